@@ -1,0 +1,33 @@
+# The two commands (see README.md):
+#   make demo   set everything up, then run the whole pipeline locally on the sample data
+#   make test   set everything up, then run the tests against a real local Kafka and Spark
+# Set-up needs only what the machine ships: Python 3.11, a JDK 17 and Maven.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test bench clean
+
+$(BIN)/.installed: requirements.txt pyproject.toml
+	scripts/check-prerequisites.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --editable .
+	touch $@
+
+setup: $(BIN)/.installed
+	$(BIN)/feedback jars fetch
+
+demo: setup
+	$(BIN)/feedback demo
+
+test: setup
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/feedback bench producer
+
+clean:
+	-$(BIN)/feedback kafka stop
+	rm -rf $(VENV) .cache .state out

@@ -1,0 +1,57 @@
+"""The topic catalogue: every Kafka topic (or Event Hubs hub) the platform uses, as data.
+
+One definition drives local topic creation (`feedback topics create`), the HDInsight
+script action that creates topics on the cluster, and the Event Hubs hubs. Keep it free of
+backend code: consumers of the catalogue translate these fields into their own terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOUR_MS = 60 * 60 * 1000
+DAY_MS = 24 * HOUR_MS
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    partitions: int
+    retention_ms: int
+    cleanup_policy: str
+    purpose: str
+
+    @property
+    def retention_hours(self) -> int:
+        return self.retention_ms // HOUR_MS
+
+    def kafka_configs(self) -> dict[str, str]:
+        """The topic-level configs Kafka stores for this topic (as Kafka spells them)."""
+        return {"retention.ms": str(self.retention_ms), "cleanup.policy": self.cleanup_policy}
+
+
+# Seven days of retention fits every backend: it is Event Hubs Standard's maximum, and it
+# bounds how far back Kappa reprocessing can go (see docs/pipeline.md).
+TOPICS: tuple[Topic, ...] = (
+    Topic("twitter-feedback", 4, 7 * DAY_MS, "delete", "Posts about the product from the X API, one envelope each."),
+    Topic("slack-feedback", 4, 7 * DAY_MS, "delete", "Messages from the feedback Slack channels, one envelope each."),
+    Topic("bitcoin-prices", 1, 7 * DAY_MS, "delete", "Bitcoin price quotes in EUR, USD and GBP, keyed by currency."),
+    Topic("feedback-scored", 4, 7 * DAY_MS, "delete", "Every valid feedback event with its sentiment score, keyed by event id."),
+    Topic("feedback-deadletter", 1, 7 * DAY_MS, "delete", "Events that could not be scored, with the reason and where they came from."),
+)
+
+# Which topic each feedback source writes to.
+SOURCE_TOPICS: dict[str, str] = {"twitter": "twitter-feedback", "slack": "slack-feedback"}
+FEEDBACK_TOPICS: tuple[str, ...] = tuple(SOURCE_TOPICS.values())
+PRICES_TOPIC = "bitcoin-prices"
+SCORED_TOPIC = "feedback-scored"
+DEADLETTER_TOPIC = "feedback-deadletter"
+
+
+def topic(name: str) -> Topic:
+    """The catalogue entry called `name`; a KeyError names the known topics."""
+    for entry in TOPICS:
+        if entry.name == name:
+            return entry
+    known = ", ".join(t.name for t in TOPICS)
+    raise KeyError(f"topic {name!r} is not in the catalogue (feedback/catalogue.py); known topics: {known}")

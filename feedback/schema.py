@@ -1,0 +1,161 @@
+"""The event envelopes, defined once.
+
+A feedback event (from X, Slack or any other source) and a price quote are JSON objects.
+Their fields are declared once below; from that one declaration come
+
+* `validate_feedback` / `validate_price`: pure validators producers call before sending,
+  returning a list of problems (empty when the event is good), and
+* `feedback_struct()` / `price_struct()`: the Spark `StructType`s the jobs parse with.
+
+The Kafka key of a feedback event is its `id` (stable, taken from the source), so retries
+keep per-key order and downstream can keep one row per id. A price quote is keyed by its
+currency.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+SCHEMA_VERSION = 1
+
+# Limits a valid feedback text must respect. Empty text is not feedback; very long text is
+# kept (the analyzers split or reject it with a reason of their own).
+MAX_TEXT_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: str  # "string", "timestamp", "int", "double"
+    required: bool
+    doc: str
+
+
+FEEDBACK_FIELDS: tuple[Field, ...] = (
+    Field("schema_version", "int", True, "Envelope version; this code writes and reads version 1."),
+    Field("id", "string", True, "Stable id from the source (tweet id; Slack channel + ts). The Kafka key."),
+    Field("source", "string", True, "Where the event came from: twitter, slack, ..."),
+    Field("author", "string", True, "Author handle or user id at the source."),
+    Field("text", "string", True, "The feedback text. Must not be empty."),
+    Field("created_at", "timestamp", True, "When the author wrote it, ISO-8601 in UTC."),
+    Field("lang", "string", False, "Language code if the source gives one (BCP 47)."),
+    Field("url", "string", False, "Link to the message at the source."),
+    Field("channel", "string", False, "Channel or stream the message came from."),
+    Field("ingested_at", "timestamp", True, "When the producer read it, ISO-8601 in UTC."),
+)
+
+PRICE_FIELDS: tuple[Field, ...] = (
+    Field("schema_version", "int", True, "Envelope version; this code writes and reads version 1."),
+    Field("currency", "string", True, "ISO 4217 code: EUR, USD, GBP. The Kafka key."),
+    Field("rate", "double", True, "Price of one bitcoin in that currency; positive."),
+    Field("timestamp", "timestamp", True, "When the quote was last updated at the source, ISO-8601 UTC."),
+    Field("source", "string", True, "The price endpoint the quote came from."),
+)
+
+
+def parse_utc(value: str) -> datetime:
+    """Parse an ISO-8601 timestamp that carries a UTC offset ('Z' or '+00:00').
+
+    Raises ValueError for anything else: naive times and other offsets are ambiguous in a
+    stream that mixes sources.
+    """
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if parsed.utcoffset() is None or parsed.utcoffset().total_seconds() != 0:
+        raise ValueError(f"{value!r} is not in UTC (expected a 'Z' or '+00:00' suffix)")
+    return parsed
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _problems(event: Any, fields: Iterable[Field]) -> list[str]:
+    if not isinstance(event, dict):
+        return [f"the event is a JSON {type(event).__name__}, not an object"]
+    problems: list[str] = []
+    for field in fields:
+        value = event.get(field.name)
+        if value is None:
+            if field.required:
+                problems.append(f"{field.name} is missing")
+            continue
+        if field.kind in ("string", "timestamp") and not isinstance(value, str):
+            problems.append(f"{field.name} must be a string, not {type(value).__name__}")
+        elif field.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+            problems.append(f"{field.name} must be an integer, not {type(value).__name__}")
+        elif field.kind == "double" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            problems.append(f"{field.name} must be a number, not {type(value).__name__}")
+        elif field.kind == "timestamp":
+            try:
+                parse_utc(value)
+            except ValueError:
+                problems.append(f"{field.name} must be an ISO-8601 UTC time, got {value!r}")
+    if "schema_version" in event and event["schema_version"] not in (None, SCHEMA_VERSION) and not problems:
+        problems.append(f"schema_version {event['schema_version']!r} is not supported (this code reads {SCHEMA_VERSION})")
+    return problems
+
+
+def validate_feedback(event: Any) -> list[str]:
+    """Problems with a feedback envelope; an empty list means it is valid."""
+    problems = _problems(event, FEEDBACK_FIELDS)
+    if not problems:
+        if not event["id"].strip():
+            problems.append("id is empty")
+        if not event["text"].strip():
+            problems.append("text is empty")
+        elif len(event["text"]) > MAX_TEXT_CHARS:
+            problems.append(f"text has {len(event['text'])} characters, more than {MAX_TEXT_CHARS}")
+    return problems
+
+
+def validate_price(event: Any) -> list[str]:
+    """Problems with a price quote; an empty list means it is valid."""
+    problems = _problems(event, PRICE_FIELDS)
+    if not problems:
+        rate = float(event["rate"])
+        if not math.isfinite(rate) or rate <= 0:
+            problems.append(f"rate must be a positive finite number, got {event['rate']!r}")
+    return problems
+
+
+def feedback_key(event: dict) -> bytes:
+    """The Kafka key of a feedback event: its id."""
+    return str(event["id"]).encode("utf-8")
+
+
+def encode(event: dict) -> bytes:
+    """The Kafka value of an envelope: compact UTF-8 JSON."""
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _spark_struct(fields: Iterable[Field]):
+    # Imported here so producers and infra can use this module without pyspark installed.
+    from pyspark.sql import types as T
+
+    kinds = {
+        "string": T.StringType(),
+        # Timestamps are parsed by the jobs with an explicit format, so that a malformed
+        # time is a dead letter with a reason instead of a silent null.
+        "timestamp": T.StringType(),
+        "int": T.IntegerType(),
+        "double": T.DoubleType(),
+    }
+    return T.StructType([T.StructField(f.name, kinds[f.kind], nullable=True) for f in fields])
+
+
+def feedback_struct():
+    """The Spark schema of a feedback envelope (every field nullable; jobs check `required`)."""
+    return _spark_struct(FEEDBACK_FIELDS)
+
+
+def price_struct():
+    """The Spark schema of a price quote."""
+    return _spark_struct(PRICE_FIELDS)
+
+
+def required_fields(fields: Iterable[Field]) -> list[str]:
+    return [f.name for f in fields if f.required]
