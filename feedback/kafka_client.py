@@ -1,0 +1,144 @@
+"""kafka-python clients built from the settings, with bounded waits and clear errors.
+
+Every client here is configured by `feedback.kafka_options.kafka_client_config`; this
+module only adds the I/O: connecting within `kafka_connect_timeout_ms`, turning
+kafka-python's time-outs into messages that name the address tried, and reading a topic
+range back.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import KafkaError, KafkaTimeoutError
+
+from feedback.kafka_options import Role, bootstrap_servers, kafka_client_config
+from feedback.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_CLIENTS = {"producer": KafkaProducer, "consumer": KafkaConsumer, "admin": KafkaAdminClient}
+
+
+class KafkaUnavailable(RuntimeError):
+    """No broker answered at the configured address within the bound."""
+
+
+class TopicMissing(RuntimeError):
+    """A topic the command needs does not exist (automatic topic creation is off)."""
+
+
+def _unavailable(settings: Settings, error: Exception) -> KafkaUnavailable:
+    seconds = settings.kafka_connect_timeout_ms / 1000
+    hint = "is it running? `feedback kafka status` tells, `feedback kafka start` starts it" if settings.backend == "local" else (
+        "check the address, the network path (peering, firewall) and the credentials"
+    )
+    return KafkaUnavailable(
+        f"no Kafka broker answered at {bootstrap_servers(settings)} (backend {settings.backend!r}) within {seconds:g} s: "
+        f"{hint} ({type(error).__name__}: {error})"
+    )
+
+
+def connect(settings: Settings, role: Role, **overrides):
+    """A kafka-python client for `role`, connected within the settings' bound."""
+    config = {**kafka_client_config(settings, role), "bootstrap_timeout_ms": settings.kafka_connect_timeout_ms, **overrides}
+    try:
+        return _CLIENTS[role](**config)
+    except KafkaTimeoutError as error:
+        raise _unavailable(settings, error) from None
+
+
+@contextmanager
+def client(settings: Settings, role: Role, **overrides) -> Iterator:
+    connected = connect(settings, role, **overrides)
+    try:
+        yield connected
+    finally:
+        connected.close()
+
+
+def broker_answers(bootstrap: str, timeout_s: float) -> bool:
+    """True when a broker at `bootstrap` answers a metadata request within `timeout_s`."""
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=bootstrap.split(","), bootstrap_timeout_ms=int(timeout_s * 1000),
+            request_timeout_ms=int(timeout_s * 1000),
+        )
+    except KafkaError:
+        return False
+    try:
+        return bool(admin.describe_cluster().get("brokers"))
+    except KafkaError:
+        return False
+    finally:
+        admin.close()
+
+
+def require_topic(settings: Settings, producer: KafkaProducer, topic: str) -> int:
+    """The partition count of `topic`; TopicMissing within `kafka_max_block_ms` if absent."""
+    try:
+        partitions = producer.partitions_for(topic)
+    except KafkaTimeoutError:
+        partitions = None
+    if not partitions:
+        raise TopicMissing(
+            f"topic {topic!r} does not exist at {bootstrap_servers(settings)} (waited {settings.kafka_max_block_ms / 1000:g} s; "
+            "automatic topic creation is off): create the catalogue's topics with `feedback topics create`"
+        )
+    return len(partitions)
+
+
+def end_offsets(settings: Settings, topic: str) -> dict[int, int]:
+    """Partition -> next offset to be written, for every partition of `topic`."""
+    with client(settings, "consumer") as consumer:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            raise TopicMissing(f"topic {topic!r} does not exist at {bootstrap_servers(settings)}: run `feedback topics create`")
+        ends = consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
+        return {tp.partition: offset for tp, offset in ends.items()}
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    topic: str
+    records: list
+
+    @property
+    def count(self) -> int:
+        return len(self.records)
+
+    @property
+    def distinct_keys(self) -> int:
+        return len({record.key for record in self.records if record.key is not None})
+
+
+def read_range(settings: Settings, topic: str, start: dict[int, int], end: dict[int, int], timeout_s: float = 60) -> ReadBack:
+    """Every record of `topic` from `start` (inclusive) to `end` (exclusive) per partition.
+
+    Raises TimeoutError, naming what is still missing, if the range is not read in time.
+    """
+    wanted = {p: (start.get(p, 0), end[p]) for p in end if end[p] > start.get(p, 0)}
+    records: list = []
+    if not wanted:
+        return ReadBack(topic, records)
+    with client(settings, "consumer") as consumer:
+        assignment = [TopicPartition(topic, p) for p in wanted]
+        consumer.assign(assignment)
+        for tp in assignment:
+            consumer.seek(tp, wanted[tp.partition][0])
+        remaining = {p for p in wanted}
+        deadline = time.monotonic() + timeout_s
+        while remaining and time.monotonic() < deadline:
+            for tp, batch in consumer.poll(timeout_ms=500).items():
+                stop = wanted[tp.partition][1]
+                records += [record for record in batch if record.offset < stop]
+                if batch and batch[-1].offset >= stop - 1:
+                    remaining.discard(tp.partition)
+        if remaining:
+            raise TimeoutError(f"read {len(records)} records of {topic!r} but partitions {sorted(remaining)} did not reach their end offsets within {timeout_s:g} s")
+    return ReadBack(topic, records)
