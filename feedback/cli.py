@@ -1,0 +1,231 @@
+"""The `feedback` command.
+
+    feedback kafka start|stop|status     the local Apache Kafka broker (KRaft)
+    feedback jars fetch                  resolve the Kafka and Spark jars from Maven Central
+    feedback topics create|list          the catalogue's topics on the configured backend
+    feedback produce --from F --topic T  replay a JSON Lines file into a topic
+    feedback demo                        the whole flow locally on the sample data
+    feedback bench producer              this project's producer against Kafka's own
+
+Global options set the most-used settings; every setting can also come from the
+environment (FEEDBACK_<NAME>) or the config file (feedback.toml): see feedback/settings.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from feedback.catalogue import TOPICS
+from feedback.settings import Settings, SettingsError, load_settings
+
+console = Console()
+err = Console(stderr=True)
+
+app = typer.Typer(help="Real-time feedback analytics: local Kafka, topics, producers and jobs.", no_args_is_help=True)
+kafka_app = typer.Typer(help="The local Apache Kafka broker (KRaft mode, jars from Maven Central).", no_args_is_help=True)
+topics_app = typer.Typer(help="The topic catalogue on the configured backend.", no_args_is_help=True)
+jars_app = typer.Typer(help="Java jars resolved ahead of time from Maven Central.", no_args_is_help=True)
+bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
+app.add_typer(kafka_app, name="kafka")
+app.add_typer(topics_app, name="topics")
+app.add_typer(jars_app, name="jars")
+app.add_typer(bench_app, name="bench")
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    return ctx.find_root().obj
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Optional[Path] = typer.Option(None, "--config", help="Config file (default: feedback.toml if present; env FEEDBACK_CONFIG)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="local | hdinsight | eventhubs (env FEEDBACK_BACKEND)."),
+    bootstrap_servers: Optional[str] = typer.Option(None, "--bootstrap-servers", help="host:port[,host:port] (env FEEDBACK_BOOTSTRAP_SERVERS)."),
+    state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Local state: broker data, checkpoints, tables (default .state)."),
+    local_kafka_port: Optional[int] = typer.Option(None, "--local-kafka-port", help="The local broker's port (default 19092)."),
+    local_controller_port: Optional[int] = typer.Option(None, "--local-controller-port", help="The local controller's port (default 19093)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the clients do."),
+) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if not verbose:
+        # kafka-python logs every refused connection while it retries within its bound.
+        logging.getLogger("kafka").setLevel(logging.CRITICAL)
+    try:
+        ctx.obj = load_settings(
+            config_file=config, backend=backend, bootstrap_servers=bootstrap_servers, state_dir=state_dir,
+            local_kafka_port=local_kafka_port, local_controller_port=local_controller_port,
+        )
+    except SettingsError as error:
+        err.print(f"[red]error:[/red] {error}", markup=True, highlight=False)
+        raise typer.Exit(2)
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+# -- the local broker ---------------------------------------------------------------------
+
+
+@kafka_app.command("start")
+def kafka_start(ctx: typer.Context, timeout: float = typer.Option(90, help="Seconds to wait for the broker to answer.")) -> None:
+    """Start the local broker (formats its storage on first use) and wait until it answers."""
+    from feedback.jars import JarsError
+    from feedback.local_kafka import LocalKafka, LocalKafkaError
+
+    broker = LocalKafka(settings_of(ctx))
+    try:
+        with console.status("starting the local Kafka broker"):
+            status = broker.start(timeout_s=timeout)
+    except (LocalKafkaError, JarsError) as error:
+        raise fail(str(error))
+    console.print(f"Kafka {status.note} at {status.bootstrap} (pid {status.pid}); log: {status.log_file}")
+
+
+@kafka_app.command("stop")
+def kafka_stop(ctx: typer.Context) -> None:
+    """Stop the local broker cleanly (SIGTERM, then SIGKILL after 30 s)."""
+    from feedback.local_kafka import LocalKafka
+
+    stopped = LocalKafka(settings_of(ctx)).stop()
+    console.print("Kafka stopped" if stopped else "Kafka was not running")
+
+
+@kafka_app.command("status")
+def kafka_status(ctx: typer.Context) -> None:
+    """Say whether the local broker runs, where, and where its log is. Exit 1 if not running."""
+    from feedback.local_kafka import LocalKafka
+
+    status = LocalKafka(settings_of(ctx)).status()
+    pid = f" (pid {status.pid})" if status.pid else ""
+    console.print(f"Kafka at {status.bootstrap}: {status.note}{pid}; log: {status.log_file}")
+    if not status.running:
+        raise typer.Exit(1)
+
+
+@jars_app.command("fetch")
+def jars_fetch(ctx: typer.Context) -> None:
+    """Resolve the broker's jars and Spark's extra jars (Kafka connector, Delta) with Maven."""
+    from feedback.jars import JarsError, resolve
+
+    settings = settings_of(ctx)
+    try:
+        for name in ("kafka", "spark"):
+            with console.status(f"resolving the {name} jars"):
+                folder = resolve(name, settings.cache_dir)
+            console.print(f"{name}: {len(list(folder.glob('*.jar')))} jars in {folder}")
+    except JarsError as error:
+        raise fail(str(error))
+
+
+# -- topics -------------------------------------------------------------------------------
+
+
+@topics_app.command("create")
+def topics_create(ctx: typer.Context) -> None:
+    """Create the catalogue's missing topics; report any that differ. Exit 1 on a difference.
+
+    On the eventhubs backend hubs are owned by the infrastructure: this checks they exist.
+    """
+    from feedback.topics import ensure_topics
+
+    try:
+        results = ensure_topics(settings_of(ctx).require_complete())
+    except Exception as error:  # shown to the user as one clear line, with its type
+        raise fail(f"{type(error).__name__}: {error}")
+    table = Table("topic", "state", "details")
+    for result in results:
+        colour = "green" if result.ok else "red"
+        table.add_row(result.name, f"[{colour}]{result.state}[/{colour}]", "; ".join(result.differences))
+    console.print(table)
+    if not all(result.ok for result in results):
+        raise fail("some topics are missing or differ from the catalogue (feedback/catalogue.py); fix them on the broker or in the catalogue")
+
+
+@topics_app.command("list")
+def topics_list() -> None:
+    """Show the topic catalogue."""
+    table = Table("topic", "partitions", "retention (h)", "cleanup", "purpose")
+    for topic in TOPICS:
+        table.add_row(topic.name, str(topic.partitions), str(topic.retention_hours), topic.cleanup_policy, topic.purpose)
+    console.print(table)
+
+
+# -- producing ----------------------------------------------------------------------------
+
+
+def parse_rate(rate: str) -> Optional[float]:
+    if rate == "max":
+        return None
+    try:
+        value = float(rate)
+    except ValueError:
+        value = -1
+    if value <= 0:
+        raise typer.BadParameter(f"expected a positive number of events per second or 'max', got {rate!r}")
+    return value
+
+
+@app.command("produce")
+def produce(
+    ctx: typer.Context,
+    source: Path = typer.Option(..., "--from", exists=True, dir_okay=False, help="A JSON Lines file of events."),
+    topic: str = typer.Option(..., "--topic", help="The topic to send to (see `feedback topics list`)."),
+    rate: str = typer.Option("max", "--rate", help="Events per second, or 'max'."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Send this many events (cycling the file if needed)."),
+) -> None:
+    """Replay a file into a topic with acks=all and idempotence; exit 1 if any send failed."""
+    from producers.replay import read_lines, replay
+
+    settings = settings_of(ctx)
+    total = limit or sum(1 for _ in read_lines(source))
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
+                      transient=True, disable=total < 1000) as progress:
+            task = progress.add_task(f"sending to {topic}", total=total)
+            report = replay(settings.require_complete(), source, topic, parse_rate(rate), limit,
+                            on_progress=lambda sent: progress.update(task, completed=sent))
+    except Exception as error:
+        raise fail(f"{type(error).__name__}: {error}")
+    console.print(
+        f"{topic}: sent {report.sent}, acknowledged {report.acknowledged}, failed {report.failed} "
+        f"({report.invalid} do not match the event schema and will be dead-lettered) in {report.seconds:.1f} s"
+    )
+    for error, count in report.errors.most_common():
+        err.print(f"  {count} x {error}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("demo")
+def demo(ctx: typer.Context) -> None:
+    """Run the whole flow locally on the sample data and print a summary."""
+    from feedback.demo import run_demo
+
+    raise typer.Exit(run_demo(settings_of(ctx), console))
+
+
+@bench_app.command("producer")
+def bench_producer(
+    ctx: typer.Context,
+    records: int = typer.Option(200_000, min=1000, help="Records per run."),
+    record_size: int = typer.Option(1024, min=16, help="Bytes per record."),
+    runs: int = typer.Option(3, min=1, help="Alternating runs of each producer; the median is reported."),
+) -> None:
+    """kafka-python (this project's producer settings) against Kafka's ProducerPerformance."""
+    from benchmarks.producer import run_benchmark
+
+    raise typer.Exit(run_benchmark(settings_of(ctx), console, records, record_size, runs))
+
+
+if __name__ == "__main__":
+    app()

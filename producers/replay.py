@@ -1,0 +1,120 @@
+"""The replay producer: send the events of a JSON Lines file to a topic.
+
+    feedback produce --from producers/samples/twitter.jsonl --topic twitter-feedback --rate 200 --limit 1000
+
+Each line is sent as it is (a replay does not repair its input), so a file with malformed
+lines exercises the pipeline's dead-letter path. The Kafka key is the event's `id` when
+the line is a JSON object with one, so retries keep per-key order; lines without one are
+sent with no key. Delivery uses acks=all and idempotence (from the settings' builders);
+every send is counted as acknowledged or failed, and the report says which failed and why.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+from feedback.kafka_client import connect, require_topic
+from feedback.schema import validate_feedback
+from feedback.settings import Settings
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    value: bytes
+    key: Optional[bytes]
+    valid: bool
+
+
+@dataclass
+class ReplayReport:
+    topic: str
+    sent: int = 0
+    acknowledged: int = 0
+    failed: int = 0
+    invalid: int = 0
+    errors: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    bytes_sent: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.acknowledged == self.sent
+
+
+def parse_line(number: int, raw: bytes) -> Line:
+    """Key and validity of one line (pure); the value is the line as it is."""
+    value = raw.rstrip(b"\r\n")
+    try:
+        event = json.loads(value)
+    except ValueError:
+        return Line(number, value, None, False)
+    key = event.get("id") if isinstance(event, dict) else None
+    return Line(number, value, key.encode("utf-8") if isinstance(key, str) and key else None, not validate_feedback(event))
+
+
+def read_lines(path: Path, limit: Optional[int] = None) -> Iterator[Line]:
+    """The non-blank lines of `path`, at most `limit`, cycling the file if `limit` is larger."""
+    lines = [raw for raw in Path(path).read_bytes().splitlines() if raw.strip()]
+    if not lines:
+        return
+    total = len(lines) if limit is None else limit
+    for number in range(total):
+        yield parse_line(number % len(lines) + 1, lines[number % len(lines)])
+
+
+def replay(
+    settings: Settings,
+    path: Path,
+    topic: str,
+    rate: Optional[float] = None,
+    limit: Optional[int] = None,
+    on_progress: Callable[[int], None] = lambda sent: None,
+) -> ReplayReport:
+    """Send the lines of `path` to `topic` at `rate` events/s (None: as fast as possible)."""
+    report = ReplayReport(topic)
+    producer = connect(settings, "producer")
+    try:
+        require_topic(settings, producer, topic)
+
+        def acknowledged(_metadata) -> None:
+            report.acknowledged += 1
+
+        def failed(error: Exception) -> None:
+            report.failed += 1
+            report.errors[f"{type(error).__name__}: {error}"] += 1
+
+        started = time.monotonic()
+        for index, line in enumerate(read_lines(path, limit)):
+            if rate:
+                delay = started + index / rate - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            report.invalid += not line.valid
+            try:
+                future = producer.send(topic, key=line.key, value=line.value)
+            except Exception as error:  # a send that could not even be queued still counts
+                report.sent += 1
+                failed(error)
+                continue
+            report.sent += 1
+            report.bytes_sent += len(line.value)
+            future.add_callback(acknowledged)
+            future.add_errback(failed)
+            if index % 100 == 0:
+                on_progress(report.sent)
+        producer.flush(timeout=max(settings.kafka_request_timeout_ms / 1000, 10))
+        report.seconds = time.monotonic() - started
+        on_progress(report.sent)
+    finally:
+        producer.close(timeout=10)
+    unresolved = report.sent - report.acknowledged - report.failed
+    if unresolved:
+        report.failed += unresolved
+        report.errors["not acknowledged before the flush time-out"] += unresolved
+    return report
