@@ -1,0 +1,62 @@
+"""Shared fixtures: isolated settings, and a real local Kafka broker for the session."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from feedback.settings import Settings, load_settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Hide the developer's FEEDBACK_* variables and feedback.toml from the settings."""
+    for name in list(os.environ):
+        if name.startswith("FEEDBACK_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("FEEDBACK_CONFIG", str(folder / "no-such-feedback.toml"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_settings_sources(monkeypatch, tmp_path):
+    isolate(monkeypatch, tmp_path)
+
+
+@pytest.fixture(scope="session")
+def broker_settings(tmp_path_factory) -> Settings:
+    """Settings for a real broker of the tests' own, on free ports, in a temporary state dir.
+
+    It shares the jar cache with `make setup`, and never touches the demo's broker.
+    """
+    from feedback.local_kafka import LocalKafka
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, tmp_path_factory.mktemp("config"))
+        settings = load_settings(
+            state_dir=tmp_path_factory.mktemp("state"), cache_dir=REPO / ".cache",
+            local_kafka_port=free_port(), local_controller_port=free_port(),
+            kafka_connect_timeout_ms=5_000, kafka_max_block_ms=3_000,
+        )
+    broker = LocalKafka(settings)
+    broker.start(timeout_s=120)
+    yield settings
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def topics_ready(broker_settings) -> Settings:
+    from feedback.topics import ensure_topics
+
+    results = ensure_topics(broker_settings)
+    assert all(r.ok for r in results), results
+    return broker_settings

@@ -1,0 +1,85 @@
+import copy
+
+import pytest
+
+from feedback.schema import (
+    FEEDBACK_FIELDS,
+    PRICE_FIELDS,
+    encode,
+    feedback_key,
+    feedback_struct,
+    price_struct,
+    validate_feedback,
+    validate_price,
+)
+
+GOOD = {
+    "schema_version": 1,
+    "id": "1991234567890123456",
+    "source": "twitter",
+    "author": "@mara_builds",
+    "text": "Love the new offline mode!",
+    "created_at": "2026-11-18T09:14:03.000Z",
+    "lang": "en",
+    "url": "https://x.com/mara_builds/status/1991234567890123456",
+    "channel": "search:driftwood",
+    "ingested_at": "2026-11-18T09:14:05.120Z",
+}
+
+
+def changed(**fields):
+    event = copy.deepcopy(GOOD)
+    for name, value in fields.items():
+        if value is ...:
+            del event[name]
+        else:
+            event[name] = value
+    return event
+
+
+def test_a_good_event_has_no_problems():
+    assert validate_feedback(GOOD) == []
+    assert validate_feedback(changed(lang=None, url=..., channel=...)) == []
+
+
+@pytest.mark.parametrize(
+    ("event", "problem"),
+    [
+        (changed(author=...), "author is missing"),
+        (changed(text=""), "text is empty"),
+        (changed(text="   \n"), "text is empty"),
+        (changed(text=42), "text must be a string"),
+        (changed(id=""), "id is empty"),
+        (changed(created_at="2026-13-45T99:00:00Z"), "created_at must be an ISO-8601 UTC time"),
+        (changed(created_at="2026-11-18T09:14:03"), "created_at must be an ISO-8601 UTC time"),
+        (changed(created_at="2026-11-18T09:14:03+02:00"), "created_at must be an ISO-8601 UTC time"),
+        (changed(schema_version=2), "schema_version 2 is not supported"),
+        (changed(schema_version=True), "schema_version must be an integer"),
+        (["not", "an", "object"], "not an object"),
+        ("text", "not an object"),
+    ],
+)
+def test_bad_events_are_named(event, problem):
+    problems = validate_feedback(event)
+    assert any(problem in p for p in problems), problems
+
+
+def test_price_quotes():
+    quote = {"schema_version": 1, "currency": "EUR", "rate": 81234.5, "timestamp": "2026-11-18T09:00:00Z", "source": "coingecko"}
+    assert validate_price(quote) == []
+    assert validate_price({**quote, "rate": -1}) == ["rate must be a positive finite number, got -1"]
+    assert validate_price({**quote, "rate": "81234"}) == ["rate must be a number, not str"]
+    assert validate_price({**quote, "rate": float("nan")})
+
+
+def test_key_is_the_event_id_and_value_is_compact_utf8_json():
+    assert feedback_key(GOOD) == b"1991234567890123456"
+    assert encode({"text": "très bien 👍"}) == '{"text":"très bien 👍"}'.encode("utf-8")
+
+
+def test_spark_structs_come_from_the_same_field_declarations():
+    assert [f.name for f in feedback_struct().fields] == [f.name for f in FEEDBACK_FIELDS]
+    assert [f.name for f in price_struct().fields] == [f.name for f in PRICE_FIELDS]
+    kinds = {f.name: f.dataType.simpleString() for f in feedback_struct().fields}
+    assert kinds["schema_version"] == "int" and kinds["text"] == "string"
+    assert dict((f.name, f.dataType.simpleString()) for f in price_struct().fields)["rate"] == "double"

@@ -1,0 +1,80 @@
+from pathlib import Path
+
+import pytest
+
+from feedback.settings import SettingsError, load_settings
+
+
+def test_defaults_to_the_local_backend():
+    settings = load_settings()
+    assert settings.backend == "local"
+    assert settings.missing() == []
+
+
+def test_flag_beats_environment_beats_config_file(tmp_path, monkeypatch):
+    config = tmp_path / "feedback.toml"
+    config.write_text('backend = "hdinsight"\nbootstrap_servers = "10.0.0.4:9092"\nlocal_kafka_port = 29092\n')
+    monkeypatch.setenv("FEEDBACK_CONFIG", str(config))
+    from_file = load_settings()
+    assert (from_file.backend, from_file.bootstrap_servers, from_file.local_kafka_port) == ("hdinsight", "10.0.0.4:9092", 29092)
+
+    monkeypatch.setenv("FEEDBACK_BOOTSTRAP_SERVERS", "10.0.0.5:9092")
+    assert load_settings().bootstrap_servers == "10.0.0.5:9092"
+    assert load_settings().local_kafka_port == 29092  # the file still supplies what env does not
+
+    assert load_settings(bootstrap_servers="10.0.0.6:9092").bootstrap_servers == "10.0.0.6:9092"
+
+
+def test_config_flag_names_a_file(tmp_path):
+    config = tmp_path / "other.toml"
+    config.write_text('backend = "eventhubs"\n')
+    assert load_settings(config_file=config).backend == "eventhubs"
+    with pytest.raises(SettingsError, match="does not exist"):
+        load_settings(config_file=tmp_path / "absent.toml")
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(SettingsError) as error:
+        load_settings(backend="kinesis")
+    message = str(error.value)
+    assert "backend" in message and "FEEDBACK_BACKEND" in message and "'local', 'hdinsight' or 'eventhubs'" in message
+
+
+def test_unknown_key_in_the_config_file_is_rejected(tmp_path, monkeypatch):
+    config = tmp_path / "feedback.toml"
+    config.write_text('bootstrap_server = "typo:9092"\n')
+    monkeypatch.setenv("FEEDBACK_CONFIG", str(config))
+    with pytest.raises(SettingsError, match="bootstrap_server"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("backend", "missing", "hint"),
+    [
+        ("hdinsight", "bootstrap_servers", "pulumi stack output kafkaBootstrapServers"),
+        ("eventhubs", "eventhubs_connection_string", "FEEDBACK_EVENTHUBS_CONNECTION_STRING"),
+    ],
+)
+def test_missing_backend_settings_name_the_key_and_where_to_set_it(backend, missing, hint):
+    settings = load_settings(backend=backend)
+    assert settings.missing() == [missing]
+    with pytest.raises(SettingsError) as error:
+        settings.require_complete()
+    assert missing in str(error.value) and hint in str(error.value)
+    assert f"--{missing.replace('_', '-')}" in str(error.value)
+
+
+def test_secrets_never_appear_in_repr_or_str():
+    secret = "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=c2VjcmV0LWtleQ=="
+    settings = load_settings(backend="eventhubs", eventhubs_connection_string=secret)
+    assert "c2VjcmV0LWtleQ" not in repr(settings)
+    assert "c2VjcmV0LWtleQ" not in str(settings)
+    assert settings.eventhubs_connection_string.get_secret_value() == secret
+
+
+def test_bootstrap_list_is_normalised():
+    assert load_settings(bootstrap_servers=" 10.0.0.4:9092 , 10.0.0.5:9092,").bootstrap_servers == "10.0.0.4:9092,10.0.0.5:9092"
+
+
+def test_state_dir_is_a_path():
+    assert isinstance(load_settings(state_dir="x/y").kafka_state_dir, Path)
