@@ -24,6 +24,7 @@ from rich.table import Table
 
 from feedback.catalogue import TOPICS
 from feedback.settings import Settings, SettingsError, load_settings
+from producers.commands import app as producers_app
 
 console = Console()
 err = Console(stderr=True)
@@ -37,6 +38,7 @@ app.add_typer(kafka_app, name="kafka")
 app.add_typer(topics_app, name="topics")
 app.add_typer(jars_app, name="jars")
 app.add_typer(bench_app, name="bench")
+app.add_typer(producers_app, name="producer")
 
 
 def settings_of(ctx: typer.Context) -> Settings:

@@ -74,6 +74,63 @@ class Settings(BaseSettings):
     producer_linger_ms: int = Field(20, ge=0)
     producer_batch_size: int = Field(256 * 1024, ge=1)
 
+    # -- the sentiment pipeline (jobs/sentiment_pipeline.py) ---------------------------
+    # Where the job keeps its checkpoints and tables. Unset: under state_dir. On
+    # Databricks, an abfss:// or /Volumes/... path.
+    checkpoint_location: Optional[str] = None
+    table_location: Optional[str] = None
+    # `processing-time=5s`, `available-now` or `continuous=1s` (not on Databricks).
+    trigger: str = "processing-time=5s"
+    # Where a new query starts (an existing checkpoint always wins), whether a gap in the
+    # retained log (retention expired under a stopped query) stops the query instead of
+    # skipping silently, and how many offsets one micro-batch reads at most.
+    starting_offsets: Literal["earliest", "latest"] = "earliest"
+    fail_on_data_loss: bool = True
+    max_offsets_per_trigger: Optional[int] = Field(50_000, ge=1)
+    # The sentiment analyzer: `vader` (offline) or `azure-language` (Azure AI Language).
+    analyzer: Literal["vader", "azure-language"] = "vader"
+    azure_language_endpoint: Optional[str] = None
+    azure_language_key: Optional[SecretStr] = None
+
+    # Routing: below `negative_threshold` alerts `negative_channel`, above
+    # `positive_threshold` alerts `positive_channel`.
+    negative_threshold: float = Field(0.3, ge=0, le=1)
+    positive_threshold: float = Field(0.9, ge=0, le=1)
+    negative_channel: str = "#negative-feedback"
+    positive_channel: str = "#positive-feedback"
+
+    # -- Slack (alerts, the Slack producer and the simulator) --------------------------
+    # Without a bot token, alerts go to `alerts_file` (JSON Lines) instead.
+    slack_bot_token: Optional[SecretStr] = None
+    # Socket Mode's app-level token (xapp-...), for the Slack producer.
+    slack_app_token: Optional[SecretStr] = None
+    # Tests point the real slack_sdk client at a loopback stand-in through this.
+    slack_base_url: str = "https://slack.com/api/"
+    slack_timeout_s: float = Field(10, gt=0)
+    # The channels the Slack producer listens to (ids or names), and the simulator's bot id
+    # (the one bot whose messages count as feedback).
+    slack_feedback_channels: list[str] = Field(default_factory=lambda: ["#product-feedback"])
+    slack_simulator_bot_id: Optional[str] = None
+    alerts_file: Optional[Path] = None
+
+    # -- X (Twitter) producer ----------------------------------------------------------
+    x_bearer_token: Optional[SecretStr] = None
+    x_query: str = '"Driftwood" -is:retweet'
+    x_mode: Literal["stream", "search"] = "search"
+    # Reads are billed and capped: the producer stops reading once this many posts were
+    # read in the current period, and says so.
+    x_read_budget: int = Field(10_000, ge=1)
+    x_budget_period: Literal["day", "month"] = "month"
+    x_poll_interval_s: float = Field(900, gt=0)
+
+    # -- price producer ----------------------------------------------------------------
+    prices_url: str = "https://api.coingecko.com/api/v3/simple/price"
+    coingecko_api_key: Optional[SecretStr] = None
+    prices_currencies: list[str] = Field(default_factory=lambda: ["eur", "usd", "gbp"])
+    # CoinGecko's demo plan allows 10,000 calls a month: one call every 5 minutes is
+    # 8,640 calls in a 30-day month.
+    prices_poll_interval_s: float = Field(300, gt=0)
+
     @field_validator("bootstrap_servers")
     @classmethod
     def _strip_bootstrap(cls, value: Optional[str]) -> Optional[str]:
@@ -104,21 +161,52 @@ class Settings(BaseSettings):
             return ["eventhubs_connection_string"]
         return []
 
-    def require_complete(self) -> "Settings":
-        """Raise one SettingsError naming every missing key and where to set it."""
-        missing = self.missing()
+    def require_complete(self, *also: str) -> "Settings":
+        """Raise one SettingsError naming every missing key and where to set it.
+
+        Checks what the backend needs, plus the settings named in `also` (for example
+        `slack_app_token` for the Slack producer).
+        """
+        missing = list(dict.fromkeys(self.missing() + [name for name in also if getattr(self, name) in (None, "", [])]))
         if missing:
-            hints = {
-                "bootstrap_servers": "the HDInsight stack output: `pulumi stack output kafkaBootstrapServers`",
-                "eventhubs_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsConnectionString`",
-            }
-            lines = [f"  {name}: set it with {where_to_set(name)} ({hints[name]})" for name in missing]
-            raise SettingsError(f"backend {self.backend!r} needs settings that are not set:\n" + "\n".join(lines))
+            lines = []
+            for name in missing:
+                hint = _HINTS.get(name)
+                lines.append(f"  {name}: set it with {where_to_set(name)}" + (f" ({hint})" if hint else ""))
+            raise SettingsError(f"backend {self.backend!r}: settings needed here are not set:\n" + "\n".join(lines))
         return self
+
+    # -- local paths -----------------------------------------------------------------
 
     @property
     def kafka_state_dir(self) -> Path:
         return self.state_dir / "kafka"
+
+    def checkpoint_for(self, query: str) -> str:
+        """The checkpoint location of one streaming query (one directory per query)."""
+        base = self.checkpoint_location or str(self.state_dir / "checkpoints")
+        return f"{base.rstrip('/')}/{query}"
+
+    def table_for(self, table: str) -> str:
+        """The location of one table (Delta) the jobs write."""
+        base = self.table_location or str(self.state_dir / "tables")
+        return f"{base.rstrip('/')}/{table}"
+
+    @property
+    def alerts_path(self) -> Path:
+        """Where alerts go when no Slack bot token is set."""
+        return self.alerts_file or self.state_dir / "alerts.jsonl"
+
+
+_HINTS = {
+    "bootstrap_servers": "the HDInsight stack output: `pulumi stack output kafkaBootstrapServers`",
+    "eventhubs_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsConnectionString`",
+    "azure_language_endpoint": "the Language resource's endpoint, https://NAME.cognitiveservices.azure.com/",
+    "azure_language_key": "one of the Language resource's keys; keep it in the environment or a secret scope",
+    "slack_bot_token": "the Slack app's Bot User OAuth Token, xoxb-...",
+    "slack_app_token": "an app-level token with connections:write, xapp-...",
+    "x_bearer_token": "the X developer app's Bearer Token",
+}
 
 
 def load_settings(config_file: Optional[Path] = None, **overrides: Any) -> Settings:

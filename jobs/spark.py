@@ -1,0 +1,34 @@
+"""The one place a SparkSession is made.
+
+On Databricks the runtime's session is used as it is (`getOrCreate()`); it already has the
+Kafka connector and Delta. Locally, Spark gets the connector and Delta jars that
+`feedback jars fetch` resolved into the cache (`spark.jars`, so nothing is downloaded when
+a job starts) and Delta's SQL extension and catalog.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from feedback.jars import spark_extra_jars
+from feedback.settings import Settings
+
+
+def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -> SparkSession:
+    if settings.on_databricks:
+        return SparkSession.builder.appName(app_name).getOrCreate()
+    jars = ",".join(str(jar.resolve()) for jar in spark_extra_jars(settings.cache_dir))
+    return (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.jars", jars)
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        # Two cores locally: a handful of shuffle partitions, not Spark's 200.
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=warn")
+        .getOrCreate()
+    )
