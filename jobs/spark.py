@@ -28,6 +28,9 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        # Delta rebuilds a table's state in 50 tasks by default; a laptop's tables are small.
+        .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=warn")
         .getOrCreate()
