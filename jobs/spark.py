@@ -8,6 +8,9 @@ a job starts) and Delta's SQL extension and catalog.
 
 from __future__ import annotations
 
+import os
+import sys
+
 from pyspark.sql import SparkSession
 
 from feedback.jars import spark_extra_jars
@@ -17,6 +20,9 @@ from feedback.settings import Settings
 def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -> SparkSession:
     if settings.on_databricks:
         return SparkSession.builder.appName(app_name).getOrCreate()
+    # Python workers run this interpreter (the project's virtual environment), not whichever
+    # `python3` is first on the PATH; pyspark reads only the environment variable for that.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     jars = ",".join(str(jar.resolve()) for jar in spark_extra_jars(settings.cache_dir))
     return (
         SparkSession.builder.master(master)

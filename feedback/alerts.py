@@ -1,0 +1,186 @@
+"""Alerts: which scores alert which channel, what an alert says, and where it is posted.
+
+Routing and the message text are pure functions. Posting goes through a `Notifier`:
+
+* `SlackNotifier`: slack_sdk's `WebClient.chat_postMessage`, with slack_sdk's retry handlers
+  for rate limits (429 + Retry-After), server errors and connection errors. Each message
+  carries its outbox key in `metadata` so that, before an alert is posted again after an
+  attempt whose outcome is unknown (a crash, a time-out that Slack may have processed),
+  `posted_keys` can look for it in the channel's recent history (`conversations.history`).
+* `FileNotifier`: appends alerts to a JSON Lines file, when no Slack bot token is set.
+
+Exactly-once delivery is the outbox's job (jobs/outbox.py); a notifier only posts and
+looks things up.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Optional, Protocol
+
+from feedback.settings import Settings
+
+log = logging.getLogger(__name__)
+
+METADATA_EVENT_TYPE = "feedback_alert"
+EXCERPT_CHARS = 280
+
+
+@dataclass(frozen=True)
+class Alert:
+    key: str  # "<event id>|<channel>": one alert per event and channel, ever
+    event_id: str
+    channel: str
+    source: str
+    author: str
+    text: str
+    score: float
+    url: Optional[str]
+
+
+def alert_key(event_id: str, channel: str) -> str:
+    return f"{event_id}|{channel}"
+
+
+def channel_for(score: float, settings: Settings) -> Optional[str]:
+    """The channel a score alerts, or None. The thresholds are strict: 0.3 itself is not negative."""
+    if score < settings.negative_threshold:
+        return settings.negative_channel
+    if score > settings.positive_threshold:
+        return settings.positive_channel
+    return None
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def message_text(alert: Alert) -> str:
+    link = f" <{alert.url}|open>" if alert.url else ""
+    return (f"*{alert.score:.2f}* from {alert.source} by {alert.author}{link}\n"
+            f"> {excerpt(alert.text)}")
+
+
+class Notifier(Protocol):
+    name: str
+
+    def post(self, alert: Alert) -> str:
+        """Post one alert; return a reference (Slack's message ts). Raises on failure."""
+
+    def posted_keys(self, channel: str, since: datetime) -> set[str]:
+        """Outbox keys of the alerts already in `channel` since `since`."""
+
+
+class FileNotifier:
+    name = "file"
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def post(self, alert: Alert) -> str:
+        posted_at = datetime.now(timezone.utc).isoformat()
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps({**asdict(alert), "posted_at": posted_at}, ensure_ascii=False) + "\n")
+            out.flush()
+        return posted_at
+
+    def posted_keys(self, channel: str, since: datetime) -> set[str]:
+        if not self.path.exists():
+            return set()
+        keys = set()
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:  # a line cut short by a crash: that post did not happen
+                continue
+            if entry.get("channel") == channel:
+                keys.add(entry["key"])
+        return keys
+
+
+class SlackNotifier:
+    name = "slack"
+
+    def __init__(self, settings: Settings, client=None):
+        from slack_sdk import WebClient
+        from slack_sdk.http_retry.builtin_handlers import (
+            ConnectionErrorRetryHandler,
+            RateLimitErrorRetryHandler,
+            ServerErrorRetryHandler,
+        )
+
+        # WebClient retries only connection errors by default; rate limits and 5xx are added
+        # here. A time-out is not retried in place: the alert stays pending in the outbox and
+        # is checked against the channel's history before it is posted again.
+        self.client = client or WebClient(
+            token=settings.slack_bot_token.get_secret_value(),
+            base_url=settings.slack_base_url,
+            timeout=int(max(1, settings.slack_timeout_s)),
+            retry_handlers=[
+                ConnectionErrorRetryHandler(max_retry_count=2),
+                RateLimitErrorRetryHandler(max_retry_count=3),
+                ServerErrorRetryHandler(max_retry_count=2),
+            ],
+        )
+        self._channel_ids: dict[str, str] = {}
+
+    def channel_id(self, channel: str) -> str:
+        """Slack's id for a channel given as `#name` (conversations.history needs the id)."""
+        if not channel.startswith("#"):
+            return channel
+        if channel not in self._channel_ids:
+            cursor = None
+            while True:
+                page = self.client.conversations_list(types="public_channel,private_channel", limit=200, cursor=cursor,
+                                                      exclude_archived=True)
+                for item in page["channels"]:
+                    self._channel_ids[f"#{item['name']}"] = item["id"]
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if channel in self._channel_ids or not cursor:
+                    break
+            if channel not in self._channel_ids:
+                raise LookupError(f"Slack channel {channel} not found: create it and invite the app, "
+                                  "or set the channel id (negative_channel / positive_channel)")
+        return self._channel_ids[channel]
+
+    def post(self, alert: Alert) -> str:
+        answer = self.client.chat_postMessage(
+            channel=self.channel_id(alert.channel),
+            text=message_text(alert),
+            unfurl_links=False,
+            metadata={"event_type": METADATA_EVENT_TYPE, "event_payload": {"key": alert.key}},
+        )
+        return answer["ts"]
+
+    def posted_keys(self, channel: str, since: datetime) -> set[str]:
+        keys: set[str] = set()
+        cursor = None
+        while True:
+            page = self.client.conversations_history(channel=self.channel_id(channel), oldest=f"{since.timestamp():.6f}",
+                                                     include_all_metadata=True, limit=200, cursor=cursor)
+            for message in page["messages"]:
+                metadata = message.get("metadata") or {}
+                if metadata.get("event_type") == METADATA_EVENT_TYPE:
+                    keys.add(metadata.get("event_payload", {}).get("key"))
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return keys
+
+
+def notifier_for(settings: Settings) -> Notifier:
+    if settings.slack_bot_token is None:
+        log.warning("no Slack bot token is set (slack_bot_token / FEEDBACK_SLACK_BOT_TOKEN): alerts go to %s",
+                    settings.alerts_path)
+        return FileNotifier(settings.alerts_path)
+    return SlackNotifier(settings)
+
+
+def from_rows(rows: Iterable[dict]) -> list[Alert]:
+    fields = Alert.__dataclass_fields__
+    return [Alert(**{name: row[name] for name in fields}) for row in rows]

@@ -1,0 +1,126 @@
+"""Pure DataFrame -> DataFrame transformations of the sentiment pipeline (no I/O).
+
+    parse_feedback(kafka rows)        -> one row per Kafka record, `reason` null when valid
+    dead_letters(parsed)              -> the invalid ones, with reason and raw value
+    valid_events(parsed)              -> the valid ones as typed columns
+    first_per_id(valid)               -> one row per event id (the lowest offset wins)
+    score(valid, analyzer)            -> + score, analyzer, analyzer_version
+    alerts(scored, ...)               -> one row per alert (event, channel)
+
+Validation runs the producers' own validator (`feedback.schema.validate_feedback`) in a
+vectorised pandas UDF, so a producer and the job never disagree about what is valid, and a
+dead letter's reason is the same text a producer would log.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterator, Optional
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.window import Window
+
+from feedback.schema import feedback_struct, validate_feedback
+
+TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
+
+
+def problem_of(value: Optional[bytes]) -> Optional[str]:
+    """Why a Kafka value is not a valid feedback event, or None when it is."""
+    if value is None:
+        return "the Kafka record has no value"
+    try:
+        text = bytes(value).decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"the value is not valid UTF-8 ({error.reason} at byte {error.start})"
+    try:
+        event = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        return f"malformed JSON: {error}" if isinstance(error, json.JSONDecodeError) else "malformed JSON: nested too deeply"
+    problems = validate_feedback(event)
+    return "; ".join(problems) if problems else None
+
+
+@F.pandas_udf(T.StringType())
+def _problems(values: pd.Series) -> pd.Series:
+    return values.map(problem_of)
+
+
+def parse_feedback(kafka: DataFrame) -> DataFrame:
+    """Kafka source rows -> topic, partition, offset, kafka_timestamp, value, reason, event."""
+    text = F.col("value").cast("string")
+    return kafka.select(
+        "topic", "partition", "offset", F.col("timestamp").alias("kafka_timestamp"), "value",
+        _problems("value").alias("reason"),
+        F.from_json(F.when(F.is_valid_utf8(text), text), feedback_struct()).alias("event"),
+    )
+
+
+def _raw(value: Column) -> tuple[Column, Column]:
+    text = value.cast("string")
+    valid = value.isNotNull() & F.is_valid_utf8(text)
+    return (F.when(valid, text).otherwise(F.base64(value)),
+            F.when(value.isNull(), F.lit(None)).when(valid, F.lit("utf-8")).otherwise(F.lit("base64")))
+
+
+def dead_letters(parsed: DataFrame) -> DataFrame:
+    raw, encoding = _raw(F.col("value"))
+    return parsed.where(F.col("reason").isNotNull()).select(
+        "reason", F.col("topic").alias("source_topic"), "partition", "offset", "kafka_timestamp",
+        raw.alias("raw_value"), encoding.alias("raw_encoding"),
+    )
+
+
+def _timestamp(column: str) -> Column:
+    return F.to_timestamp(F.col(f"event.{column}"), TIMESTAMP_FORMAT)
+
+
+def valid_events(parsed: DataFrame) -> DataFrame:
+    return parsed.where(F.col("reason").isNull()).select(
+        F.col("event.id").alias("id"), F.col("event.source").alias("source"), F.col("event.author").alias("author"),
+        F.col("event.text").alias("text"), _timestamp("created_at").alias("created_at"),
+        F.col("event.lang").alias("lang"), F.col("event.url").alias("url"), F.col("event.channel").alias("channel"),
+        _timestamp("ingested_at").alias("ingested_at"),
+        F.to_date(_timestamp("created_at")).alias("event_date"),
+        F.col("topic").alias("source_topic"), "partition", "offset", "kafka_timestamp",
+    )
+
+
+def first_per_id(valid: DataFrame) -> DataFrame:
+    """One row per event id: the first delivered (lowest topic, partition, offset)."""
+    order = Window.partitionBy("id").orderBy("source_topic", "partition", "offset")
+    return valid.withColumn("_n", F.row_number().over(order)).where("_n = 1").drop("_n")
+
+
+def score(valid: DataFrame, analyzer: str, endpoint: Optional[str] = None, key: Optional[str] = None) -> DataFrame:
+    """+ score in [0, 1], analyzer and analyzer_version, scored in Arrow batches per worker."""
+    schema = T.StructType(valid.schema.fields + [
+        T.StructField("score", T.DoubleType()), T.StructField("analyzer", T.StringType()),
+        T.StructField("analyzer_version", T.StringType()),
+    ])
+
+    def score_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        from feedback.sentiment import analyzer_for
+
+        scorer = analyzer_for(analyzer, endpoint, key)  # once per worker process (cached)
+        for batch in batches:
+            batch["score"] = scorer.score(batch["text"].tolist()) if len(batch) else []
+            batch["analyzer"] = scorer.name
+            batch["analyzer_version"] = scorer.version
+            yield batch
+
+    return valid.mapInPandas(score_batches, schema)
+
+
+def alerts(scored: DataFrame, negative_threshold: float, positive_threshold: float,
+           negative_channel: str, positive_channel: str) -> DataFrame:
+    """One row per alert: score below the negative threshold or above the positive one."""
+    channel = (F.when(F.col("score") < negative_threshold, F.lit(negative_channel))
+               .when(F.col("score") > positive_threshold, F.lit(positive_channel)))
+    return scored.select(
+        F.concat_ws("|", "id", channel).alias("key"), F.col("id").alias("event_id"), channel.alias("channel"),
+        "source", "author", "text", "score", "url", "kafka_timestamp",
+    ).where(F.col("channel").isNotNull())
