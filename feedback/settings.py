@@ -84,7 +84,8 @@ class Settings(BaseSettings):
     # Where a new query starts (an existing checkpoint always wins), whether a gap in the
     # retained log (retention expired under a stopped query) stops the query instead of
     # skipping silently, and how many offsets one micro-batch reads at most.
-    starting_offsets: Literal["earliest", "latest"] = "earliest"
+    # `earliest`, `latest`, or Spark's JSON of offsets per topic and partition.
+    starting_offsets: str = "earliest"
     fail_on_data_loss: bool = True
     max_offsets_per_trigger: Optional[int] = Field(50_000, ge=1)
     # The sentiment analyzer: `vader` (offline) or `azure-language` (Azure AI Language).

@@ -34,6 +34,9 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
+        # Local runs stay on loopback, whatever the machine's host name resolves to.
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
         .config("spark.ui.showConsoleProgress", "false")
         # Delta rebuilds a table's state in 50 tasks by default; a laptop's tables are small.
         .config("spark.databricks.delta.snapshotPartitions", "2")

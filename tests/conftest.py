@@ -60,3 +60,16 @@ def topics_ready(broker_settings) -> Settings:
     results = ensure_topics(broker_settings)
     assert all(r.ok for r in results), results
     return broker_settings
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One local[2] SparkSession for the whole run, made the way the jobs make it."""
+    from jobs.spark import spark_session
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, tmp_path_factory.mktemp("spark-config"))
+        settings = load_settings(cache_dir=REPO / ".cache", state_dir=tmp_path_factory.mktemp("spark-state"))
+    session = spark_session(settings, "feedback-tests")
+    yield session
+    session.stop()
