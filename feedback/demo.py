@@ -104,7 +104,7 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
 
     run_dir = settings.state_dir / "demo" / datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     offsets = {topic: {str(p): o for p, o in partitions.items()} for topic, partitions in starts.items()}
-    run_settings = settings.model_copy(update={
+    run_settings = settings.replace(**{
         "trigger": "available-now",
         "checkpoint_location": str(run_dir / "checkpoints"),
         "table_location": str(run_dir / "tables"),

@@ -177,6 +177,10 @@ class Settings(BaseSettings):
             raise SettingsError(f"backend {self.backend!r}: settings needed here are not set:\n" + "\n".join(lines))
         return self
 
+    def replace(self, **changes: Any) -> "Settings":
+        """A validated copy with `changes` (values are checked as if they came from a flag)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
+
     # -- local paths -----------------------------------------------------------------
 
     @property
