@@ -24,6 +24,7 @@ from rich.table import Table
 
 from feedback.catalogue import TOPICS
 from feedback.settings import Settings, SettingsError, load_settings
+from jobs.commands import app as pipeline_app
 from producers.commands import app as producers_app
 
 console = Console()
@@ -39,6 +40,7 @@ app.add_typer(topics_app, name="topics")
 app.add_typer(jars_app, name="jars")
 app.add_typer(bench_app, name="bench")
 app.add_typer(producers_app, name="producer")
+app.add_typer(pipeline_app, name="pipeline")
 
 
 def settings_of(ctx: typer.Context) -> Settings:

@@ -1,0 +1,80 @@
+"""`feedback pipeline ...`: run the sentiment pipeline, summarise it, reprocess, draw a report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(help="The sentiment pipeline (Spark): run, summary, reprocess, report.", no_args_is_help=True)
+console = Console()
+
+
+def _settings(ctx: typer.Context, **changes):
+    settings = ctx.find_root().obj
+    given = {key: value for key, value in changes.items() if value is not None}
+    return (settings.replace(**given) if given else settings).require_complete()
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    trigger: Optional[str] = typer.Option(None, help="processing-time=5s | available-now | continuous=1s (setting `trigger`)."),
+    timeout: Optional[float] = typer.Option(None, help="Stop after this many seconds (default: run until stopped)."),
+) -> None:
+    """Run the streaming job on the configured backend until stopped (or the backlog, with available-now)."""
+    from jobs import sentiment_pipeline
+    from jobs.spark import spark_session
+
+    settings = _settings(ctx, trigger=trigger)
+    spark = spark_session(settings, sentiment_pipeline.QUERY_NAME)
+    sentiment_pipeline.run(spark, settings, timeout_s=timeout)
+    summary(ctx)
+
+
+@app.command("summary")
+def summary(ctx: typer.Context) -> None:
+    """Counts, alerts and latency from the pipeline's own tables."""
+    from feedback.demo import pipeline_table
+    from jobs.spark import spark_session
+    from jobs.summary import summarize
+
+    settings = _settings(ctx)
+    result = summarize(spark_session(settings, "feedback-summary"), settings)
+    console.print(pipeline_table(result))
+    if not result.reconciled:
+        console.print("[red]events in != scored + dead-lettered + duplicates[/red]")
+        raise typer.Exit(1)
+
+
+@app.command("reprocess")
+def reprocess(
+    ctx: typer.Context,
+    version: str = typer.Option(..., help="Name of the new output, e.g. vader-2026-11-22 (table feedback_scored__VERSION)."),
+    since: Optional[str] = typer.Option(None, "--from-timestamp", help="ISO-8601 UTC time to start from (default: earliest retained)."),
+    analyzer: Optional[str] = typer.Option(None, help="vader | azure-language (setting `analyzer`)."),
+) -> None:
+    """Re-score the retained topics into a new versioned table and compare it with the live one. Posts no alert."""
+    from jobs.reprocess import reprocess as run_reprocess
+    from jobs.spark import spark_session
+
+    settings = _settings(ctx, analyzer=analyzer)
+    result = run_reprocess(spark_session(settings, "feedback-reprocess"), settings, version, since)
+    table = Table("band", "live table", f"version {version}", title="Events per score band")
+    for band in sorted(set(result.bands_live) | set(result.bands_new)):
+        table.add_row(band, str(result.bands_live.get(band, 0)), str(result.bands_new.get(band, 0)))
+    console.print(table)
+    console.print(f"alerts that would change: {result.alerts_changed}; events only in the new version: {result.only_in_new}")
+
+
+@app.command("report")
+def report(ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"), help="Where to write the PNG.")) -> None:
+    """Render sentiment over time per source and alerts per channel to a PNG; print its path."""
+    from jobs.report import render
+    from jobs.spark import spark_session
+
+    settings = _settings(ctx)
+    console.print(str(render(spark_session(settings, "feedback-report"), settings, out).resolve()))
