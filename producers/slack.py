@@ -1,0 +1,289 @@
+"""The Slack producer: messages from the feedback channels into `slack-feedback`.
+
+    feedback producer slack          # needs slack_app_token (xapp-...) and slack_bot_token (xoxb-...)
+
+It listens with Socket Mode (`slack_sdk.socket_mode`, no public URL needed) to `message`
+events, as documented at https://docs.slack.dev/apis/events-api/using-socket-mode/.
+
+* Every envelope is acknowledged as soon as it arrives (Slack redelivers an envelope that
+  is not acknowledged within a few seconds); durability comes from the channel history, not
+  from holding the acknowledgement.
+* Only plain messages in the configured channels (`slack_feedback_channels`) count. Message
+  subtypes (edits, deletions, joins, topic changes, thread broadcasts) are ignored, and so
+  are bot messages except the simulator's (`slack_simulator_bot_id`). The alert channels
+  (`negative_channel`, `positive_channel`) are never read, so the pipeline's own alerts
+  cannot loop back into it.
+* The envelope id is `CHANNEL_ID-TS`, unique in a workspace; a retried delivery, or a
+  message seen both live and in a backfill, is sent once (the recent ids are remembered,
+  and saved with the position).
+* After every (re)connection (each `hello`), the history of each channel since the newest
+  message already sent is read with `conversations.history` and what was missed is sent.
+  The newest ts per channel is saved under `state_dir/producers/slack.json` after the broker
+  acknowledged, so a clean restart resumes there. With no saved position a channel starts
+  at the time the producer starts.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import re
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.socket_mode import SocketModeClient
+
+from feedback.catalogue import SOURCE_TOPICS
+from feedback.schema import SCHEMA_VERSION, utc_now_iso, validate_feedback
+from feedback.settings import Settings
+from producers.position import Position
+from producers.sink import Sink
+
+log = logging.getLogger(__name__)
+
+SOURCE = "slack"
+TOPIC = SOURCE_TOPICS[SOURCE]
+REMEMBERED_IDS = 5_000  # recent envelope ids kept to drop redeliveries (saved: the last 1,000)
+SAVED_IDS = 1_000
+FLUSH_EVERY = 100  # events between flushes when messages keep coming
+HISTORY_PAGE = 200
+_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+
+
+def ts_to_iso(ts: str) -> str:
+    """A Slack ts ("1793577601.000100", seconds since the epoch) as ISO-8601 UTC."""
+    moment = datetime.fromtimestamp(float(ts), timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def message_id(channel_id: str, ts: str) -> str:
+    return f"{channel_id}-{ts}"
+
+
+@dataclass(frozen=True)
+class Channels:
+    """The channels read (id -> name) and the alert channels' ids (never read)."""
+
+    listened: dict[str, str]
+    alerts: frozenset[str] = frozenset()
+
+
+def to_envelope(event: dict, channels: Channels, simulator_bot_id: Optional[str]) -> tuple[Optional[dict], str]:
+    """The feedback envelope of a Slack message event, or None and why it is not feedback (pure)."""
+    if event.get("type") != "message":
+        return None, f"event type {event.get('type')!r}"
+    channel = event.get("channel", "")
+    if channel in channels.alerts:
+        return None, "an alert channel"
+    if channel not in channels.listened:
+        return None, "not a feedback channel"
+    subtype = event.get("subtype")
+    bot_id = event.get("bot_id")
+    from_simulator = bot_id is not None and bot_id == simulator_bot_id
+    if subtype and not (subtype == "bot_message" and from_simulator):
+        return None, f"subtype {subtype}"
+    if bot_id and not from_simulator:
+        return None, "a bot message"
+    text = event.get("text") or ""
+    if not text.strip():
+        return None, "no text"
+    ts = event["ts"]
+    envelope = {
+        "schema_version": SCHEMA_VERSION,
+        "id": message_id(channel, ts),
+        "source": SOURCE,
+        "author": event.get("user") or bot_id or "unknown",
+        "text": text,
+        "created_at": ts_to_iso(ts),
+        "lang": None,
+        "url": None,
+        "channel": f"#{channels.listened[channel]}",
+        "ingested_at": utc_now_iso(),
+    }
+    problems = validate_feedback(envelope)
+    return (None, "; ".join(problems)) if problems else (envelope, "")
+
+
+def web_client(settings: Settings, token: Optional[str]) -> WebClient:
+    """slack_sdk's Web API client at the configured base URL, retrying 429s as Slack asks."""
+    client = WebClient(token=token, base_url=settings.slack_base_url, timeout=int(settings.slack_timeout_s))
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=5))
+    return client
+
+
+def _plain(name: str) -> str:
+    return name.lstrip("#")
+
+
+def resolve_channels(settings: Settings, web: WebClient) -> Channels:
+    """Channel ids and names for the configured feedback and alert channels.
+
+    Raises ValueError when a configured feedback channel does not exist for the bot, or is
+    one of the alert channels.
+    """
+    by_name: dict[str, str] = {}
+    for page in web.conversations_list(types="public_channel,private_channel", exclude_archived=True, limit=200):
+        by_name.update({c["name"]: c["id"] for c in page["channels"]})
+    names = {cid: name for name, cid in by_name.items()}
+
+    def lookup(entry: str) -> Optional[tuple[str, str]]:
+        if _CHANNEL_ID.match(entry):
+            return entry, names.get(entry, entry)
+        cid = by_name.get(_plain(entry))
+        return (cid, _plain(entry)) if cid else None
+
+    alerts = frozenset(found[0] for entry in (settings.negative_channel, settings.positive_channel) if (found := lookup(entry)))
+    listened, unknown = {}, []
+    for entry in settings.slack_feedback_channels:
+        found = lookup(entry)
+        if found is None:
+            unknown.append(entry)
+        elif found[0] in alerts:
+            raise ValueError(
+                f"slack_feedback_channels includes {entry!r}, an alert channel: reading it would feed the alerts back into "
+                "the pipeline; remove it from slack_feedback_channels"
+            )
+        else:
+            listened[found[0]] = found[1]
+    if unknown:
+        raise ValueError(
+            f"the bot sees no channel called {', '.join(unknown)}: invite the app to it (/invite @app) or fix "
+            "slack_feedback_channels (FEEDBACK_SLACK_FEEDBACK_CHANNELS)"
+        )
+    return Channels(listened, alerts)
+
+
+@dataclass
+class SlackReport:
+    envelopes: int = 0
+    acknowledged: int = 0
+    sent: int = 0
+    duplicates: int = 0
+    ignored: dict[str, int] = field(default_factory=dict)
+    backfills: int = 0
+    backfilled: int = 0
+
+
+class SlackProducer:
+    def __init__(self, settings: Settings, sink: Sink) -> None:
+        settings.require_complete("slack_app_token", "slack_bot_token")
+        self.settings = settings
+        self.sink = sink
+        self.web = web_client(settings, settings.slack_bot_token.get_secret_value())
+        self.channels = resolve_channels(settings, self.web)
+        self.position = Position.of(settings, "slack")
+        saved = self.position.load()
+        started = f"{time.time():.6f}"
+        self.newest: dict[str, str] = {cid: saved.get("newest", {}).get(cid, started) for cid in self.channels.listened}
+        self.seen: OrderedDict[str, None] = OrderedDict((i, None) for i in saved.get("recent_ids", []))
+        self.report = SlackReport()
+        self.inbox: queue.Queue = queue.Queue()
+        self._unsaved = 0
+
+    # -- the socket's receiving thread: acknowledge, then hand over in arrival order ---------
+
+    def _on_raw_message(self, client: SocketModeClient, raw: str) -> None:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            log.warning("Socket Mode sent something that is not JSON: %.80r", raw)
+            return
+        if message.get("type") == "hello":
+            self.inbox.put(("backfill", None))
+            return
+        envelope_id = message.get("envelope_id")
+        if not envelope_id:
+            return
+        self.report.envelopes += 1
+        client.send_socket_mode_response({"envelope_id": envelope_id})
+        self.report.acknowledged += 1
+        if message.get("type") == "events_api":
+            event = (message.get("payload") or {}).get("event") or {}
+            self.inbox.put(("event", event))
+
+    # -- the producer's own thread -----------------------------------------------------
+
+    def _offer(self, event: dict) -> bool:
+        envelope, reason = to_envelope(event, self.channels, self.settings.slack_simulator_bot_id)
+        if envelope is None:
+            self.report.ignored[reason] = self.report.ignored.get(reason, 0) + 1
+            return False
+        if envelope["id"] in self.seen:
+            self.report.duplicates += 1
+            return False
+        self.sink.send(envelope["id"], envelope)
+        self.report.sent += 1
+        self._unsaved += 1
+        self.seen[envelope["id"]] = None
+        while len(self.seen) > REMEMBERED_IDS:
+            self.seen.popitem(last=False)
+        channel = event["channel"]
+        if float(event["ts"]) > float(self.newest.get(channel, "0")):
+            self.newest[channel] = event["ts"]
+        return True
+
+    def backfill(self) -> None:
+        """Send what each channel got since the newest message already sent (oldest first)."""
+        self.report.backfills += 1
+        for channel, oldest in list(self.newest.items()):
+            messages: list[dict] = []
+            cursor = None
+            while True:
+                page = self.web.conversations_history(channel=channel, oldest=oldest, limit=HISTORY_PAGE, cursor=cursor)
+                messages += page["messages"]
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not page.get("has_more") or not cursor:
+                    break
+            for message in sorted(messages, key=lambda m: float(m["ts"])):
+                if self._offer({**message, "channel": channel}):
+                    self.report.backfilled += 1
+        self.save()
+
+    def save(self) -> None:
+        """Flush; once everything was acknowledged, save the newest ts per channel."""
+        self.sink.require_delivered()
+        self.position.save({"newest": self.newest, "recent_ids": list(self.seen)[-SAVED_IDS:]})
+        self._unsaved = 0
+
+    def run(self, stop: threading.Event, ready: Optional[threading.Event] = None) -> SlackReport:
+        """Listen until `stop` is set; then flush, save and close the connection."""
+        socket = SocketModeClient(
+            app_token=self.settings.slack_app_token.get_secret_value(),
+            web_client=web_client(self.settings, None),
+            on_message_listeners=[],
+        )
+        socket.on_message_listeners.append(lambda raw: self._on_raw_message(socket, raw))
+        try:
+            socket.connect()
+            if ready is not None:
+                ready.set()
+            while not stop.is_set():
+                try:
+                    kind, event = self.inbox.get(timeout=0.2)
+                except queue.Empty:
+                    if self._unsaved:
+                        self.save()
+                    continue
+                if kind == "backfill":
+                    self.backfill()
+                else:
+                    self._offer(event)
+                    if self._unsaved >= FLUSH_EVERY or self.inbox.empty():
+                        self.save()
+        finally:
+            socket.close()
+            # Events received but not handed over yet were acknowledged: send them now, so a
+            # clean stop loses nothing that arrived before it.
+            while not self.inbox.empty():
+                kind, event = self.inbox.get_nowait()
+                if kind == "event":
+                    self._offer(event)
+            self.save()
+        return self.report

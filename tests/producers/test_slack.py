@@ -1,0 +1,153 @@
+import threading
+from contextlib import contextmanager
+
+import pytest
+from pydantic import SecretStr
+
+from feedback.settings import SettingsError, load_settings
+from producers.sink import Sink
+from producers.slack import TOPIC, Channels, SlackProducer, resolve_channels, to_envelope, web_client
+from producers.slack_simulator import sample_texts, simulate
+from tests.producers.helpers import TopicWatch, settings_for
+from tests.standins.slack_socket_mode import SlackSocketMode
+
+APP, BOT, SIM = "xapp-1-test", "xoxb-test", "B0SIMULATOR"
+CHANNELS = {"C0FEEDBACK": "product-feedback", "C0NEGATIVE": "negative-feedback", "C0RANDOM": "random"}
+LISTENED = Channels({"C0FEEDBACK": "product-feedback"}, frozenset({"C0NEGATIVE"}))
+
+
+def message(**fields) -> dict:
+    return {"type": "message", "channel": "C0FEEDBACK", "ts": "1793577601.000100", "user": "U0ALICE", "text": "Sync is slow", **fields}
+
+
+def test_a_plain_message_becomes_an_envelope_keyed_by_channel_and_ts():
+    envelope, reason = to_envelope(message(), LISTENED, SIM)
+    assert reason == ""
+    assert {k: envelope[k] for k in ("id", "source", "author", "text", "created_at", "channel")} == {
+        "id": "C0FEEDBACK-1793577601.000100", "source": "slack", "author": "U0ALICE", "text": "Sync is slow",
+        "created_at": "2026-11-02T00:00:01.000Z", "channel": "#product-feedback",
+    }
+
+
+@pytest.mark.parametrize("fields, reason", [
+    ({"subtype": "message_changed"}, "subtype message_changed"),
+    ({"subtype": "channel_join"}, "subtype channel_join"),
+    ({"bot_id": "B0OTHER", "user": None}, "a bot message"),
+    ({"subtype": "bot_message", "bot_id": "B0OTHER"}, "subtype bot_message"),
+    ({"channel": "C0NEGATIVE"}, "an alert channel"),
+    ({"channel": "C0RANDOM"}, "not a feedback channel"),
+    ({"text": "   "}, "no text"),
+    ({"type": "reaction_added"}, "event type 'reaction_added'"),
+])
+def test_subtypes_other_bots_alerts_and_other_channels_are_not_feedback(fields, reason):
+    assert to_envelope(message(**fields), LISTENED, SIM) == (None, reason)
+
+
+def test_the_simulators_messages_are_feedback():
+    envelope, _ = to_envelope(message(bot_id=SIM, user=None), LISTENED, SIM)
+    assert envelope["author"] == SIM
+    assert to_envelope(message(subtype="bot_message", bot_id=SIM), LISTENED, SIM)[0] is not None
+
+
+def test_missing_tokens_are_named_with_where_to_set_them(tmp_path):
+    with pytest.raises(SettingsError, match="slack_app_token.*FEEDBACK_SLACK_APP_TOKEN"):
+        SlackProducer(load_settings(state_dir=tmp_path, slack_bot_token="xoxb-test"), sink=None)
+
+
+def test_an_alert_channel_configured_as_feedback_is_refused():
+    with SlackSocketMode(APP, BOT, channels=CHANNELS) as slack:
+        settings = load_settings(slack_bot_token=BOT, slack_base_url=slack.base_url, slack_feedback_channels=["#product-feedback", "#negative-feedback"])
+        with pytest.raises(ValueError, match="alert channel"):
+            resolve_channels(settings, web_client(settings, BOT))
+        settings = load_settings(slack_bot_token=BOT, slack_base_url=slack.base_url, slack_feedback_channels=["#nowhere"])
+        with pytest.raises(ValueError, match="#nowhere"):
+            resolve_channels(settings, web_client(settings, BOT))
+
+
+@contextmanager
+def running(producer: SlackProducer):
+    stop, ready = threading.Event(), threading.Event()
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault("report", producer.run(stop, ready)), daemon=True)
+    thread.start()
+    assert ready.wait(30), "the producer did not connect"
+    try:
+        yield result
+    finally:
+        stop.set()
+        thread.join(60)
+        assert not thread.is_alive(), "the producer did not stop"
+
+
+def sent(producer: SlackProducer, slack: SlackSocketMode, count: int) -> None:
+    slack.wait_for(lambda: producer.report.sent + producer.report.duplicates >= count, 30, f"{count} messages handled")
+
+
+@pytest.mark.kafka
+def test_each_feedback_message_reaches_kafka_once_across_retries_a_reconnection_and_a_clean_restart(topics_ready, tmp_path):
+    with SlackSocketMode(APP, BOT, bot_id=SIM, channels=CHANNELS) as slack:
+        settings = settings_for(
+            topics_ready, tmp_path, slack_app_token=SecretStr(APP), slack_bot_token=SecretStr(BOT), slack_base_url=slack.base_url,
+            slack_simulator_bot_id=SIM,
+        )
+        watch = TopicWatch(settings, TOPIC)
+        expected = []
+        with Sink(settings, TOPIC) as sink:
+            first = SlackProducer(settings, sink)
+            with running(first):
+                slack.wait_for(lambda: first.report.backfills >= 1, 30, "the first backfill")
+                a = slack.post("C0FEEDBACK", "The new editor is lovely")
+                b = slack.post("C0FEEDBACK", "Search cannot find my notes")
+                expected += [a, b]
+                slack.post("C0FEEDBACK", "The new editor is lovely (edited)", subtype="message_changed")
+                slack.post("C0FEEDBACK", "Deployed v2.3", user=None, bot_id="B0CIBOT")
+                slack.post("C0NEGATIVE", "Negative feedback: Search cannot find my notes", user=None, bot_id="B0ALERTS")
+                slack.post("C0RANDOM", "lunch?")
+                expected.append(slack.post("C0FEEDBACK", "Exports are fast now", user=None, bot_id=SIM))
+                sent(first, slack, 3)
+                slack.deliver_again(a["envelope"])  # Slack's retry of an envelope
+                sent(first, slack, 4)
+                expected.append(slack.post("C0FEEDBACK", "Posted while the socket was being replaced", deliver=False))
+                slack.disconnect()
+                slack.wait_for(lambda: first.report.backfills >= 2 and first.report.sent >= 4, 30, "the backfill after reconnecting")
+            assert all(slack.acknowledged(e) for e in slack.envelopes)
+            assert (first.report.sent, first.report.duplicates) == (4, 1)
+
+        expected.append(slack.post("C0FEEDBACK", "Posted while the producer was stopped", deliver=False))
+        with Sink(settings, TOPIC) as sink:
+            second = SlackProducer(settings, sink)
+            with running(second):
+                slack.wait_for(lambda: second.report.backfills >= 1, 30, "the backfill at start")
+                slack.deliver_again(b["envelope"])  # a retry of an event sent before the restart
+                expected.append(slack.post("C0FEEDBACK", "After the restart"))
+                sent(second, slack, 3)
+            assert (second.report.sent, second.report.backfilled, second.report.duplicates) == (2, 1, 1)
+
+    events = sorted(watch.events())  # four partitions: order is per key only
+    assert [key for key, _ in events] == [f"C0FEEDBACK-{e['message']['ts']}" for e in expected]
+    assert [e["text"] for _, e in events] == [e["message"]["text"] for e in expected]
+    assert {e["channel"] for _, e in events} == {"#product-feedback"}
+
+
+@pytest.mark.kafka
+def test_the_simulators_posts_become_feedback_events(topics_ready, tmp_path):
+    texts = sample_texts()
+    assert len(texts) > 100 and all(t.strip() for t in texts)
+    with SlackSocketMode(APP, BOT, bot_id=SIM, channels=CHANNELS) as slack:
+        settings = settings_for(
+            topics_ready, tmp_path, slack_app_token=SecretStr(APP), slack_bot_token=SecretStr(BOT), slack_base_url=slack.base_url,
+            slack_simulator_bot_id=SIM,
+        )
+        watch = TopicWatch(settings, TOPIC)
+        with Sink(settings, TOPIC) as sink:
+            producer = SlackProducer(settings, sink)
+            with running(producer):
+                slack.wait_for(lambda: producer.report.backfills >= 1, 30, "the first backfill")
+                slack.rate_limit_next("chat.postMessage")
+                report = simulate(settings, "#product-feedback", count=12, interval_s=0)
+                sent(producer, slack, 12)
+        with pytest.raises(ValueError, match="alert channel"):
+            simulate(settings, "#negative-feedback", count=1, interval_s=0)
+    assert (report.posted, report.failed) == (12, 0)
+    assert [m for m, _ in slack.calls].count("chat.postMessage") == 13  # one 429, waited out and retried
+    assert [e["text"] for _, e in sorted(watch.events())] == texts[:12]  # ids sort by ts, the posting order
