@@ -1,0 +1,359 @@
+"""The X (Twitter) producer: posts matching `x_query` into `twitter-feedback`.
+
+    feedback producer x                  # x_mode = search (default) or stream
+
+It uses tweepy's API v2 clients with the app's bearer token (`x_bearer_token`).
+
+* **search** (`x_mode = "search"`): every `x_poll_interval_s` it calls recent search
+  (`GET /2/tweets/search/recent`, https://docs.x.com/x-api/posts/search-recent-posts) with
+  `since_id` = the newest post of the previous poll, reading every page (`next_token`).
+  The new `since_id` (the first page's `meta.newest_id`) is saved only after all pages were
+  read and the broker acknowledged every post, so a restart resumes with no gap and no
+  duplicate. Recent search reaches back 7 days: if the saved since_id is older, the
+  producer searches from 7 days ago and reports the gap.
+* **stream** (`x_mode = "stream"`): filtered stream (`tweepy.StreamingClient`); its rules
+  are made to match `x_query` first (missing rule added, any other rule deleted; nothing is
+  changed when they already match), then tweepy keeps the connection up, reconnecting with
+  backoff after a drop or a 429.
+* **Budget**: reads are billed and capped. `x_read_budget` posts per `x_budget_period`
+  (day or month, UTC) are read at most; the count is saved with the position, the producer
+  says how much is left, and it stops reading (until the next period) when none is.
+* Rate limits: tweepy waits until `x-rate-limit-reset` (`wait_on_rate_limit=True`).
+* 401 and 403 stop the producer with a message saying which credential or access is missing.
+* Posts are deduplicated by id (the recent ids are saved with the position).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Optional
+
+import tweepy
+from requests.adapters import BaseAdapter
+
+from feedback.catalogue import SOURCE_TOPICS
+from feedback.schema import SCHEMA_VERSION, utc_now_iso, validate_feedback
+from feedback.settings import Settings
+from producers.position import Position
+from producers.sink import Sink
+
+log = logging.getLogger(__name__)
+
+SOURCE = "twitter"
+TOPIC = SOURCE_TOPICS[SOURCE]
+API_HOST = "https://api.twitter.com/"
+TWEET_FIELDS = ["created_at", "lang", "author_id"]
+# Authors are not expanded: each user object returned is billed as a User read (twice a
+# Post read on pay-per-use), so the envelope's author is the author's id, and the link is
+# X's id-only form. `to_envelope` uses handles when a response does include users.
+EXPANSIONS: list[str] = []
+USER_FIELDS: list[str] = []
+RULE_TAG = "feedback"
+PAGE_MAX, PAGE_MIN = 100, 10  # recent search's max_results bounds
+SEARCH_WINDOW = timedelta(days=7)
+SNOWFLAKE_EPOCH_MS = 1_288_834_974_657
+SAVED_IDS = 2_000
+
+
+class XAccessError(RuntimeError):
+    """X refused the credentials (401) or the app's access (403)."""
+
+
+def post_time(post_id: str) -> datetime:
+    """When a post was created, from its id (X ids are Snowflakes: milliseconds in the high bits)."""
+    return datetime.fromtimestamp(((int(post_id) >> 22) + SNOWFLAKE_EPOCH_MS) / 1000, timezone.utc)
+
+
+def to_envelope(post: dict, usernames: dict[str, str]) -> dict:
+    """The feedback envelope of an API v2 post object (with `author_id`, `created_at`, `lang`)."""
+    author = usernames.get(post.get("author_id", ""), post.get("author_id") or "unknown")
+    created = post.get("created_at") or post_time(post["id"]).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "id": post["id"],
+        "source": SOURCE,
+        "author": author,
+        "text": post.get("text", ""),
+        "created_at": created,
+        "lang": post.get("lang"),
+        "url": f"https://x.com/{author}/status/{post['id']}" if post.get("author_id") in usernames else f"https://x.com/i/web/status/{post['id']}",
+        "channel": None,
+        "ingested_at": utc_now_iso(),
+    }
+
+
+def usernames_of(includes: Optional[dict]) -> dict[str, str]:
+    return {user["id"]: user["username"] for user in (includes or {}).get("users", [])}
+
+
+def period_of(moment: datetime, period: str) -> str:
+    return moment.strftime("%Y-%m-%d" if period == "day" else "%Y-%m")
+
+
+@dataclass
+class Budget:
+    """Posts read in the current period, against `x_read_budget`."""
+
+    limit: int
+    period: str  # "day" | "month"
+    current: str
+    read: int = 0
+
+    def roll(self, now: datetime) -> None:
+        if period_of(now, self.period) != self.current:
+            self.current, self.read = period_of(now, self.period), 0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.read)
+
+    def saved(self) -> dict:
+        return {"period": self.current, "read": self.read}
+
+
+def rules_to_change(existing: list[dict], query: str) -> tuple[list[str], bool]:
+    """Rule ids to delete and whether the configured rule must be added (pure)."""
+    delete = [rule["id"] for rule in existing if rule["value"] != query]
+    return delete, not any(rule["value"] == query for rule in existing)
+
+
+def access_error(error: tweepy.HTTPException, what: str) -> XAccessError:
+    detail = "; ".join(error.api_messages) or str(error)
+    if isinstance(error, tweepy.Unauthorized):
+        return XAccessError(
+            f"X answered 401 Unauthorized to {what}: the bearer token was refused. Set x_bearer_token "
+            f"(FEEDBACK_X_BEARER_TOKEN) to the Bearer Token of your app in the X developer portal. ({detail})"
+        )
+    return XAccessError(
+        f"X answered 403 Forbidden to {what}: the token is valid but the app's access does not include this endpoint "
+        f"(the app must belong to a Project with API access that includes {what}, and credits on pay-per-use). ({detail})"
+    )
+
+
+@dataclass
+class XReport:
+    polls: int = 0
+    read: int = 0
+    sent: int = 0
+    duplicates: int = 0
+    gap: bool = False
+    budget_exhausted: bool = False
+    budget_remaining: int = 0
+    rules_added: int = 0
+    rules_deleted: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+class XProducer:
+    def __init__(self, settings: Settings, sink: Sink, transport: Optional[BaseAdapter] = None,
+                 now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> None:
+        """`transport`, in tests only, is mounted on tweepy's requests sessions for the API host."""
+        settings.require_complete("x_bearer_token")
+        self.settings = settings
+        self.sink = sink
+        self.transport = transport
+        self.now = now
+        self.position = Position.of(settings, "x")
+        saved = self.position.load()
+        self.since_id: Optional[str] = saved.get("since_id")
+        self.pending: Optional[dict] = saved.get("pending")
+        self.seen: OrderedDict[str, None] = OrderedDict((i, None) for i in saved.get("recent_ids", []))
+        budget = saved.get("budget", {})
+        self.budget = Budget(settings.x_read_budget, settings.x_budget_period, budget.get("period", period_of(now(), settings.x_budget_period)), budget.get("read", 0))
+        self.budget.roll(now())
+        self.report = XReport(budget_remaining=self.budget.remaining)
+        self._lock = threading.Lock()
+
+    def _mount(self, session) -> None:
+        if self.transport is not None:
+            session.mount(API_HOST, self.transport)
+
+    def client(self) -> tweepy.Client:
+        client = tweepy.Client(self.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
+        self._mount(client.session)
+        return client
+
+    # -- shared: offer a post, save --------------------------------------------------
+
+    def _offer(self, post: dict, usernames: dict[str, str]) -> None:
+        with self._lock:
+            if post["id"] in self.seen:
+                self.report.duplicates += 1
+                return
+            envelope = to_envelope(post, usernames)
+            problems = validate_feedback(envelope)
+            if problems:
+                self.report.problems.append(f"post {post['id']}: {'; '.join(problems)}")
+                return
+            self.sink.send(envelope["id"], envelope)
+            self.report.sent += 1
+            self.seen[post["id"]] = None
+            while len(self.seen) > SAVED_IDS:
+                self.seen.popitem(last=False)
+
+    def save(self) -> None:
+        """Flush; once everything was acknowledged, save since_id, the budget and the recent ids."""
+        self.sink.require_delivered()
+        with self._lock:
+            self.position.save({"since_id": self.since_id, "pending": self.pending, "budget": self.budget.saved(), "recent_ids": list(self.seen)})
+
+    def _spend(self, count: int) -> None:
+        self.budget.read += count
+        self.report.read += count
+        self.report.budget_remaining = self.budget.remaining
+
+    # -- search ----------------------------------------------------------------------
+
+    def poll(self, client: Optional[tweepy.Client] = None) -> None:
+        """One recent-search poll: every page since `since_id`, within the budget.
+
+        A poll cut short by the budget is saved as pending (its newest id, and the oldest id
+        read as `until_id`), so the next poll reads only the older pages it left, then moves
+        `since_id` on.
+        """
+        client = client or self.client()
+        self.report.polls += 1
+        now = self.now()
+        self.budget.roll(now)
+        since_id, start_time = self.since_id, None
+        if since_id and post_time(since_id) < now - SEARCH_WINDOW + timedelta(minutes=1):
+            self.report.gap = True
+            log.warning("the last post read (%s, %s) is older than recent search's 7 days: posts in between are not "
+                        "reachable with recent search and are missed", since_id, post_time(since_id).isoformat())
+            since_id, start_time = None, now - SEARCH_WINDOW + timedelta(minutes=1)
+        pending = self.pending or {}
+        # The pages of one poll share their parameters (X pages with next_token on the same
+        # request); `until_id` advances to the oldest post read, for a poll cut short.
+        newest_id, request_until = pending.get("newest_id"), pending.get("until_id")
+        until_id, next_token, complete = request_until, None, False
+        while True:
+            if self.budget.remaining < PAGE_MIN:
+                self.report.budget_exhausted = True
+                log.warning("the X read budget (%d posts a %s) is used up until the next %s", self.budget.limit, self.budget.period, self.budget.period)
+                break
+            try:
+                page = client.search_recent_tweets(
+                    self.settings.x_query, since_id=since_id, until_id=request_until, start_time=start_time,
+                    next_token=next_token, max_results=min(PAGE_MAX, self.budget.remaining),
+                    tweet_fields=TWEET_FIELDS, expansions=EXPANSIONS or None, user_fields=USER_FIELDS or None,
+                )
+            except (tweepy.Unauthorized, tweepy.Forbidden) as error:
+                raise access_error(error, "recent search (GET /2/tweets/search/recent)") from None
+            meta = page.get("meta", {})
+            posts = page.get("data", [])
+            self._spend(len(posts))
+            newest_id = newest_id or meta.get("newest_id")
+            usernames = usernames_of(page.get("includes"))
+            for post in sorted(posts, key=lambda p: int(p["id"])):
+                self._offer(post, usernames)
+            if posts:
+                until_id = min((p["id"] for p in posts), key=int)
+            next_token = meta.get("next_token")
+            if not next_token:
+                complete = True
+                break
+        if complete:
+            self.since_id = newest_id or self.since_id
+            self.pending = None
+        elif newest_id:
+            self.pending = {"newest_id": newest_id, "until_id": until_id}
+        self.save()
+
+    # -- stream ----------------------------------------------------------------------
+
+    def stream_client(self) -> "FeedbackStream":
+        stream = FeedbackStream(self)
+        self._mount(stream.session)
+        return stream
+
+    def sync_rules(self, stream: Optional["FeedbackStream"] = None) -> None:
+        """Make the filtered stream's rules exactly the configured query (idempotent)."""
+        stream = stream or self.stream_client()
+        try:
+            existing = stream.get_rules().get("data", [])
+            delete, add = rules_to_change(existing, self.settings.x_query)
+            if delete:
+                stream.delete_rules(delete)
+                self.report.rules_deleted += len(delete)
+            if add:
+                stream.add_rules(tweepy.StreamRule(value=self.settings.x_query, tag=RULE_TAG))
+                self.report.rules_added += 1
+        except (tweepy.Unauthorized, tweepy.Forbidden) as error:
+            raise access_error(error, "the filtered stream's rules (/2/tweets/search/stream/rules)") from None
+
+    def on_stream_data(self, stream: "FeedbackStream", data: dict) -> None:
+        post = data.get("data")
+        if not post:
+            if data.get("errors"):
+                self.report.problems.append(json.dumps(data["errors"])[:200])
+            return
+        self.budget.roll(self.now())
+        if self.budget.remaining <= 0:
+            self.report.budget_exhausted = True
+            stream.disconnect()
+            return
+        self._spend(1)
+        self._offer(post, usernames_of(data.get("includes")))
+
+    def run(self, stop: threading.Event, max_polls: Optional[int] = None) -> XReport:
+        if self.settings.x_mode == "search":
+            client = self.client()
+            while not stop.is_set():
+                self.poll(client)
+                if max_polls is not None and self.report.polls >= max_polls:
+                    break
+                stop.wait(self.settings.x_poll_interval_s)
+            return self.report
+        stream = self.stream_client()
+        self.sync_rules(stream)
+        thread = stream.filter(threaded=True, tweet_fields=TWEET_FIELDS, expansions=EXPANSIONS or None, user_fields=USER_FIELDS or None)
+        try:
+            while not stop.is_set() and thread.is_alive():
+                stop.wait(1.0)
+                self.save()
+        finally:
+            stream.disconnect()
+            thread.join(30)
+            self.save()
+        if stream.access_error is not None:
+            raise stream.access_error
+        return self.report
+
+
+class FeedbackStream(tweepy.StreamingClient):
+    """tweepy's filtered-stream client, handing each post (with its includes) to the producer."""
+
+    def __init__(self, producer: XProducer) -> None:
+        super().__init__(producer.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
+        self.producer = producer
+        self.access_error: Optional[XAccessError] = None
+        self.keep_alives = 0
+        self.connections = 0
+
+    def on_connect(self) -> None:
+        self.connections += 1
+
+    def on_data(self, raw_data) -> None:
+        self.producer.on_stream_data(self, json.loads(raw_data))
+
+    def on_keep_alive(self) -> None:
+        self.keep_alives += 1
+
+    def on_request_error(self, status_code: int) -> None:
+        if status_code in (401, 403):
+            kind = tweepy.Unauthorized if status_code == 401 else tweepy.Forbidden
+            message = "the bearer token was refused" if status_code == 401 else "the app's access does not include the filtered stream"
+            self.access_error = XAccessError(
+                f"X answered {status_code} to the filtered stream (GET /2/tweets/search/stream): {message}; "
+                "check x_bearer_token (FEEDBACK_X_BEARER_TOKEN) and the app's Project access in the X developer portal"
+            )
+            log.error("%s (%s)", self.access_error, kind.__name__)
+            self.disconnect()
+        else:
+            log.warning("the filtered stream answered %d; tweepy reconnects with backoff", status_code)
