@@ -78,3 +78,32 @@ def report(ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"
 
     settings = _settings(ctx)
     console.print(str(render(spark_session(settings, "feedback-report"), settings, out).resolve()))
+
+
+@app.command("price-trend")
+def price_trend(
+    ctx: typer.Context,
+    trigger: Optional[str] = typer.Option(None, help="processing-time=5s | available-now (setting `trigger`)."),
+) -> None:
+    """Run the windowed Bitcoin price-trend job (tumbling and sliding windows) into its Delta tables."""
+    from jobs import price_trend as job
+    from jobs.spark import spark_session
+
+    settings = _settings(ctx, trigger=trigger)
+    job.run(spark_session(settings, "price-trend"), settings)
+
+
+@app.command("price-chart")
+def price_chart(
+    ctx: typer.Context,
+    out: Path = typer.Option(Path("out/price-trend.png"), help="Where to write the PNG."),
+    window: str = typer.Option("tumbling", help="tumbling | sliding."),
+) -> None:
+    """Render the price trend per currency to a PNG; print its path."""
+    from jobs import price_trend as job
+    from jobs.spark import spark_session
+
+    settings = _settings(ctx)
+    spec = {"tumbling": job.TUMBLING, "sliding": job.SLIDING}[window]
+    trend = job.read_trend(spark_session(settings, "price-chart"), settings, spec)
+    console.print(str(job.render_chart(trend, out).resolve()))
