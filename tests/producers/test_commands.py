@@ -1,0 +1,75 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from feedback.catalogue import PRICES_TOPIC
+from feedback.cli import app
+from tests.producers.helpers import TopicWatch, settings_for
+
+runner = CliRunner()
+
+
+def test_every_producer_command_has_help():
+    for command in ("prices", "prices-replay", "slack", "slack-simulate", "x"):
+        result = runner.invoke(app, ["producer", command, "--help"])
+        assert result.exit_code == 0, result.output
+        assert "Usage" in result.output
+
+
+@pytest.mark.parametrize("command, missing", [("slack", "slack_app_token"), ("x", "x_bearer_token"), ("slack-simulate", "slack_bot_token")])
+def test_a_producer_without_its_credentials_exits_2_naming_them(tmp_path, command, missing):
+    result = runner.invoke(app, ["--state-dir", str(tmp_path), "producer", command])
+    assert result.exit_code == 2
+    assert missing in result.output
+
+
+def test_the_series_can_be_written_to_a_file(tmp_path):
+    out = tmp_path / "series.jsonl"
+    result = runner.invoke(app, ["producer", "prices-replay", "--days", "0.5", "--write", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(lines) == 720 * 3 and lines[0]["timestamp"] == "2026-11-02T00:00:00Z"
+
+
+@pytest.mark.kafka
+def test_the_replay_command_sends_and_resumes(topics_ready, tmp_path):
+    watch = TopicWatch(settings_for(topics_ready, tmp_path), PRICES_TOPIC)
+    args = ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
+            "producer", "prices-replay", "--speed", "max", "--days", "1", "--limit", "40"]
+    assert runner.invoke(app, args).exit_code == 0
+    second = runner.invoke(app, args)
+    assert second.exit_code == 0, second.output
+    assert "resumed_at 40" in second.output
+    assert len({(e["currency"], e["timestamp"]) for _, e in watch.events()}) == len(watch.events()) == 240
+
+
+@pytest.mark.kafka
+def test_sigterm_flushes_and_saves_so_a_restart_sends_the_rest_once(topics_ready, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    watch = TopicWatch(settings_for(topics_ready, tmp_path), PRICES_TOPIC)
+    base = [sys.executable, "-m", "feedback.cli", "--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
+            "producer", "prices-replay", "--days", "1"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDBACK_")}
+    running = subprocess.Popen(base + ["--speed", "6000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    position = tmp_path / "producers" / "prices-replay.json"
+    deadline = time.monotonic() + 60
+    while not position.exists() and running.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert position.exists() and running.poll() is None, "the replay did not save a first position while running"
+    running.send_signal(signal.SIGTERM)
+    output, _ = running.communicate(timeout=60)
+    assert running.returncode == 0, output
+    stopped_at = json.loads(position.read_text())["next_index"]
+    assert 500 <= stopped_at < 1440
+    assert len(watch.events()) == 3 * stopped_at  # everything before the stop, and the position says so
+
+    rest = subprocess.run(base + ["--speed", "max"], env=env, capture_output=True, text=True, timeout=120)
+    assert rest.returncode == 0, rest.stdout + rest.stderr
+    events = [e for _, e in watch.events()]
+    assert len(events) == len({(e["currency"], e["timestamp"]) for e in events}) == 3 * 1440
