@@ -231,5 +231,26 @@ def bench_producer(
     raise typer.Exit(run_benchmark(settings_of(ctx), console, records, record_size, runs))
 
 
+@bench_app.command("pipeline")
+def bench_pipeline(ctx: typer.Context, events: int = typer.Option(20_000, min=100, help="Events to score.")) -> None:
+    """The pipeline's scoring rate against raw VADER on the same texts and cores."""
+    from benchmarks.pipeline import throughput
+
+    raise typer.Exit(throughput(settings_of(ctx), console, events))
+
+
+@bench_app.command("latency")
+def bench_latency(
+    ctx: typer.Context,
+    rate: float = typer.Option(20, help="Events per second."),
+    seconds: float = typer.Option(60, help="How long to send."),
+    trigger: str = typer.Option("processing-time=1s", help="The pipeline's trigger."),
+) -> None:
+    """End-to-end latency, send to commit and to alert, at a fixed rate."""
+    from benchmarks.pipeline import latency
+
+    raise typer.Exit(latency(settings_of(ctx), console, rate, seconds, trigger))
+
+
 if __name__ == "__main__":
     app()

@@ -18,11 +18,17 @@ from feedback.settings import Settings
 
 
 def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -> SparkSession:
+    """The session for `app_name`. The continuous trigger needs a task slot per Kafka
+    partition, so for it the local master gets that many."""
     if settings.on_databricks:
         return SparkSession.builder.appName(app_name).getOrCreate()
     # Python workers run this interpreter (the project's virtual environment), not whichever
     # `python3` is first on the PATH; pyspark reads only the environment variable for that.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if settings.trigger.startswith("continuous") and master == "local[2]":
+        from jobs.continuous_passthrough import task_slots_needed
+
+        master = f"local[{task_slots_needed()}]"
     jars = ",".join(str(jar.resolve()) for jar in spark_extra_jars(settings.cache_dir))
     return (
         SparkSession.builder.master(master)

@@ -75,7 +75,7 @@ def dead_letters(parsed: DataFrame) -> DataFrame:
 
 
 def _timestamp(column: str) -> Column:
-    return F.to_timestamp(F.col(f"event.{column}"), TIMESTAMP_FORMAT)
+    return F.try_to_timestamp(F.col(f"event.{column}"), F.lit(TIMESTAMP_FORMAT))
 
 
 def valid_events(parsed: DataFrame) -> DataFrame:

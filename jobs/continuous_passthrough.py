@@ -1,0 +1,71 @@
+"""The continuous-trigger path: Kafka to Kafka with millisecond latency, and what it gives up.
+
+    feedback pipeline run --trigger continuous=1s
+
+Spark's continuous processing runs only map-like queries into sinks such as Kafka: no
+`foreachBatch` (so no Delta tables, no outbox and no alerts), no aggregation or dedup, no
+exactly-once (its Kafka sink is at-least-once). This path validates each record with
+built-in expressions only (valid UTF-8, JSON with the envelope's required fields and
+non-empty text, schema version 1, parseable times; the full validator needs a Python UDF,
+so a number given as text passes here) and routes it with a `topic`
+column: valid events to `feedback-scored` without a score (the micro-batch pipeline, or a
+reprocessing run, scores them), everything else to `feedback-deadletter` with a reason.
+Each partition holds a task for the query's lifetime, so a local run needs a task slot
+per partition (`task_slots_needed`). See docs/pipeline.md for what was tried and measured.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from feedback.catalogue import DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, topic
+from feedback.kafka_options import spark_kafka_options
+from feedback.schema import FEEDBACK_FIELDS, feedback_struct
+from feedback.settings import Settings
+from jobs.transforms import TIMESTAMP_FORMAT
+
+QUERY_NAME = "sentiment-continuous"
+
+
+def task_slots_needed() -> int:
+    """Continuous processing runs one long-lived task per Kafka partition, plus spare slots."""
+    return sum(topic(name).partitions for name in FEEDBACK_TOPICS) + 2
+
+
+def route(kafka: DataFrame) -> DataFrame:
+    """Kafka rows -> (topic, key, value) for the Kafka sink; map-only, no Python."""
+    text = F.col("value").cast("string")
+    event = F.from_json(F.when(F.is_valid_utf8(text), text), feedback_struct())
+    # from_json answers a row of nulls for malformed JSON, so malformed is told apart here.
+    is_object = F.try_parse_json(text).isNotNull() & F.ltrim(text).startswith("{")
+    reason = F.when(~F.is_valid_utf8(text), F.lit("the value is not valid UTF-8")).when(
+        ~is_object, F.lit("malformed JSON or not an object"))
+    for field in FEEDBACK_FIELDS:
+        if field.required:
+            reason = reason.when(event[field.name].isNull(), F.lit(f"{field.name} is missing"))
+    reason = reason.when(F.trim(event["text"]) == "", F.lit("text is empty"))
+    reason = reason.when(event["schema_version"] != 1, F.lit("schema_version is not supported (this code reads 1)"))
+    for name in ("created_at", "ingested_at"):
+        reason = reason.when(F.try_to_timestamp(event[name], F.lit(TIMESTAMP_FORMAT)).isNull(), F.lit(f"{name} must be an ISO-8601 UTC time"))
+    routed = kafka.select(
+        reason.alias("reason"), event.alias("event"), F.col("topic").alias("source_topic"), "partition", "offset",
+        F.col("timestamp").alias("kafka_timestamp"), text.alias("raw_value"), F.col("key"),
+    )
+    valid = F.col("reason").isNull()
+    return routed.select(
+        F.when(valid, F.lit(SCORED_TOPIC)).otherwise(F.lit(DEADLETTER_TOPIC)).alias("topic"),
+        F.when(valid, F.col("event.id")).otherwise(F.concat_ws(":", "source_topic", "partition", "offset")).alias("key"),
+        F.when(valid, F.to_json(F.struct("event.*", "kafka_timestamp")))
+        .otherwise(F.to_json(F.struct("reason", "source_topic", "partition", "offset", "kafka_timestamp", "raw_value")))
+        .alias("value"),
+    )
+
+
+def start(spark: SparkSession, settings: Settings, trigger):
+    source = (spark.readStream.format("kafka").options(**spark_kafka_options(settings, "source"))
+              .option("subscribe", ",".join(FEEDBACK_TOPICS)).option("startingOffsets", settings.starting_offsets)
+              .option("failOnDataLoss", str(settings.fail_on_data_loss).lower()).load())
+    return (route(source).writeStream.format("kafka").options(**spark_kafka_options(settings, "sink"))
+            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME)).queryName(QUERY_NAME.replace("-", "_"))
+            .trigger(**trigger.writer_options()).start())

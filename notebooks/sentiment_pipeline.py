@@ -1,0 +1,26 @@
+# Databricks notebook source
+# MAGIC %md
+# MAGIC # Sentiment pipeline
+# MAGIC Runs the tested job code from this repository's wheel (`jobs.sentiment_pipeline`) with
+# MAGIC the settings below. Secrets (Event Hubs connection string, Slack bot token) come from the
+# MAGIC environment of the job cluster or the secret scope, never from this notebook.
+
+# COMMAND ----------
+
+dbutils.widgets.dropdown("backend", "hdinsight", ["hdinsight", "eventhubs"])  # noqa: F821 (Databricks global)
+dbutils.widgets.text("bootstrap_servers", "")  # noqa: F821  from `pulumi stack output kafkaBootstrapServers`
+dbutils.widgets.text("checkpoint_location", "/Volumes/main/feedback/checkpoints")  # noqa: F821
+dbutils.widgets.text("table_location", "/Volumes/main/feedback/tables")  # noqa: F821
+dbutils.widgets.text("trigger", "processing-time=5s")  # noqa: F821
+
+# COMMAND ----------
+
+from jobs.sentiment_pipeline import main
+
+names = ["backend", "bootstrap_servers", "checkpoint_location", "table_location", "trigger"]
+args = ["--on-databricks", "true"]
+for name in names:
+    value = dbutils.widgets.get(name)  # noqa: F821
+    if value:
+        args += [f"--{name.replace('_', '-')}", value]
+main(args)
