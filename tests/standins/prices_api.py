@@ -17,9 +17,9 @@ import json
 import threading
 from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
-from urllib.parse import parse_qs, urlsplit
+
+from tests.standins.loopback import LoopbackHTTP, Reply, Request
 
 
 @dataclass(frozen=True)
@@ -29,20 +29,19 @@ class Seen:
     headers: dict
 
 
-class PricesApi:
+class PricesApi(LoopbackHTTP):
     def __init__(self, api_key: Optional[str] = None) -> None:
+        super().__init__()
         self.api_key = api_key
         self.rates: dict[str, float] = {"eur": 60_000.0, "usd": 65_000.0, "gbp": 52_000.0}
         self.last_updated_at = 1_793_577_600  # 2026-11-02T00:00:00Z
         self.scripted: deque = deque()
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/api/v3/simple/price"
+        return f"{self.origin}/api/v3/simple/price"
 
     def set_quote(self, rates: dict[str, float], last_updated_at: int) -> None:
         with self._lock:
@@ -75,31 +74,7 @@ class PricesApi:
                 coin["last_updated_at"] = self.last_updated_at
         return 200, json.dumps({i: coin for i in ids if i == "bitcoin"}), {}
 
-    def _handler(self):
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                status, body, headers = standin._answer(parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()})
-                payload = body.encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        return Handler
-
-    def __enter__(self) -> "PricesApi":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def handle(self, request: Request) -> Reply:
+        query = {key: [value] for key, value in request.query.items()}
+        status, body, headers = self._answer(request.path, query, request.headers)
+        return Reply(status, body, headers)
