@@ -98,6 +98,22 @@ def _to_kafka(frame: DataFrame, settings: Settings, topic: str, key) -> None:
      .write.format("kafka").options(**spark_kafka_options(settings, "sink")).option("topic", topic).save())
 
 
+class _Clock:
+    """Seconds spent per step of a batch, for the log line."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.laps: list[tuple[str, float]] = []
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.laps.append((name, now - self.last))
+        self.last = now
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {seconds:.1f} s" for name, seconds in self.laps)
+
+
 class BatchWriter:
     """The foreachBatch function. Runs on the driver; picklable state only."""
 
@@ -148,22 +164,28 @@ class BatchWriter:
             key = settings.azure_language_key.get_secret_value() if settings.azure_language_key else None
             scored = transforms.score(kept, settings.analyzer, endpoint, key).select("*", *stamp).persist()
 
+            clock = _Clock()
             events_in = batch.count()
             valid_count = valid.count()
+            clock.lap("parse")
             scored_count = scored.count()
             dead_count = dead.count()
+            clock.lap("score")
 
             self._append(scored, SCORED_TABLE, batch_id, app_id, partition_by=("event_date",))
             self._append(dead, DEADLETTER_TABLE, batch_id, app_id)
             committed = datetime.now(timezone.utc)
+            clock.lap("tables")
             if scored_count:
                 _to_kafka(scored, settings, SCORED_TOPIC, F.col("id"))
             if dead_count:
                 _to_kafka(dead, settings, DEADLETTER_TOPIC, F.concat_ws(":", "source_topic", "partition", "offset"))
+            clock.lap("topics")
             alerts = transforms.alerts(scored, settings.negative_threshold, settings.positive_threshold,
                                        settings.negative_channel, settings.positive_channel)
             outbox.queue(spark, self.path(OUTBOX_TABLE), alerts)
             alert_count = alerts.count()
+            clock.lap("queue alerts")
             counts = spark.createDataFrame(
                 [(app_id, batch_id, events_in, scored_count, dead_count, valid_count - scored_count, alert_count,
                   started, committed)],
@@ -174,9 +196,12 @@ class BatchWriter:
             scored.unpersist()
         finally:
             batch.unpersist()
+        clock.lap("counts")
         report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier)
-        log.info("batch %d: %d in, %d scored, %d dead letters, %d duplicates; alerts posted %d, failed %d",
-                 batch_id, events_in, scored_count, dead_count, valid_count - scored_count, report.posted, report.failed)
+        clock.lap("post alerts")
+        log.info("batch %d: %d in, %d scored, %d dead letters, %d duplicates; alerts posted %d, failed %d; %s",
+                 batch_id, events_in, scored_count, dead_count, valid_count - scored_count, report.posted, report.failed,
+                 clock)
 
 
 def start(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] = None):
