@@ -165,11 +165,11 @@ class BatchWriter:
             scored = transforms.score(kept, settings.analyzer, endpoint, key).select("*", *stamp).persist()
 
             clock = _Clock()
-            events_in = batch.count()
-            valid_count = valid.count()
+            totals = batch.agg(F.count("*").alias("all"), F.count_if(F.col("reason").isNull()).alias("valid")).first()
+            events_in, valid_count = totals["all"], totals["valid"]
+            dead_count = events_in - valid_count
             clock.lap("parse")
             scored_count = scored.count()
-            dead_count = dead.count()
             clock.lap("score")
 
             self._append(scored, SCORED_TABLE, batch_id, app_id, partition_by=("event_date",))
@@ -183,8 +183,9 @@ class BatchWriter:
             clock.lap("topics")
             alerts = transforms.alerts(scored, settings.negative_threshold, settings.positive_threshold,
                                        settings.negative_channel, settings.positive_channel)
-            outbox.queue(spark, self.path(OUTBOX_TABLE), alerts)
             alert_count = alerts.count()
+            if alert_count:
+                outbox.queue(spark, self.path(OUTBOX_TABLE), alerts)
             clock.lap("queue alerts")
             counts = spark.createDataFrame(
                 [(app_id, batch_id, events_in, scored_count, dead_count, valid_count - scored_count, alert_count,
