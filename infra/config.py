@@ -1,0 +1,323 @@
+"""The stack configuration: read once from Pulumi config, validated, returned as one object.
+
+Keys live in the project's namespace (`feedback:`, the project name in Pulumi.yaml). Every
+problem found is reported at once, each with the exact `pulumi config set` line that fixes
+it. Nothing else in the program reads Pulumi config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional, Protocol, get_args
+
+import pulumi
+
+from infra.lib import azure_names, network_rules, passwords, replication
+
+NAMESPACE = "feedback"
+Backend = Literal["hdinsight", "eventhubs", "both"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
+DATABRICKS_SKUS = ("premium", "trial")
+SSH_KEY_EXAMPLE = '"$(cat ~/.ssh/id_rsa.pub)"'
+
+# Keys with defaults; `prefix` and `operatorCidr` have none on purpose (global names, your IP).
+DEFAULTS: dict[str, Any] = {
+    "location": "westeurope",
+    "backend": "hdinsight",
+    "kafkaVnetCidr": "10.10.0.0/16",
+    "kafkaSubnetCidr": "10.10.0.0/24",
+    # The range of the network Azure Databricks creates in its managed resource group;
+    # 10.139.0.0/16 is Azure Databricks' own default for it.
+    "databricksVnetCidr": "10.139.0.0/16",
+    # Sizes of Microsoft's HDInsight Kafka quickstart template (head and worker E4_v3, four
+    # workers with two managed disks each); ZooKeeper on A4_v2, one of the sizes it allows.
+    "headVmSize": "Standard_E4_v3",
+    "workerVmSize": "Standard_E4_v3",
+    "zookeeperVmSize": "Standard_A4_v2",
+    "workerCount": 4,
+    "disksPerWorker": 2,
+    "faultDomains": 3,
+    "clusterLoginUser": "admin",
+    "sshUser": "sshuser",
+    "databricksSku": "premium",
+}
+INT_KEYS = ("workerCount", "disksPerWorker", "faultDomains", "replicationFactor")
+SECRET_KEYS = ("clusterLoginPassword", "sshPassword", "sshPublicKey")
+EXAMPLES = {
+    "prefix": "fbk<initials>01",
+    "operatorCidr": "203.0.113.10/32",
+    "backend": "hdinsight",
+    "clusterLoginPassword": "<password>",
+    "sshPassword": "<password>",
+    "sshPublicKey": SSH_KEY_EXAMPLE,
+    "databricksSku": "premium",
+}
+
+
+class ConfigError(ValueError):
+    """The stack config is missing or wrong; the message lists every problem and its fix."""
+
+
+class ConfigSource(Protocol):
+    """What `load_config` needs of `pulumi.Config` (tests may hand it a plain dict reader)."""
+
+    def get(self, key: str) -> Optional[str]: ...
+    def get_object(self, key: str) -> Any: ...
+    def require_secret(self, key: str) -> pulumi.Output[str]: ...
+
+
+def set_line(key: str, example: str | None = None, secret: bool = False) -> str:
+    """The exact command that sets `key`."""
+    flag = "--secret " if secret else ""
+    value = example if example is not None else str(DEFAULTS.get(key, EXAMPLES.get(key, "<value>")))
+    return f"pulumi config set {flag}{NAMESPACE}:{key} {value}"
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    location: str
+    prefix: str
+    backend: Backend
+    kafka_vnet_cidr: str
+    kafka_subnet_cidr: str
+    databricks_vnet_cidr: str
+    operator_cidr: Optional[str]
+    head_vm_size: str
+    worker_vm_size: str
+    zookeeper_vm_size: str
+    worker_count: int
+    disks_per_worker: int
+    fault_domains: int
+    replication_factor: int
+    cluster_login_user: str
+    ssh_user: str
+    databricks_sku: str
+    storage_account_name: str
+    cluster_login_password: Optional[pulumi.Output[str]] = None
+    ssh_password: Optional[pulumi.Output[str]] = None
+    ssh_public_key: Optional[pulumi.Output[str]] = None
+    tags: dict[str, str] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def builds_hdinsight(self) -> bool:
+        return self.backend in ("hdinsight", "both")
+
+    @property
+    def builds_eventhubs(self) -> bool:
+        return self.backend in ("eventhubs", "both")
+
+    @property
+    def resource_group_name(self) -> str:
+        return f"{self.prefix}-rg"
+
+    @property
+    def cluster_name(self) -> str:
+        return f"{self.prefix}-kafka"
+
+    @property
+    def workspace_name(self) -> str:
+        return f"{self.prefix}-databricks"
+
+    @property
+    def databricks_managed_resource_group(self) -> str:
+        return f"{self.prefix}-databricks-managed"
+
+
+def default_storage_account_name(prefix: str) -> str:
+    return f"{prefix}kafkastore"[:24]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `validate` found: problems stop the program, warnings are logged."""
+
+    problems: list[str]
+    warnings: list[str]
+
+
+def _as_int(values: dict[str, Any], key: str, problems: list[str]) -> Optional[int]:
+    raw = values.get(key)
+    try:
+        number = int(str(raw))
+    except ValueError:
+        problems.append(f"{NAMESPACE}:{key} is {raw!r}, expected a whole number: run `{set_line(key)}`")
+        return None
+    if number < 1:
+        problems.append(f"{NAMESPACE}:{key} is {number}, expected at least 1: run `{set_line(key)}`")
+        return None
+    return number
+
+
+def validate(values: dict[str, Any], secrets: dict[str, Optional[str]], plain_secrets: tuple[str, ...] = ()) -> Checked:
+    """Every problem with these config values, each a line that says how to fix it. Pure.
+
+    `values` holds the plain keys (defaults filled in), `secrets` the secret keys' clear text
+    (None when unset), `plain_secrets` the secret keys that were set without `--secret`.
+    """
+    problems: list[str] = []
+    warnings: list[str] = []
+
+    def bad(key: str, message: str, example: str | None = None, secret: bool = False) -> None:
+        problems.append(f"{message}: run `{set_line(key, example, secret)}`")
+
+    backend = str(values.get("backend"))
+    if backend not in BACKENDS:
+        bad("backend", f"{NAMESPACE}:backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
+    builds_hdinsight = backend in ("hdinsight", "both")
+
+    prefix = values.get("prefix")
+    if prefix is None:
+        bad("prefix", f"{NAMESPACE}:prefix is not set (it starts every resource name; cluster and storage names are global)")
+    elif problem := azure_names.prefix_problem(str(prefix)):
+        bad("prefix", problem)
+    else:
+        for problem in (
+            azure_names.hdinsight_cluster_name_problem(f"{prefix}-kafka"),
+            azure_names.databricks_workspace_name_problem(f"{prefix}-databricks"),
+        ):
+            if problem:
+                bad("prefix", problem)
+    storage_name = values.get("storageAccountName") or (default_storage_account_name(str(prefix)) if prefix else None)
+    if storage_name and (problem := azure_names.storage_account_name_problem(str(storage_name))):
+        bad("storageAccountName", problem, "fbk01kafka7q2")
+
+    cidrs: dict[str, str] = {}
+    for key in ("kafkaVnetCidr", "kafkaSubnetCidr", "databricksVnetCidr"):
+        try:
+            network_rules.parse_cidr(str(values.get(key)), f"{NAMESPACE}:{key}")
+            cidrs[key] = str(values[key]).strip()
+        except ValueError as error:
+            bad(key, str(error))
+    operator = values.get("operatorCidr")
+    if operator is None:
+        if builds_hdinsight:
+            bad("operatorCidr", f"{NAMESPACE}:operatorCidr is not set (the address range allowed to reach the cluster's "
+                "HTTPS gateway, where `pulumi up` calls Ambari; your public IP with /32)")
+    else:
+        try:
+            network_rules.parse_cidr(str(operator), f"{NAMESPACE}:operatorCidr")
+            if network_rules.too_wide_for_operator(str(operator)):
+                bad("operatorCidr", f"{NAMESPACE}:operatorCidr {operator} would open Ambari's gateway to a large part of "
+                    "the internet; give your own address range")
+        except ValueError as error:
+            bad("operatorCidr", str(error))
+    if "kafkaVnetCidr" in cidrs and "kafkaSubnetCidr" in cidrs:
+        if not network_rules.contains(cidrs["kafkaVnetCidr"], cidrs["kafkaSubnetCidr"]):
+            bad("kafkaSubnetCidr", f"{NAMESPACE}:kafkaSubnetCidr {cidrs['kafkaSubnetCidr']} is not inside "
+                f"kafkaVnetCidr {cidrs['kafkaVnetCidr']}")
+    peered = {k: cidrs[k] for k in ("kafkaVnetCidr", "databricksVnetCidr") if k in cidrs}
+    for a, b in network_rules.overlapping_ranges(peered):
+        bad(b, f"{NAMESPACE}:{a} {peered[a]} overlaps {NAMESPACE}:{b} {peered[b]}; peered networks need disjoint "
+            "address spaces")
+
+    numbers = {key: _as_int(values, key, problems) for key in INT_KEYS}
+    fault_domains, rf, workers = numbers["faultDomains"], numbers["replicationFactor"], numbers["workerCount"]
+    if fault_domains is not None:
+        try:
+            replication.recommended_replication_factor(fault_domains)
+        except ValueError as error:
+            bad("faultDomains", str(error), "3")
+            fault_domains = None
+    if rf is not None and workers is not None:
+        if problem := replication.replication_problem(rf, workers):
+            bad("workerCount", problem, str(rf))
+    if rf is not None and fault_domains is not None:
+        if warning := replication.below_recommendation(rf, fault_domains):
+            warnings.append(f"{warning}; to follow it run `{set_line('replicationFactor', str(replication.recommended_replication_factor(fault_domains)))}`")
+
+    sku = str(values.get("databricksSku")).lower()
+    if sku == "standard":
+        bad("databricksSku", "Azure Databricks' Standard tier is being retired by Microsoft and is not supported "
+            "here (Unity Catalog, IP access lists and the workspace features the jobs use need Premium)")
+    elif sku not in DATABRICKS_SKUS:
+        bad("databricksSku", f"{NAMESPACE}:databricksSku is {sku!r}, expected one of {', '.join(DATABRICKS_SKUS)}")
+
+    for key in plain_secrets:
+        bad(key, f"{NAMESPACE}:{key} is stored in plain text in the stack file; store it encrypted", secret=True)
+
+    login_user, ssh_user = str(values.get("clusterLoginUser")), str(values.get("sshUser"))
+    if login_user == ssh_user:
+        bad("sshUser", f"{NAMESPACE}:sshUser must differ from clusterLoginUser ({login_user!r})")
+    if builds_hdinsight:
+        login_password = secrets.get("clusterLoginPassword")
+        if login_password is None:
+            bad("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword is not set (the HDInsight cluster login, "
+                "used by Ambari's REST API)", secret=True)
+        else:
+            for problem in passwords.cluster_password_problems(login_password, login_user, ssh_user):
+                bad("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword {problem}", secret=True)
+        ssh_password, ssh_key = secrets.get("sshPassword"), secrets.get("sshPublicKey")
+        if ssh_password is None and ssh_key is None:
+            problems.append(
+                f"neither {NAMESPACE}:sshPublicKey nor {NAMESPACE}:sshPassword is set (SSH to the cluster nodes): run "
+                f"`{set_line('sshPublicKey', secret=True)}` or `{set_line('sshPassword', secret=True)}`"
+            )
+        elif ssh_password is not None and ssh_key is not None:
+            bad("sshPassword", f"set only one of {NAMESPACE}:sshPublicKey and {NAMESPACE}:sshPassword; remove one with "
+                f"`pulumi config rm {NAMESPACE}:sshPassword`, or keep the key", secret=True)
+        elif ssh_password is not None:
+            for problem in passwords.ssh_password_problems(ssh_password, login_user):
+                bad("sshPassword", f"{NAMESPACE}:sshPassword {problem}", secret=True)
+        elif ssh_key is not None and not ssh_key.strip().startswith(("ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")):
+            bad("sshPublicKey", f"{NAMESPACE}:sshPublicKey does not look like an OpenSSH public key", secret=True)
+    return Checked(problems, warnings)
+
+
+def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] = None) -> StackConfig:
+    """Read the stack config once, validate it and return it; raise ConfigError listing every problem."""
+    config = config if config is not None else pulumi.Config(NAMESPACE)
+    if is_secret is None:
+        from pulumi.runtime.config import is_config_secret
+
+        def is_secret(key: str) -> bool:
+            return is_config_secret(f"{NAMESPACE}:{key}")
+
+    values: dict[str, Any] = {key: config.get(key) or default for key, default in DEFAULTS.items()}
+    for key in ("prefix", "operatorCidr", "storageAccountName", "replicationFactor"):
+        values[key] = config.get(key)
+    if values["replicationFactor"] is None:
+        try:
+            values["replicationFactor"] = replication.recommended_replication_factor(int(str(values["faultDomains"])))
+        except ValueError:
+            values["replicationFactor"] = 3  # faultDomains itself is reported below
+    tags = config.get_object("tags") or {}
+
+    # Secrets are read in clear text only to check them here; they leave this function as
+    # secret Outputs (require_secret), so Pulumi encrypts them in state and masks them in logs.
+    secrets = {key: config.get(key) for key in SECRET_KEYS}
+    plain = tuple(key for key, value in secrets.items() if value is not None and key != "sshPublicKey" and not is_secret(key))
+
+    checked = validate(values, secrets, plain)
+    if checked.problems:
+        raise ConfigError("the stack config has problems:\n  " + "\n  ".join(checked.problems))
+
+    def secret(key: str) -> Optional[pulumi.Output[str]]:
+        return config.require_secret(key) if secrets[key] is not None else None
+
+    prefix = str(values["prefix"])
+    return StackConfig(
+        location=str(values["location"]),
+        prefix=prefix,
+        backend=values["backend"],
+        kafka_vnet_cidr=str(values["kafkaVnetCidr"]),
+        kafka_subnet_cidr=str(values["kafkaSubnetCidr"]),
+        databricks_vnet_cidr=str(values["databricksVnetCidr"]),
+        operator_cidr=values["operatorCidr"],
+        head_vm_size=str(values["headVmSize"]),
+        worker_vm_size=str(values["workerVmSize"]),
+        zookeeper_vm_size=str(values["zookeeperVmSize"]),
+        worker_count=int(values["workerCount"]),
+        disks_per_worker=int(values["disksPerWorker"]),
+        fault_domains=int(values["faultDomains"]),
+        replication_factor=int(values["replicationFactor"]),
+        cluster_login_user=str(values["clusterLoginUser"]),
+        ssh_user=str(values["sshUser"]),
+        databricks_sku=str(values["databricksSku"]).lower(),
+        storage_account_name=str(values.get("storageAccountName") or default_storage_account_name(prefix)),
+        cluster_login_password=secret("clusterLoginPassword"),
+        ssh_password=secret("sshPassword"),
+        ssh_public_key=secret("sshPublicKey"),
+        tags={str(k): str(v) for k, v in dict(tags).items()},
+        warnings=tuple(checked.warnings),
+    )

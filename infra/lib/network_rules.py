@@ -1,0 +1,33 @@
+"""Address-space checks: the networks that get peered must not overlap; ranges must be IPv4 CIDRs."""
+
+from __future__ import annotations
+
+import ipaddress
+from itertools import combinations
+
+
+def parse_cidr(value: str, key: str) -> ipaddress.IPv4Network:
+    """`value` as an IPv4 network; a ValueError names the config key and the expected form."""
+    try:
+        network = ipaddress.ip_network(value.strip(), strict=True)
+    except ValueError as error:
+        raise ValueError(f"{key} = {value!r} is not a CIDR block like 10.10.0.0/16 ({error})") from None
+    if not isinstance(network, ipaddress.IPv4Network):
+        raise ValueError(f"{key} = {value!r} is IPv6; the virtual networks and NSG rules here use IPv4 ranges")
+    return network
+
+
+def overlapping_ranges(ranges: dict[str, str]) -> list[tuple[str, str]]:
+    """The pairs of named ranges that overlap (peered networks need disjoint address spaces)."""
+    parsed = {name: ipaddress.ip_network(cidr) for name, cidr in ranges.items()}
+    return [(a, b) for a, b in combinations(parsed, 2) if parsed[a].overlaps(parsed[b])]
+
+
+def contains(outer: str, inner: str) -> bool:
+    """Whether the range `inner` lies inside `outer` (a subnet inside its virtual network)."""
+    return ipaddress.ip_network(inner).subnet_of(ipaddress.ip_network(outer))  # type: ignore[arg-type]
+
+
+def too_wide_for_operator(cidr: str) -> bool:
+    """Whether `cidr` is wider than a /8: Ambari's gateway would be open to much of the internet."""
+    return ipaddress.ip_network(cidr).prefixlen < 8

@@ -1,0 +1,221 @@
+"""Pulumi mocks for the infra program: plausible Azure outputs, and a record of every registration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+import pytest
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.config import set_all_config
+
+SUBSCRIPTION = "11111111-2222-3333-4444-555555555555"
+TENANT = "00000000-0000-0000-0000-0000000000aa"
+STORAGE_KEY = "bW9jay1zdG9yYWdlLWtleQ=="
+MOCK_BROKERS = "10.10.0.7:9092,10.10.0.8:9092,10.10.0.9:9092,10.10.0.10:9092"
+CLUSTER_GUID = "3f1c0d7e-0000-4000-8000-000000000001"
+LOGIN_PASSWORD = "Kafka-Login-2024"
+SSH_PASSWORD = "Ssh-Pass-99"
+
+# The Pulumi property that carries each azure-native resource's name.
+NAME_INPUTS = {
+    "azure-native:resources:ResourceGroup": "resourceGroupName",
+    "azure-native:network:NetworkSecurityGroup": "networkSecurityGroupName",
+    "azure-native:network:VirtualNetwork": "virtualNetworkName",
+    "azure-native:network:Subnet": "subnetName",
+    "azure-native:network:VirtualNetworkPeering": "virtualNetworkPeeringName",
+    "azure-native:storage:StorageAccount": "accountName",
+    "azure-native:storage:BlobContainer": "containerName",
+    "azure-native:storage:Blob": "blobName",
+    "azure-native:hdinsight:Cluster": "clusterName",
+    "azure-native:databricks:Workspace": "workspaceName",
+    "azure-native:databricks:VNetPeering": "peeringName",
+}
+PROVIDERS = {
+    "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
+    "azure-native:network:VirtualNetwork": "Microsoft.Network/virtualNetworks",
+    "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
+    "azure-native:hdinsight:Cluster": "Microsoft.HDInsight/clusters",
+    "azure-native:databricks:Workspace": "Microsoft.Databricks/workspaces",
+}
+
+
+SIG_KEY, SECRET_SIG = "4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270"
+
+
+def unwrap(value: Any, path: str = "", secret_paths: Optional[set[str]] = None) -> Any:
+    """`value` without Pulumi's secret wrappers; the paths of the secret ones go to `secret_paths`."""
+    if isinstance(value, dict):
+        if value.get(SIG_KEY) == SECRET_SIG:
+            if secret_paths is not None:
+                secret_paths.add(path)
+            return unwrap(value.get("value"), path, secret_paths)
+        return {k: unwrap(v, f"{path}.{k}" if path else k, secret_paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unwrap(v, f"{path}[{i}]", secret_paths) for i, v in enumerate(value)]
+    return value
+
+
+@dataclass
+class Registered:
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    secret_inputs: set[str]
+    id: str = ""
+
+
+def databricks_vnet_id(managed_group: str) -> str:
+    return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{managed_group}/providers/Microsoft.Network/virtualNetworks/workers-vnet"
+
+
+class AzureMocks(pulumi.runtime.Mocks):
+    """Outputs shaped like Azure's answers; invokes answered like the provider's functions."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.workspace_managed_group: Optional[str] = None
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        self.calls.append(args.token)
+        if args.token == "azure-native:authorization:getClientConfig":
+            return {"subscriptionId": SUBSCRIPTION, "tenantId": TENANT, "clientId": "client", "objectId": "object"}, []
+        if args.token == "azure-native:storage:listStorageAccountKeys":
+            assert args.args.get("accountName") and args.args.get("resourceGroupName"), args.args
+            return {"keys": [{"keyName": "key1", "value": STORAGE_KEY, "permissions": "FULL"}]}, []
+        raise NotImplementedError(f"the program invoked {args.token}, which these mocks do not answer")
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        if not args.custom:
+            return "", {}
+        outputs = unwrap(dict(args.inputs))
+        name_key = NAME_INPUTS.get(args.typ)
+        name = outputs.get(name_key) if name_key else args.name
+        outputs["name"] = name
+        group = outputs.get("resourceGroupName", "")
+        provider = PROVIDERS.get(args.typ, args.typ.split(":")[-1])
+        resource_id = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/{provider}/{name}"
+        if args.typ == "azure-native:resources:ResourceGroup":
+            resource_id = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{name}"
+        if args.typ == "azure-native:network:Subnet":
+            resource_id = (f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.Network/"
+                           f"virtualNetworks/{outputs['virtualNetworkName']}/subnets/{name}")
+        if args.typ == "azure-native:hdinsight:Cluster":
+            outputs["properties"] = {**outputs["properties"], "clusterId": CLUSTER_GUID, "clusterState": "Running",
+                                     "privateEndpointConnections": []}
+        if args.typ == "azure-native:databricks:Workspace":
+            outputs.update(workspaceUrl="adb-1234567890123456.7.azuredatabricks.net", workspaceId="1234567890123456",
+                           provisioningState="Succeeded")
+            self.workspace_managed_group = outputs["managedResourceGroupId"].rsplit("/", 1)[-1]
+        if args.typ == "azure-native:databricks:VNetPeering":
+            outputs.update(peeringState="Connected", provisioningState="Succeeded",
+                           databricksVirtualNetwork={"id": databricks_vnet_id(self.workspace_managed_group or "?")})
+        if args.typ == "azure-native:network:VirtualNetworkPeering":
+            outputs.update(peeringState="Connected", provisioningState="Succeeded")
+        if args.typ.endswith("feedback:KafkaIpAdvertising"):
+            outputs.update(kafka_env_tag="feedback-ip-1", kafka_broker_tag="feedback-ip-1",
+                           changed_configs=["kafka-env", "kafka-broker"], restart_request_ids=[1, 2])
+        if args.typ.endswith("feedback:KafkaBrokers"):
+            outputs.update(bootstrap_servers=MOCK_BROKERS, broker_ips=[s.split(":")[0] for s in MOCK_BROKERS.split(",")],
+                           broker_hosts=[f"wn{i}" for i in range(4)])
+        if args.typ.endswith("feedback:KafkaTopics"):
+            outputs.update(topics_created=list(outputs["topics"]), script_action_name=f"feedback-topics-{outputs['script_digest']}")
+        return f"{resource_id}" if args.typ.startswith("azure-native") else f"{args.name}-id", outputs
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """MockMonitor that also keeps each registration's parent (MockResourceArgs has none)."""
+
+    def __init__(self, mocks: AzureMocks) -> None:
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            from pulumi.runtime import rpc
+
+            secret_inputs: set[str] = set()
+            inputs = unwrap(rpc.deserialize_properties(request.object), "", secret_inputs)
+            outputs = unwrap(rpc.deserialize_properties(response.object)) if response.object else {}
+            self.registered.append(
+                Registered(request.type, request.name, response.urn, request.parent, request.custom, inputs, outputs,
+                           secret_inputs, response.id)
+            )
+        return response
+
+
+class Stack:
+    """What one run of the program registered and exported."""
+
+    def __init__(self, monitor: RecordingMonitor, mocks: AzureMocks, outputs: dict[str, Any]) -> None:
+        self.resources = monitor.registered
+        self.mocks = mocks
+        self.outputs = outputs
+
+    def of_type(self, type_: str) -> list[Registered]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str) -> Registered:
+        found = self.of_type(type_)
+        assert len(found) == 1, f"expected one {type_}, found {len(found)}"
+        return found[0]
+
+    def by_urn(self, urn: str) -> Registered:
+        return next(r for r in self.resources if r.urn == urn)
+
+    def parent_type(self, resource: Registered) -> str:
+        if resource.parent.split("::")[-2].endswith("pulumi:pulumi:Stack") and "$" not in resource.parent:
+            return "stack"
+        return self.by_urn(resource.parent).type
+
+
+def base_config(**overrides: Optional[str]) -> dict[str, str]:
+    values = {
+        "feedback:prefix": "fbk01",
+        "feedback:operatorCidr": "203.0.113.10/32",
+        "feedback:clusterLoginPassword": LOGIN_PASSWORD,
+        "feedback:sshPassword": SSH_PASSWORD,
+    }
+    for key, value in overrides.items():
+        if value is None:
+            values.pop(f"feedback:{key}", None)
+        else:
+            values[f"feedback:{key}"] = value
+    return values
+
+
+def use_config(values: dict[str, str], secret_keys: Optional[list[str]] = None) -> None:
+    if secret_keys is None:
+        secret_keys = [k for k in values if k.split(":")[1] in ("clusterLoginPassword", "sshPassword", "sshPublicKey")]
+    set_all_config(values, secret_keys)
+
+
+@pytest.fixture
+def run_program():
+    """Run the real program (`build(load_config())`) under fresh mocks with the given config."""
+    from infra.config import load_config
+    from infra.stack import build
+
+    def run(**overrides: Optional[str]) -> Stack:
+        mocks = AzureMocks()
+        monitor = RecordingMonitor(mocks)
+        pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
+        use_config(base_config(**overrides))
+        captured: dict[str, Any] = {}
+
+        @pulumi.runtime.test
+        def program():
+            outputs = build(load_config())
+            return pulumi.Output.all(**outputs).apply(captured.update)
+
+        program()
+        return Stack(monitor, mocks, captured)
+
+    yield run
+    set_all_config({}, [])

@@ -1,0 +1,109 @@
+"""Stack config: read once through pulumi.Config, every problem reported with its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.config import ConfigError, load_config
+from tests.infra.conftest import base_config, use_config
+
+
+@pytest.fixture(autouse=True)
+def clean_config():
+    yield
+    use_config({}, [])
+
+
+def problems_of(secret_keys: list[str] | None = None, **overrides) -> str:
+    use_config(base_config(**overrides), secret_keys)
+    with pytest.raises(ConfigError) as raised:
+        load_config()
+    return str(raised.value)
+
+
+def test_a_good_config_gives_defaults_and_secret_outputs():
+    use_config(base_config())
+    config = load_config()
+    assert (config.location, config.backend, config.worker_count, config.replication_factor) == ("westeurope", "hdinsight", 4, 3)
+    assert config.cluster_name == "fbk01-kafka" and config.storage_account_name == "fbk01kafkastore"
+    assert config.databricks_sku == "premium" and config.databricks_vnet_cidr == "10.139.0.0/16"
+    assert config.ssh_public_key is None and config.ssh_password is not None
+    assert config.warnings == ()
+
+
+def test_a_missing_secret_names_the_exact_command():
+    message = problems_of(clusterLoginPassword=None)
+    assert "`pulumi config set --secret feedback:clusterLoginPassword <password>`" in message
+
+
+def test_a_password_stored_in_plain_text_is_refused():
+    message = problems_of(secret_keys=["feedback:sshPassword"])
+    assert "feedback:clusterLoginPassword is stored in plain text" in message
+    assert "pulumi config set --secret feedback:clusterLoginPassword" in message
+
+
+def test_without_ssh_credentials_both_ways_are_offered():
+    message = problems_of(sshPassword=None)
+    assert "pulumi config set --secret feedback:sshPublicKey" in message
+    assert "pulumi config set --secret feedback:sshPassword <password>" in message
+
+
+def test_overlapping_networks_are_refused():
+    message = problems_of(databricksVnetCidr="10.10.128.0/17")
+    assert "feedback:kafkaVnetCidr 10.10.0.0/16 overlaps feedback:databricksVnetCidr 10.10.128.0/17" in message
+    assert "pulumi config set feedback:databricksVnetCidr" in message
+
+
+def test_subnet_outside_its_network_is_refused():
+    assert "is not inside kafkaVnetCidr" in problems_of(kafkaSubnetCidr="10.11.0.0/24")
+
+
+def test_operator_range_is_required_and_must_be_narrow():
+    assert "pulumi config set feedback:operatorCidr 203.0.113.10/32" in problems_of(operatorCidr=None)
+    assert "large part of the internet" in problems_of(operatorCidr="0.0.0.0/0")
+    assert "not a CIDR block" in problems_of(operatorCidr="my-laptop")
+
+
+def test_unknown_backend_and_standard_databricks_are_refused():
+    assert "feedback:backend is 'kafka', expected one of hdinsight, eventhubs, both" in problems_of(backend="kafka")
+    message = problems_of(databricksSku="Standard")
+    assert "Standard tier is being retired" in message and "pulumi config set feedback:databricksSku premium" in message
+
+
+def test_worker_count_must_hold_the_replication_factor():
+    message = problems_of(workerCount="3", faultDomains="2")  # two fault domains: factor 4
+    assert "workerCount 3 is smaller than replicationFactor 4" in message
+
+
+def test_two_fault_domains_default_to_four_replicas():
+    use_config(base_config(faultDomains="2"))
+    assert load_config().replication_factor == 4
+
+
+def test_a_factor_below_microsofts_recommendation_is_a_warning():
+    use_config(base_config(replicationFactor="2"))
+    config = load_config()
+    assert config.replication_factor == 2
+    [warning] = config.warnings
+    assert "below the 3 Microsoft recommends" in warning
+
+
+def test_bad_names_and_passwords_are_reported_together():
+    message = problems_of(prefix="Feedback_Prod", clusterLoginPassword="short", workerCount="many")
+    assert "prefix 'Feedback_Prod' must be 3-12 lower-case letters or digits" in message
+    assert "clusterLoginPassword has fewer than 10 characters" in message
+    assert "workerCount is 'many', expected a whole number" in message
+
+
+def test_the_cluster_password_may_not_contain_the_user_name():
+    assert "3 consecutive characters of the user name 'admin'" in problems_of(clusterLoginPassword="Xadmin-2024-Q")
+
+
+def test_eventhubs_backend_needs_no_cluster_secrets():
+    use_config(base_config(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None))
+    config = load_config()
+    assert config.builds_eventhubs and not config.builds_hdinsight
+
+
+def test_a_storage_account_name_override_is_checked():
+    assert "storage account name 'Fbk-Store' must be 3-24 lower-case letters and digits" in problems_of(storageAccountName="Fbk-Store")

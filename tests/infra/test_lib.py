@@ -1,0 +1,169 @@
+"""The pure helpers: Azure names, HDInsight passwords, ranges, replication, the Kafka edits, the topics script."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from feedback.catalogue import TOPICS
+from infra.lib import azure_names, kafka_config, network_rules, passwords, replication
+from infra.lib.topics_script import script_digest, topics_script
+from tests.standins.ambari import KAFKA_BROKER_PROPERTIES, KAFKA_ENV_TEMPLATE
+
+# -- names ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("fbk01kafkastore", True), ("abc", True), ("a" * 24, True),
+    ("ab", False), ("a" * 25, False), ("Fbk01", False), ("fbk-01", False),
+])
+def test_storage_account_names_follow_azures_rule(name, ok):
+    assert (azure_names.storage_account_name_problem(name) is None) is ok
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("fbk01-kafka", True), ("Kafka01", True), ("a" * 59, True),
+    ("ab", False), ("a" * 60, False), ("-kafka", False), ("kafka-", False), ("kafka_01", False),
+])
+def test_hdinsight_cluster_names_follow_azures_rule(name, ok):
+    assert (azure_names.hdinsight_cluster_name_problem(name) is None) is ok
+
+
+@pytest.mark.parametrize("name, ok", [("fbk01-databricks", True), ("ws_1", True), ("ws", False), ("ws.1", False)])
+def test_databricks_workspace_names_follow_azures_rule(name, ok):
+    assert (azure_names.databricks_workspace_name_problem(name) is None) is ok
+
+
+@given(st.from_regex(r"[a-z][a-z0-9]{2,11}", fullmatch=True))
+def test_every_valid_prefix_makes_valid_names(prefix):
+    assert azure_names.prefix_problem(prefix) is None
+    assert azure_names.storage_account_name_problem(f"{prefix}kafkastore"[:24]) is None
+    assert azure_names.hdinsight_cluster_name_problem(f"{prefix}-kafka") is None
+    assert azure_names.databricks_workspace_name_problem(f"{prefix}-databricks") is None
+
+
+# -- passwords ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("password, problem", [
+    ("Kafka-Login-2024", None),
+    ("Ka-Lo-2024", None),
+    ("Ka-Lo-202", "fewer than 10 characters"),
+    ("Kafka-Login-Two", "no digit"),
+    ("kafka-login-2024", "no upper-case letter"),
+    ("KAFKA-LOGIN-2024", "no lower-case letter"),
+    ("KafkaLogin2024x", "no non-alphanumeric character"),
+    ("Kafka.Login-2024", "contains ."),
+    ("Kafka]Login-2024", "contains ]"),
+    ("Kafka-Adm-2024", "user name 'admin'"),
+    ("Kafka-ssh-2024", "user name 'sshuser'"),
+])
+def test_cluster_login_password_rules(password, problem):
+    problems = passwords.cluster_password_problems(password, "admin", "sshuser")
+    if problem is None:
+        assert problems == []
+    else:
+        assert any(problem in p for p in problems), problems
+
+
+@pytest.mark.parametrize("password, problem", [
+    ("Ssh-Pass-99", None), ("Ssh9x", "6-72 characters"), ("S" + "s1" * 40, "6-72 characters"),
+    ("ssh-pass-99", "no upper-case letter"), ("Ssh-Pass", "no digit"), ("SSH-PASS-99", "no lower-case letter"),
+    ("Ssh-Adm-99", "cluster login name 'admin'"),
+])
+def test_ssh_password_rules(password, problem):
+    problems = passwords.ssh_password_problems(password, "admin")
+    assert (problems == []) if problem is None else any(problem in p for p in problems), problems
+
+
+# -- ranges and replication -------------------------------------------------------------------
+
+
+def test_overlapping_ranges_are_found_by_name():
+    ranges = {"kafka": "10.10.0.0/16", "databricks": "10.139.0.0/16", "other": "10.10.64.0/18"}
+    assert network_rules.overlapping_ranges(ranges) == [("kafka", "other")]
+    assert network_rules.contains("10.10.0.0/16", "10.10.0.0/24")
+    assert not network_rules.contains("10.10.0.0/16", "10.139.0.0/24")
+
+
+@pytest.mark.parametrize("value", ["10.10.0.1/16", "fd00::/8", "ten"])
+def test_cidrs_must_be_ipv4_networks(value):
+    with pytest.raises(ValueError, match="^k = "):
+        network_rules.parse_cidr(value, "k")
+
+
+def test_a_bare_address_is_a_single_host_range():
+    assert network_rules.parse_cidr("203.0.113.10", "k").prefixlen == 32
+    assert network_rules.too_wide_for_operator("0.0.0.0/0") and not network_rules.too_wide_for_operator("203.0.113.0/24")
+
+
+def test_replication_follows_fault_domains_and_fits_the_workers():
+    assert replication.recommended_replication_factor(3) == 3
+    assert replication.recommended_replication_factor(2) == 4
+    with pytest.raises(ValueError, match="2 or 3 fault domains"):
+        replication.recommended_replication_factor(5)
+    assert replication.replication_problem(4, 4) is None
+    assert "smaller than replicationFactor 4" in replication.replication_problem(4, 3)
+    assert replication.below_recommendation(4, 2) is None
+    assert "below the 4" in replication.below_recommendation(3, 2)
+
+
+# -- the Kafka edits --------------------------------------------------------------------------
+
+
+def test_kafka_env_edit_appends_microsofts_lines_once():
+    once = kafka_config.with_ip_advertising(KAFKA_ENV_TEMPLATE)
+    twice = kafka_config.with_ip_advertising(once)
+
+    assert twice == once
+    assert once.startswith(KAFKA_ENV_TEMPLATE)
+    added = once[len(KAFKA_ENV_TEMPLATE):].splitlines()
+    assert added == [
+        "# Configure Kafka to advertise IP addresses instead of FQDN",
+        "IP_ADDRESS=$(hostname -i)",
+        "echo advertised.listeners=$IP_ADDRESS",
+        "sed -i.bak -e '/advertised/{/advertised@/!d;}' /usr/hdp/current/kafka-broker/conf/server.properties",
+        'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> /usr/hdp/current/kafka-broker/conf/server.properties',
+    ]
+
+
+def test_kafka_env_edit_on_a_template_without_final_newline():
+    edited = kafka_config.with_ip_advertising("export A=1")
+    assert edited.startswith("export A=1\n# Configure Kafka") and kafka_config.with_ip_advertising(edited) == edited
+
+
+def test_the_edited_template_is_valid_bash():
+    edited = kafka_config.with_ip_advertising(KAFKA_ENV_TEMPLATE)
+    assert subprocess.run(["bash", "-n"], input=edited, text=True, capture_output=True).returncode == 0
+
+
+def test_property_edits_keep_the_other_properties_and_are_idempotent():
+    env = kafka_config.kafka_env_properties({"content": KAFKA_ENV_TEMPLATE, "kafka_user": "kafka"})
+    assert env["kafka_user"] == "kafka" and kafka_config.kafka_env_properties(env) == env
+    broker = kafka_config.kafka_broker_properties(dict(KAFKA_BROKER_PROPERTIES))
+    assert broker["listeners"] == "PLAINTEXT://0.0.0.0:9092"
+    assert {k: v for k, v in broker.items() if k != "listeners"} == {
+        k: v for k, v in KAFKA_BROKER_PROPERTIES.items() if k != "listeners"}
+    assert kafka_config.kafka_broker_properties(broker) == broker
+    with pytest.raises(ValueError, match="no 'content' property"):
+        kafka_config.kafka_env_properties({"kafka_user": "kafka"})
+
+
+# -- the topics script ------------------------------------------------------------------------
+
+
+def test_topics_script_is_bash_that_creates_each_topic_if_missing():
+    script = topics_script(TOPICS, 3)
+    assert subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True).returncode == 0
+    assert script.count("--create --if-not-exists") == len(TOPICS)
+    assert "--zookeeper" not in script
+    assert 'BOOTSTRAP="${1:?' in script
+
+
+def test_topics_script_digest_follows_content():
+    assert script_digest(topics_script(TOPICS, 3)) == script_digest(topics_script(TOPICS, 3))
+    assert script_digest(topics_script(TOPICS, 3)) != script_digest(topics_script(TOPICS, 4))
+    assert script_digest(topics_script(TOPICS, 3)) != script_digest(topics_script(TOPICS[:-1], 3))

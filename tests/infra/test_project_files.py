@@ -1,0 +1,36 @@
+"""Pulumi.yaml and the example stack file stay in step with the program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from infra.config import load_config
+from tests.infra.conftest import LOGIN_PASSWORD, use_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_pulumi_yaml_runs_infra_with_the_projects_venv():
+    project = yaml.safe_load((REPO / "Pulumi.yaml").read_text())
+    assert project["name"] == "feedback"  # the config namespace infra/config.py reads
+    assert project["runtime"]["name"] == "python"
+    assert project["runtime"]["options"]["virtualenv"] == ".venv"
+    assert project["main"] == "infra/" and (REPO / "infra" / "__main__.py").is_file()
+
+
+def test_the_example_stack_config_is_valid_once_the_secrets_are_set():
+    example = yaml.safe_load((REPO / "Pulumi.example.yaml").read_text())["config"]
+    assert not any(key.endswith(("Password", "PublicKey")) for key in example)  # no secrets in the example
+    values = {key: json.dumps(value) if isinstance(value, dict) else str(value) for key, value in example.items()}
+    values["feedback:clusterLoginPassword"] = LOGIN_PASSWORD
+    values["feedback:sshPublicKey"] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@laptop"
+    use_config(values)
+    try:
+        config = load_config()
+    finally:
+        use_config({}, [])
+    assert config.prefix == "fbkexample01" and config.replication_factor == 3
+    assert config.tags == {"project": "feedback-analytics", "owner": "you@example.com"}
