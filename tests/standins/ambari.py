@@ -1,0 +1,286 @@
+"""A loopback stand-in for the parts of Apache Ambari's REST API that the infra providers use.
+
+Follows Apache Ambari's API reference (ambari-server/docs/api/v1: index.md, configuration.md,
+update-service.md, host-components.md, hosts.md) and Microsoft's "Manage HDInsight clusters by
+using the Apache Ambari REST API" (learn.microsoft.com/azure/hdinsight/hdinsight-hadoop-manage-ambari-rest-api):
+
+- basic auth (401 otherwise); writes need `X-Requested-By` (400 "CSRF protection is turned on" otherwise);
+- `GET /api/v1/clusters/C?fields=Clusters/desired_configs` -> `{"Clusters": {"desired_configs": {type: {"tag", "version"}}}}`;
+- `GET /api/v1/clusters/C/configurations?type=T&tag=G` -> `{"items": [{"type", "tag", "version", "properties",
+  "properties_attributes"}]}` (empty `items` for an unknown tag);
+- `PUT /api/v1/clusters/C` with `{"Clusters": {"desired_config": {"type", "tag", "properties", ...}}}` makes a new
+  version the desired one (400 if the tag already exists for that type); Kafka's hosts then report stale configs;
+- `PUT /api/v1/clusters/C/services/S` with `{"RequestInfo": {"context"}, "Body": {"ServiceInfo": {"state"}}}`:
+  202 `{"href", "Requests": {"id", "status": "Accepted"}}`, or 200 with an empty body when S is already in that state;
+- `GET /api/v1/clusters/C/requests/N` -> `{"Requests": {"id", "request_context", "request_status", "progress_percent"}}`,
+  IN_PROGRESS for `polls_to_finish` polls, then COMPLETED (or FAILED for the states in `fail_states`);
+- `GET /api/v1/clusters/C/services/KAFKA/components/KAFKA_BROKER` -> `host_components[].HostRoles`
+  (`host_name`, `stale_configs`); `GET /api/v1/clusters/C/hosts/H` -> `{"Hosts": {"host_name", "ip"}}`.
+
+Faults for tests, consumed one per request in order: `"500"`, `"503"` (answer that status).
+`hang = True` keeps every request IN_PROGRESS.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+# Ambari's stock `kafka-env` template as HDInsight ships it (abridged).
+KAFKA_ENV_TEMPLATE = """#!/bin/bash
+
+# Set KAFKA specific environment variables here.
+
+# The java implementation to use.
+export JAVA_HOME={{java64_home}}
+export PATH=$PATH:$JAVA_HOME/bin
+export PID_DIR={{kafka_pid_dir}}
+export LOG_DIR={{kafka_log_dir}}
+export KAFKA_KERBEROS_PARAMS={{kafka_kerberos_params}}
+# Add kafka sink to classpath and related depenencies
+if [ -e "/usr/lib/ambari-metrics-kafka-sink/ambari-metrics-kafka-sink.jar" ]; then
+  export CLASSPATH=$CLASSPATH:/usr/lib/ambari-metrics-kafka-sink/ambari-metrics-kafka-sink.jar
+  export CLASSPATH=$CLASSPATH:/usr/lib/ambari-metrics-kafka-sink/lib/*
+fi
+"""
+
+KAFKA_BROKER_PROPERTIES = {
+    "listeners": "PLAINTEXT://localhost:9092",
+    "log.dirs": "/kafkadisk/kafka-logs",
+    "zookeeper.connect": "zk0-fbk01:2181,zk1-fbk01:2181,zk2-fbk01:2181",
+    "auto.create.topics.enable": "true",
+}
+
+
+@dataclass
+class AmbariRequest:
+    id: int
+    context: str
+    service: str
+    state: str
+    polls: int = 0
+    status: str = "IN_PROGRESS"
+
+
+@dataclass
+class AmbariStandIn:
+    cluster: str = "fbk01-kafka"
+    username: str = "admin"
+    password: str = "Kafka-Login-2024"
+    brokers: dict[str, str] = field(
+        default_factory=lambda: {
+            "wn1-fbk01k.internal.cloudapp.net": "10.10.0.8",
+            "wn0-fbk01k.internal.cloudapp.net": "10.10.0.7",
+            "wn2-fbk01k.internal.cloudapp.net": "10.10.0.9",
+        }
+    )
+    polls_to_finish: int = 2
+    fail_states: set[str] = field(default_factory=set)
+    hang: bool = False
+    faults: list[str] = field(default_factory=list)
+    service_state: str = "STARTED"
+    stale: bool = False
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self.configs: dict[str, dict[str, dict]] = {
+            "kafka-env": {"version1": {"version": 1, "properties": {"content": KAFKA_ENV_TEMPLATE, "kafka_user": "kafka"},
+                                       "properties_attributes": {}}},
+            "kafka-broker": {"version1": {"version": 1, "properties": dict(KAFKA_BROKER_PROPERTIES),
+                                          "properties_attributes": {"final": {"log.dirs": "true"}}}},
+        }
+        self.desired: dict[str, str] = {"kafka-env": "version1", "kafka-broker": "version1"}
+        self.requests: dict[int, AmbariRequest] = {}
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                standin._handle(self, "GET")
+
+            def do_PUT(self):
+                standin._handle(self, "PUT")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "AmbariStandIn":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- what tests look at -------------------------------------------------------------
+
+    def current(self, kind: str) -> dict[str, str]:
+        return self.configs[kind][self.desired[kind]]["properties"]
+
+    def current_attributes(self, kind: str) -> dict:
+        return self.configs[kind][self.desired[kind]]["properties_attributes"]
+
+    def state_changes(self) -> list[str]:
+        return [request.state for request in self.requests.values()]
+
+    def writes(self) -> list[tuple[str, str]]:
+        return [call for call in self.calls if call[0] == "PUT"]
+
+    # -- the API --------------------------------------------------------------------------
+
+    def _answer(self, handler, status: int, body: dict | None = None, headers: dict | None = None) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _error(self, handler, status: int, message: str, headers: dict | None = None) -> None:
+        self._answer(handler, status, {"status": status, "message": message}, headers)
+
+    def _authorised(self, handler) -> bool:
+        expected = base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
+        return handler.headers.get("Authorization") == f"Basic {expected}"
+
+    def _handle(self, handler, verb: str) -> None:
+        url = urlparse(handler.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        with self._lock:
+            self.calls.append((verb, url.path))
+            fault = self.faults.pop(0) if self.faults else None
+        if fault in ("500", "503"):
+            return self._error(handler, int(fault), "Server Error")
+        if not self._authorised(handler):
+            return self._error(handler, 401, "Authentication required", {"WWW-Authenticate": 'Basic realm="AmbariServer"'})
+        if verb != "GET" and not handler.headers.get("X-Requested-By"):
+            return self._error(handler, 400, "CSRF protection is turned on. X-Requested-By HTTP header is required.")
+        parts = url.path.strip("/").split("/")
+        if parts[:3] != ["api", "v1", "clusters"] or len(parts) < 4:
+            return self._error(handler, 404, f"The requested resource doesn't exist: {url.path}")
+        if parts[3] != self.cluster:
+            return self._error(handler, 404, f"The requested resource doesn't exist: Cluster not found, clusterName={parts[3]}")
+        rest = parts[4:]
+        body = json.loads(raw) if raw else {}
+        with self._lock:
+            if verb == "GET" and rest == []:
+                return self._cluster(handler)
+            if verb == "PUT" and rest == []:
+                return self._put_desired_config(handler, body)
+            if verb == "GET" and rest == ["configurations"]:
+                return self._configurations(handler, query)
+            if verb == "PUT" and len(rest) == 2 and rest[0] == "services":
+                return self._set_service_state(handler, rest[1], body)
+            if verb == "GET" and len(rest) == 2 and rest[0] == "requests":
+                return self._request_status(handler, int(rest[1]))
+            if verb == "GET" and rest == ["services", "KAFKA", "components", "KAFKA_BROKER"]:
+                return self._broker_component(handler)
+            if verb == "GET" and len(rest) == 2 and rest[0] == "hosts":
+                return self._host(handler, rest[1])
+        return self._error(handler, 404, f"The requested resource doesn't exist: {url.path}")
+
+    def _href(self, path: str) -> str:
+        return f"{self.base_url}/api/v1/clusters/{self.cluster}{path}"
+
+    def _cluster(self, handler) -> None:
+        desired = {kind: {"tag": tag, "version": self.configs[kind][tag]["version"]} for kind, tag in self.desired.items()}
+        self._answer(handler, 200, {"href": self._href(""), "Clusters": {"cluster_name": self.cluster, "desired_configs": desired}})
+
+    def _configurations(self, handler, query: dict[str, str]) -> None:
+        kind, tag = query.get("type"), query.get("tag")
+        found = self.configs.get(kind or "", {}).get(tag or "")
+        items = []
+        if found:
+            items.append({
+                "href": self._href(f"/configurations?type={kind}&tag={tag}"),
+                "tag": tag, "type": kind, "version": found["version"], "Config": {"cluster_name": self.cluster},
+                "properties": found["properties"], "properties_attributes": found["properties_attributes"],
+            })
+        self._answer(handler, 200, {"href": self._href("/configurations"), "items": items})
+
+    def _put_desired_config(self, handler, body: dict) -> None:
+        desired = body.get("Clusters", {}).get("desired_config")
+        entries = desired if isinstance(desired, list) else [desired] if desired else []
+        if not entries:
+            return self._error(handler, 400, "Invalid Request: no desired_config in the body")
+        for entry in entries:
+            kind, tag = entry.get("type"), entry.get("tag")
+            if not kind or not tag or "properties" not in entry:
+                return self._error(handler, 400, "Invalid Request: desired_config needs type, tag and properties")
+            if tag in self.configs.setdefault(kind, {}):
+                return self._error(handler, 400, f"Configuration with tag '{tag}' exists for '{kind}'")
+            version = 1 + max((c["version"] for c in self.configs[kind].values()), default=0)
+            self.configs[kind][tag] = {
+                "version": version, "properties": dict(entry["properties"]),
+                "properties_attributes": dict(entry.get("properties_attributes") or {}),
+            }
+            self.desired[kind] = tag
+            if kind.startswith("kafka"):
+                self.stale = True
+        self._answer(handler, 200)
+
+    def _set_service_state(self, handler, service: str, body: dict) -> None:
+        if service != "KAFKA":
+            return self._error(handler, 404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
+        state = body.get("Body", {}).get("ServiceInfo", {}).get("state")
+        if state not in ("INSTALLED", "STARTED"):
+            return self._error(handler, 400, f"Invalid Request: unsupported state {state!r}")
+        if state == self.service_state:
+            return self._answer(handler, 200)
+        request_id = len(self.requests) + 1
+        self.requests[request_id] = AmbariRequest(request_id, body.get("RequestInfo", {}).get("context", ""), service, state)
+        self._answer(handler, 202, {"href": self._href(f"/requests/{request_id}"), "Requests": {"id": request_id, "status": "Accepted"}})
+
+    def _request_status(self, handler, request_id: int) -> None:
+        request = self.requests.get(request_id)
+        if request is None:
+            return self._error(handler, 404, f"The requested resource doesn't exist: Request resource doesn't exist, id={request_id}")
+        if request.status == "IN_PROGRESS" and not self.hang:
+            request.polls += 1
+            if request.polls >= self.polls_to_finish:
+                request.status = "FAILED" if request.state in self.fail_states else "COMPLETED"
+                if request.status == "COMPLETED":
+                    self.service_state = request.state
+                    if request.state == "STARTED":
+                        self.stale = False
+        progress = 100 if request.status != "IN_PROGRESS" else min(90, 100 * request.polls // max(1, self.polls_to_finish))
+        self._answer(handler, 200, {
+            "href": self._href(f"/requests/{request_id}"),
+            "Requests": {"id": request_id, "cluster_name": self.cluster, "request_context": request.context,
+                         "request_status": request.status, "progress_percent": progress},
+        })
+
+    def _broker_component(self, handler) -> None:
+        host_components = [
+            {"href": self._href(f"/hosts/{host}/host_components/KAFKA_BROKER"),
+             "HostRoles": {"cluster_name": self.cluster, "component_name": "KAFKA_BROKER", "host_name": host,
+                           "stale_configs": self.stale}}
+            for host in self.brokers
+        ]
+        self._answer(handler, 200, {
+            "href": self._href("/services/KAFKA/components/KAFKA_BROKER"),
+            "ServiceComponentInfo": {"cluster_name": self.cluster, "component_name": "KAFKA_BROKER", "service_name": "KAFKA"},
+            "host_components": host_components,
+        })
+
+    def _host(self, handler, host: str) -> None:
+        if host not in self.brokers:
+            return self._error(handler, 404, f"The requested resource doesn't exist: Host not found, hostName={host}")
+        self._answer(handler, 200, {"href": self._href(f"/hosts/{host}"),
+                                    "Hosts": {"cluster_name": self.cluster, "host_name": host, "ip": self.brokers[host]}})
