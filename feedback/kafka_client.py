@@ -33,24 +33,55 @@ class TopicMissing(RuntimeError):
     """A topic the command needs does not exist (automatic topic creation is off)."""
 
 
-def _unavailable(settings: Settings, error: Exception) -> KafkaUnavailable:
+class _LastFailure(logging.Handler):
+    """Keeps the last connection failure kafka-python logs while it retries within its bound.
+
+    kafka-python reports a refused login only as a time-out at the end; its log says why.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.message: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if "SaslAuthenticationFailed" in (self.message or "") or text.startswith("Bootstrap failed"):
+            return  # keep the refused login, or the cause rather than the final time-out
+        if "failed" in text.lower() or "error" in text.lower():
+            self.message = text
+
+
+def _unavailable(settings: Settings, error: Exception, last_failure: str | None = None) -> KafkaUnavailable:
     seconds = settings.kafka_connect_timeout_ms / 1000
+    address = bootstrap_servers(settings)
+    if last_failure and "SaslAuthenticationFailed" in last_failure:
+        return KafkaUnavailable(
+            f"the broker at {address} refused the credentials (SASL authentication failed): check "
+            f"eventhubs_connection_string (FEEDBACK_EVENTHUBS_CONNECTION_STRING): it must be the namespace's "
+            f"connection string of a shared access policy with the rights this command needs"
+        )
     hint = "is it running? `feedback kafka status` tells, `feedback kafka start` starts it" if settings.backend == "local" else (
         "check the address, the network path (peering, firewall) and the credentials"
     )
+    cause = f"; last failure: {last_failure}" if last_failure else ""
     return KafkaUnavailable(
-        f"no Kafka broker answered at {bootstrap_servers(settings)} (backend {settings.backend!r}) within {seconds:g} s: "
-        f"{hint} ({type(error).__name__}: {error})"
+        f"no Kafka broker answered at {address} (backend {settings.backend!r}) within {seconds:g} s: "
+        f"{hint} ({type(error).__name__}: {error}{cause})"
     )
 
 
 def connect(settings: Settings, role: Role, **overrides):
     """A kafka-python client for `role`, connected within the settings' bound."""
     config = {**kafka_client_config(settings, role), "bootstrap_timeout_ms": settings.kafka_connect_timeout_ms, **overrides}
+    watcher = _LastFailure()
+    kafka_log = logging.getLogger("kafka")
+    kafka_log.addHandler(watcher)
     try:
         return _CLIENTS[role](**config)
     except KafkaTimeoutError as error:
-        raise _unavailable(settings, error) from None
+        raise _unavailable(settings, error, watcher.message) from None
+    finally:
+        kafka_log.removeHandler(watcher)
 
 
 @contextmanager
