@@ -35,7 +35,6 @@ from urllib.parse import urlsplit
 import requests
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from feedback.catalogue import PRICES_TOPIC
 from feedback.schema import SCHEMA_VERSION, validate_price
 from feedback.settings import Settings
 from producers.position import Position

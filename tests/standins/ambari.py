@@ -27,8 +27,8 @@ import base64
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
+
+from tests.standins.loopback import LoopbackHTTP, Reply, Request
 
 # Ambari's stock `kafka-env` template as HDInsight ships it (abridged).
 KAFKA_ENV_TEMPLATE = """#!/bin/bash
@@ -67,7 +67,7 @@ class AmbariRequest:
 
 
 @dataclass
-class AmbariStandIn:
+class AmbariStandIn(LoopbackHTTP):
     cluster: str = "fbk01-kafka"
     username: str = "admin"
     password: str = "Kafka-Login-2024"
@@ -86,7 +86,7 @@ class AmbariStandIn:
     stale: bool = False
     calls: list[tuple[str, str]] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> Reply:
         self._lock = threading.Lock()
         self.configs: dict[str, dict[str, dict]] = {
             "kafka-env": {"version1": {"version": 1, "properties": {"content": KAFKA_ENV_TEMPLATE, "kafka_user": "kafka"},
@@ -96,33 +96,11 @@ class AmbariStandIn:
         }
         self.desired: dict[str, str] = {"kafka-env": "version1", "kafka-broker": "version1"}
         self.requests: dict[int, AmbariRequest] = {}
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                standin._handle(self, "GET")
-
-            def do_PUT(self):
-                standin._handle(self, "PUT")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        LoopbackHTTP.__init__(self)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> "AmbariStandIn":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        return self.origin
 
     # -- what tests look at -------------------------------------------------------------
 
@@ -140,69 +118,59 @@ class AmbariStandIn:
 
     # -- the API --------------------------------------------------------------------------
 
-    def _answer(self, handler, status: int, body: dict | None = None, headers: dict | None = None) -> None:
-        data = json.dumps(body).encode() if body is not None else b""
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        for key, value in (headers or {}).items():
-            handler.send_header(key, value)
-        handler.end_headers()
-        handler.wfile.write(data)
+    def _answer(self, status: int, body: dict | None = None, headers: dict | None = None) -> Reply:
+        return Reply(status, body if body is not None else b"", headers or {})
 
-    def _error(self, handler, status: int, message: str, headers: dict | None = None) -> None:
-        self._answer(handler, status, {"status": status, "message": message}, headers)
+    def _error(self, status: int, message: str, headers: dict | None = None) -> Reply:
+        return self._answer(status, {"status": status, "message": message}, headers)
 
-    def _authorised(self, handler) -> bool:
+    def _authorised(self, request: Request) -> bool:
         expected = base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
-        return handler.headers.get("Authorization") == f"Basic {expected}"
+        return request.headers.get("authorization") == f"Basic {expected}"
 
-    def _handle(self, handler, verb: str) -> None:
-        url = urlparse(handler.path)
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        length = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(length) if length else b""
+    def handle(self, request: Request) -> Reply:
+        verb, path, query, raw = request.verb, request.path, request.query, request.body
         with self._lock:
-            self.calls.append((verb, url.path))
+            self.calls.append((verb, path))
             fault = self.faults.pop(0) if self.faults else None
         if fault in ("500", "503"):
-            return self._error(handler, int(fault), "Server Error")
-        if not self._authorised(handler):
-            return self._error(handler, 401, "Authentication required", {"WWW-Authenticate": 'Basic realm="AmbariServer"'})
-        if verb != "GET" and not handler.headers.get("X-Requested-By"):
-            return self._error(handler, 400, "CSRF protection is turned on. X-Requested-By HTTP header is required.")
-        parts = url.path.strip("/").split("/")
+            return self._error(int(fault), "Server Error")
+        if not self._authorised(request):
+            return self._error(401, "Authentication required", {"WWW-Authenticate": 'Basic realm="AmbariServer"'})
+        if verb != "GET" and not request.headers.get("x-requested-by"):
+            return self._error(400, "CSRF protection is turned on. X-Requested-By HTTP header is required.")
+        parts = path.strip("/").split("/")
         if parts[:3] != ["api", "v1", "clusters"] or len(parts) < 4:
-            return self._error(handler, 404, f"The requested resource doesn't exist: {url.path}")
+            return self._error(404, f"The requested resource doesn't exist: {path}")
         if parts[3] != self.cluster:
-            return self._error(handler, 404, f"The requested resource doesn't exist: Cluster not found, clusterName={parts[3]}")
+            return self._error(404, f"The requested resource doesn't exist: Cluster not found, clusterName={parts[3]}")
         rest = parts[4:]
         body = json.loads(raw) if raw else {}
         with self._lock:
             if verb == "GET" and rest == []:
-                return self._cluster(handler)
+                return self._cluster()
             if verb == "PUT" and rest == []:
-                return self._put_desired_config(handler, body)
+                return self._put_desired_config(body)
             if verb == "GET" and rest == ["configurations"]:
-                return self._configurations(handler, query)
+                return self._configurations(query)
             if verb == "PUT" and len(rest) == 2 and rest[0] == "services":
-                return self._set_service_state(handler, rest[1], body)
+                return self._set_service_state(rest[1], body)
             if verb == "GET" and len(rest) == 2 and rest[0] == "requests":
-                return self._request_status(handler, int(rest[1]))
+                return self._request_status(int(rest[1]))
             if verb == "GET" and rest == ["services", "KAFKA", "components", "KAFKA_BROKER"]:
-                return self._broker_component(handler)
+                return self._broker_component()
             if verb == "GET" and len(rest) == 2 and rest[0] == "hosts":
-                return self._host(handler, rest[1])
-        return self._error(handler, 404, f"The requested resource doesn't exist: {url.path}")
+                return self._host(rest[1])
+        return self._error(404, f"The requested resource doesn't exist: {path}")
 
     def _href(self, path: str) -> str:
         return f"{self.base_url}/api/v1/clusters/{self.cluster}{path}"
 
-    def _cluster(self, handler) -> None:
+    def _cluster(self) -> Reply:
         desired = {kind: {"tag": tag, "version": self.configs[kind][tag]["version"]} for kind, tag in self.desired.items()}
-        self._answer(handler, 200, {"href": self._href(""), "Clusters": {"cluster_name": self.cluster, "desired_configs": desired}})
+        return self._answer(200, {"href": self._href(""), "Clusters": {"cluster_name": self.cluster, "desired_configs": desired}})
 
-    def _configurations(self, handler, query: dict[str, str]) -> None:
+    def _configurations(self,  query: dict[str, str]) -> Reply:
         kind, tag = query.get("type"), query.get("tag")
         found = self.configs.get(kind or "", {}).get(tag or "")
         items = []
@@ -212,19 +180,19 @@ class AmbariStandIn:
                 "tag": tag, "type": kind, "version": found["version"], "Config": {"cluster_name": self.cluster},
                 "properties": found["properties"], "properties_attributes": found["properties_attributes"],
             })
-        self._answer(handler, 200, {"href": self._href("/configurations"), "items": items})
+        return self._answer(200, {"href": self._href("/configurations"), "items": items})
 
-    def _put_desired_config(self, handler, body: dict) -> None:
+    def _put_desired_config(self,  body: dict) -> Reply:
         desired = body.get("Clusters", {}).get("desired_config")
         entries = desired if isinstance(desired, list) else [desired] if desired else []
         if not entries:
-            return self._error(handler, 400, "Invalid Request: no desired_config in the body")
+            return self._error(400, "Invalid Request: no desired_config in the body")
         for entry in entries:
             kind, tag = entry.get("type"), entry.get("tag")
             if not kind or not tag or "properties" not in entry:
-                return self._error(handler, 400, "Invalid Request: desired_config needs type, tag and properties")
+                return self._error(400, "Invalid Request: desired_config needs type, tag and properties")
             if tag in self.configs.setdefault(kind, {}):
-                return self._error(handler, 400, f"Configuration with tag '{tag}' exists for '{kind}'")
+                return self._error(400, f"Configuration with tag '{tag}' exists for '{kind}'")
             version = 1 + max((c["version"] for c in self.configs[kind].values()), default=0)
             self.configs[kind][tag] = {
                 "version": version, "properties": dict(entry["properties"]),
@@ -233,24 +201,24 @@ class AmbariStandIn:
             self.desired[kind] = tag
             if kind.startswith("kafka"):
                 self.stale = True
-        self._answer(handler, 200)
+        return self._answer(200)
 
-    def _set_service_state(self, handler, service: str, body: dict) -> None:
+    def _set_service_state(self,  service: str, body: dict) -> Reply:
         if service != "KAFKA":
-            return self._error(handler, 404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
+            return self._error(404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
         state = body.get("Body", {}).get("ServiceInfo", {}).get("state")
         if state not in ("INSTALLED", "STARTED"):
-            return self._error(handler, 400, f"Invalid Request: unsupported state {state!r}")
+            return self._error(400, f"Invalid Request: unsupported state {state!r}")
         if state == self.service_state:
-            return self._answer(handler, 200)
+            return self._answer(200)
         request_id = len(self.requests) + 1
         self.requests[request_id] = AmbariRequest(request_id, body.get("RequestInfo", {}).get("context", ""), service, state)
-        self._answer(handler, 202, {"href": self._href(f"/requests/{request_id}"), "Requests": {"id": request_id, "status": "Accepted"}})
+        return self._answer(202, {"href": self._href(f"/requests/{request_id}"), "Requests": {"id": request_id, "status": "Accepted"}})
 
-    def _request_status(self, handler, request_id: int) -> None:
+    def _request_status(self,  request_id: int) -> Reply:
         request = self.requests.get(request_id)
         if request is None:
-            return self._error(handler, 404, f"The requested resource doesn't exist: Request resource doesn't exist, id={request_id}")
+            return self._error(404, f"The requested resource doesn't exist: Request resource doesn't exist, id={request_id}")
         if request.status == "IN_PROGRESS" and not self.hang:
             request.polls += 1
             if request.polls >= self.polls_to_finish:
@@ -260,27 +228,27 @@ class AmbariStandIn:
                     if request.state == "STARTED":
                         self.stale = False
         progress = 100 if request.status != "IN_PROGRESS" else min(90, 100 * request.polls // max(1, self.polls_to_finish))
-        self._answer(handler, 200, {
+        return self._answer(200, {
             "href": self._href(f"/requests/{request_id}"),
             "Requests": {"id": request_id, "cluster_name": self.cluster, "request_context": request.context,
                          "request_status": request.status, "progress_percent": progress},
         })
 
-    def _broker_component(self, handler) -> None:
+    def _broker_component(self) -> Reply:
         host_components = [
             {"href": self._href(f"/hosts/{host}/host_components/KAFKA_BROKER"),
              "HostRoles": {"cluster_name": self.cluster, "component_name": "KAFKA_BROKER", "host_name": host,
                            "stale_configs": self.stale}}
             for host in self.brokers
         ]
-        self._answer(handler, 200, {
+        return self._answer(200, {
             "href": self._href("/services/KAFKA/components/KAFKA_BROKER"),
             "ServiceComponentInfo": {"cluster_name": self.cluster, "component_name": "KAFKA_BROKER", "service_name": "KAFKA"},
             "host_components": host_components,
         })
 
-    def _host(self, handler, host: str) -> None:
+    def _host(self,  host: str) -> Reply:
         if host not in self.brokers:
-            return self._error(handler, 404, f"The requested resource doesn't exist: Host not found, hostName={host}")
-        self._answer(handler, 200, {"href": self._href(f"/hosts/{host}"),
+            return self._error(404, f"The requested resource doesn't exist: Host not found, hostName={host}")
+        return self._answer(200, {"href": self._href(f"/hosts/{host}"),
                                     "Hosts": {"cluster_name": self.cluster, "host_name": host, "ip": self.brokers[host]}})

@@ -21,17 +21,15 @@ operation fail.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import ssl
 import threading
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, urlparse
 
 from tests.standins import tls
+from tests.standins.loopback import LoopbackHTTP, Reply, Request
 
 TENANT = "00000000-0000-0000-0000-0000000000aa"
 
@@ -49,7 +47,7 @@ class Operation:
 
 
 @dataclass
-class HDInsightManagementStandIn:
+class HDInsightManagementStandIn(LoopbackHTTP):
     cert_file: Path
     key_file: Path
     subscription_id: str = "11111111-2222-3333-4444-555555555555"
@@ -62,108 +60,74 @@ class HDInsightManagementStandIn:
     executions: list[dict] = field(default_factory=list)
     calls: list[tuple[str, str]] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self) -> Reply:
         self._lock = threading.Lock()
         self.operations: dict[str, Operation] = {}
-        standin = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                standin._handle(self, "GET")
-
-            def do_POST(self):
-                standin._handle(self, "POST")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(self.cert_file, self.key_file)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        LoopbackHTTP.__init__(self, context)
 
     @property
     def base_url(self) -> str:
-        return f"https://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> "HDInsightManagementStandIn":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        return self.origin
 
     def posts(self) -> list[tuple[str, str]]:
         return [call for call in self.calls if call[0] == "POST"]
 
     # -- the API --------------------------------------------------------------------------
 
-    def _answer(self, handler, status: int, body: dict | None = None, headers: dict | None = None) -> None:
-        data = json.dumps(body).encode() if body is not None else b""
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json; charset=utf-8")
-        handler.send_header("Content-Length", str(len(data)))
-        handler.send_header("x-ms-request-id", str(uuid.uuid4()))
-        for key, value in (headers or {}).items():
-            handler.send_header(key, value)
-        handler.end_headers()
-        handler.wfile.write(data)
+    def _answer(self, status: int, body: dict | None = None, headers: dict | None = None) -> Reply:
+        return Reply(status, body if body is not None else b"", {"x-ms-request-id": str(uuid.uuid4()), **(headers or {})})
 
-    def _error(self, handler, status: int, code: str, message: str, headers: dict | None = None) -> None:
-        self._answer(handler, status, {"error": {"code": code, "message": message}}, headers)
+    def _error(self, status: int, code: str, message: str, headers: dict | None = None) -> Reply:
+        return self._answer(status, {"error": {"code": code, "message": message}}, headers)
 
     def _cluster_path(self) -> str:
         return (f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}"
                 f"/providers/Microsoft.HDInsight/clusters/{self.cluster}")
 
-    def _handle(self, handler, verb: str) -> None:
-        url = urlparse(handler.path)
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        length = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(length) if length else b""
+    def handle(self, request: Request) -> Reply:
+        verb, path, query, raw = request.verb, request.path, request.query, request.body
         with self._lock:
-            self.calls.append((verb, url.path))
+            self.calls.append((verb, path))
             fault = self.faults.pop(0) if verb == "POST" and self.faults else None
         if fault in ("500", "503"):
-            return self._error(handler, int(fault), "InternalServerError", "The server encountered an internal error.")
-        if handler.headers.get("Authorization") != f"Bearer {self.token}":
+            return self._error(int(fault), "InternalServerError", "The server encountered an internal error.")
+        if request.headers.get("authorization") != f"Bearer {self.token}":
             challenge = (f'Bearer authorization_uri="https://login.microsoftonline.com/{TENANT}", '
                          'error="invalid_token", error_description="The access token is invalid."')
-            return self._error(handler, 401, "InvalidAuthenticationToken", "The access token is invalid.",
+            return self._error(401, "InvalidAuthenticationToken", "The access token is invalid.",
                                {"WWW-Authenticate": challenge})
         if "api-version" not in query:
-            return self._error(handler, 400, "MissingApiVersionParameter",
+            return self._error(400, "MissingApiVersionParameter",
                                "The api-version query parameter (?api-version=) is required for all requests.")
         api_version = query["api-version"]
         base = self._cluster_path() + "/executeScriptActions"
-        if not url.path.startswith(f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}/") or \
-                not url.path.startswith(self._cluster_path()):
-            return self._error(handler, 404, "ResourceNotFound", f"The Resource '{url.path}' was not found.")
+        if not path.startswith(f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}/") or \
+                not path.startswith(self._cluster_path()):
+            return self._error(404, "ResourceNotFound", f"The Resource '{path}' was not found.")
         with self._lock:
-            if verb == "POST" and url.path == base:
-                return self._execute(handler, json.loads(raw or b"{}"), api_version)
-            if verb == "GET" and url.path.startswith(base + "/azureasyncoperations/"):
-                return self._async_status(handler, url.path.rsplit("/", 1)[-1])
-            if verb == "GET" and url.path.startswith(base + "/operationresults/"):
-                return self._operation_result(handler, url.path.rsplit("/", 1)[-1], api_version)
-        return self._error(handler, 404, "ResourceNotFound", f"The Resource '{url.path}' was not found.")
+            if verb == "POST" and path == base:
+                return self._execute(json.loads(raw or b"{}"), api_version)
+            if verb == "GET" and path.startswith(base + "/azureasyncoperations/"):
+                return self._async_status(path.rsplit("/", 1)[-1])
+            if verb == "GET" and path.startswith(base + "/operationresults/"):
+                return self._operation_result(path.rsplit("/", 1)[-1], api_version)
+        return self._error(404, "ResourceNotFound", f"The Resource '{path}' was not found.")
 
-    def _execute(self, handler, body: dict, api_version: str) -> None:
+    def _execute(self, body: dict, api_version: str) -> Reply:
         actions = body.get("scriptActions")
         if not actions or "persistOnSuccess" not in body:
-            return self._error(handler, 400, "InvalidRequestContent", "scriptActions and persistOnSuccess are required.")
+            return self._error(400, "InvalidRequestContent", "scriptActions and persistOnSuccess are required.")
         for action in actions:
             missing = [key for key in ("name", "uri", "roles") if not action.get(key)]
             if missing:
-                return self._error(handler, 400, "InvalidRequestContent", f"script action lacks {', '.join(missing)}.")
+                return self._error(400, "InvalidRequestContent", f"script action lacks {', '.join(missing)}.")
         self.executions.append(body)
         operation = Operation(str(uuid.uuid4()))
         self.operations[operation.id] = operation
-        self._answer(handler, 202, None, self._operation_headers(operation.id, api_version))
+        return self._answer(202, None, self._operation_headers(operation.id, api_version))
 
     def _operation_headers(self, operation_id: str, api_version: str) -> dict[str, str]:
         base = self.base_url + self._cluster_path() + "/executeScriptActions"
@@ -173,27 +137,27 @@ class HDInsightManagementStandIn:
             "Retry-After": "0",
         }
 
-    def _advance(self, operation: Operation) -> None:
+    def _advance(self, operation: Operation) -> Reply:
         if operation.status == "InProgress":
             operation.polls += 1
             if operation.polls >= self.polls_to_finish:
                 operation.status = self.outcome
 
-    def _async_status(self, handler, operation_id: str) -> None:
+    def _async_status(self, operation_id: str) -> Reply:
         operation = self.operations.get(operation_id)
         if operation is None:
-            return self._error(handler, 404, "ResourceNotFound", f"Operation {operation_id} was not found.")
+            return self._error(404, "ResourceNotFound", f"Operation {operation_id} was not found.")
         self._advance(operation)
         body: dict = {"status": operation.status}
         if operation.status == "Failed":
             body["error"] = {"code": "ScriptExecutionFailed",
                              "message": "Script action 'feedback-topics' failed on hn0: exit code 1."}
-        self._answer(handler, 200, body, {"Retry-After": "0"})
+        return self._answer(200, body, {"Retry-After": "0"})
 
-    def _operation_result(self, handler, operation_id: str, api_version: str) -> None:
+    def _operation_result(self, operation_id: str, api_version: str) -> Reply:
         operation = self.operations.get(operation_id)
         if operation is None:
-            return self._error(handler, 404, "ResourceNotFound", f"Operation {operation_id} was not found.")
+            return self._error(404, "ResourceNotFound", f"Operation {operation_id} was not found.")
         if operation.status == "InProgress":
-            return self._answer(handler, 202, None, self._operation_headers(operation_id, api_version))
-        self._answer(handler, 200, {})
+            return self._answer(202, None, self._operation_headers(operation_id, api_version))
+        return self._answer(200, {})
