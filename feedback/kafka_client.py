@@ -75,6 +75,11 @@ def connect(settings: Settings, role: Role, **overrides):
     config = {**kafka_client_config(settings, role), "bootstrap_timeout_ms": settings.kafka_connect_timeout_ms, **overrides}
     watcher = _LastFailure()
     kafka_log = logging.getLogger("kafka")
+    level, propagate = kafka_log.level, kafka_log.propagate
+    if kafka_log.getEffectiveLevel() > logging.WARNING:
+        # The CLI silences kafka-python; hear its warnings here without passing them on.
+        kafka_log.setLevel(logging.WARNING)
+        kafka_log.propagate = False
     kafka_log.addHandler(watcher)
     try:
         return _CLIENTS[role](**config)
@@ -82,6 +87,8 @@ def connect(settings: Settings, role: Role, **overrides):
         raise _unavailable(settings, error, watcher.message) from None
     finally:
         kafka_log.removeHandler(watcher)
+        kafka_log.setLevel(level)
+        kafka_log.propagate = propagate
 
 
 @contextmanager

@@ -70,14 +70,20 @@ def bootstrap_servers(settings: Settings) -> str:
     raise BackendConfigError(f"no bootstrap address for backend {settings.backend!r}")  # require_complete covers it
 
 
-def _security(settings: Settings) -> dict[str, Any]:
+def eventhubs_password(settings: Settings, reads: bool) -> str:
+    """The connection string a client signs in with: readers use the Listen one if set."""
+    chosen = settings.eventhubs_listen_connection_string if reads else None
+    return (chosen or settings.eventhubs_connection_string).get_secret_value()
+
+
+def _security(settings: Settings, reads: bool = False) -> dict[str, Any]:
     if settings.backend != "eventhubs":
         return {"security_protocol": "PLAINTEXT"}
     security = {
         "security_protocol": "SASL_SSL",
         "sasl_mechanism": "PLAIN",
         "sasl_plain_username": EVENTHUBS_USER,
-        "sasl_plain_password": settings.eventhubs_connection_string.get_secret_value(),
+        "sasl_plain_password": eventhubs_password(settings, reads),
     }
     if settings.ssl_cafile is not None:
         security["ssl_cafile"] = str(settings.ssl_cafile)
@@ -92,7 +98,7 @@ def kafka_client_config(settings: Settings, role: Role) -> dict[str, Any]:
     config: dict[str, Any] = {
         "bootstrap_servers": bootstrap_servers(settings).split(","),
         "request_timeout_ms": settings.kafka_request_timeout_ms,
-        **_security(settings),
+        **_security(settings, reads=role == "consumer"),
     }
     eventhubs = settings.backend == "eventhubs"
     if eventhubs:
@@ -129,9 +135,9 @@ def jaas_quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def jaas_config(settings: Settings) -> str:
+def jaas_config(settings: Settings, reads: bool = False) -> str:
     module = SHADED_PLAIN_LOGIN_MODULE if settings.on_databricks else PLAIN_LOGIN_MODULE
-    password = settings.eventhubs_connection_string.get_secret_value()
+    password = eventhubs_password(settings, reads)
     return f"{module} required username={jaas_quote(EVENTHUBS_USER)} password={jaas_quote(password)};"
 
 
@@ -150,7 +156,7 @@ def spark_kafka_options(settings: Settings, role: Literal["source", "sink"]) -> 
             {
                 "kafka.security.protocol": "SASL_SSL",
                 "kafka.sasl.mechanism": "PLAIN",
-                "kafka.sasl.jaas.config": jaas_config(settings),
+                "kafka.sasl.jaas.config": jaas_config(settings, reads=role == "source"),
                 "kafka.request.timeout.ms": str(EVENTHUBS_CLIENT["request_timeout_ms"]),
                 "kafka.metadata.max.age.ms": str(EVENTHUBS_CLIENT["metadata_max_age_ms"]),
                 "kafka.connections.max.idle.ms": str(EVENTHUBS_CLIENT["connections_max_idle_ms"]),

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     # Event Hubs: the namespace connection string (a shared access policy's primary
     # connection string). Used as the SASL PLAIN password with user `$ConnectionString`.
     eventhubs_connection_string: Optional[SecretStr] = None
+    # Readers (the pipeline's Kafka source, consumers) use this one when it is set: the stack
+    # makes a Listen-only rule for them and a Send-only rule for writers (least privilege).
+    eventhubs_listen_connection_string: Optional[SecretStr] = None
     eventhubs_tier: Literal["standard", "premium", "dedicated"] = "standard"
     # A CA bundle to trust for SASL_SSL (PEM). Unset: the system's trust store.
     ssl_cafile: Optional[Path] = None
@@ -206,6 +209,7 @@ class Settings(BaseSettings):
 _HINTS = {
     "bootstrap_servers": "the HDInsight stack output: `pulumi stack output kafkaBootstrapServers`",
     "eventhubs_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsConnectionString`",
+    "eventhubs_listen_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsListenConnectionString`",
     "azure_language_endpoint": "the Language resource's endpoint, https://NAME.cognitiveservices.azure.com/",
     "azure_language_key": "one of the Language resource's keys; keep it in the environment or a secret scope",
     "slack_bot_token": "the Slack app's Bot User OAuth Token, xoxb-...",

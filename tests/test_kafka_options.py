@@ -108,3 +108,18 @@ def test_a_trusted_ca_reaches_both_clients(tmp_path):
 def test_a_connection_string_without_an_endpoint_is_explained():
     with pytest.raises(BackendConfigError, match="Endpoint=sb://"):
         bootstrap_servers(eventhubs(eventhubs_connection_string="SharedAccessKeyName=a;SharedAccessKey=b"))
+
+
+def test_readers_sign_in_with_the_listen_connection_string_and_writers_with_the_send_one():
+    listen = CONNECTION.replace("SharedAccessKeyName=", "SharedAccessKeyName=listen-")
+    settings = load_settings(backend="eventhubs", eventhubs_connection_string=CONNECTION,
+                             eventhubs_listen_connection_string=listen)
+    assert kafka_client_config(settings, "consumer")["sasl_plain_password"] == listen
+    assert kafka_client_config(settings, "producer")["sasl_plain_password"] == CONNECTION
+    assert jaas_quote(listen) in spark_kafka_options(settings, "source")["kafka.sasl.jaas.config"]
+    assert jaas_quote(CONNECTION) in spark_kafka_options(settings, "sink")["kafka.sasl.jaas.config"]
+
+
+def test_without_a_listen_connection_string_readers_use_the_one_connection_string():
+    settings = load_settings(backend="eventhubs", eventhubs_connection_string=CONNECTION)
+    assert kafka_client_config(settings, "consumer")["sasl_plain_password"] == CONNECTION
