@@ -7,16 +7,21 @@ it. Nothing else in the program reads Pulumi config.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Protocol, get_args
 
 import pulumi
 
-from infra.lib import azure_names, network_rules, passwords, replication
+from feedback.catalogue import TOPICS, Topic
+from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication
 
 NAMESPACE = "feedback"
 Backend = Literal["hdinsight", "eventhubs", "both"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
+# The backend the deployed jobs use: one the stack builds (feedback:jobsBackend chooses for `both`).
+JobsBackend = Literal["hdinsight", "eventhubs"]
+JOBS_BACKENDS: tuple[str, ...] = get_args(JobsBackend)
 DATABRICKS_SKUS = ("premium", "trial")
 SSH_KEY_EXAMPLE = '"$(cat ~/.ssh/id_rsa.pub)"'
 
@@ -40,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "clusterLoginUser": "admin",
     "sshUser": "sshuser",
     "databricksSku": "premium",
+    "eventhubsTier": "standard",
 }
 INT_KEYS = ("workerCount", "disksPerWorker", "faultDomains", "replicationFactor")
 SECRET_KEYS = ("clusterLoginPassword", "sshPassword", "sshPublicKey")
@@ -51,7 +57,13 @@ EXAMPLES = {
     "sshPassword": "<password>",
     "sshPublicKey": SSH_KEY_EXAMPLE,
     "databricksSku": "premium",
+    "eventhubsTier": "standard",
+    "eventhubsClusterId": "/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.EventHub/clusters/<name>",
+    "jobsBackend": "hdinsight",
 }
+EVENTHUBS_CLUSTER_ID = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.EventHub/clusters/[^/]+$", re.IGNORECASE
+)
 
 
 class ConfigError(ValueError):
@@ -93,6 +105,9 @@ class StackConfig:
     ssh_user: str
     databricks_sku: str
     storage_account_name: str
+    jobs_backend: JobsBackend
+    eventhubs_tier: str = "standard"
+    eventhubs_cluster_id: Optional[str] = None
     cluster_login_password: Optional[pulumi.Output[str]] = None
     ssh_password: Optional[pulumi.Output[str]] = None
     ssh_public_key: Optional[pulumi.Output[str]] = None
@@ -123,6 +138,21 @@ class StackConfig:
     def databricks_managed_resource_group(self) -> str:
         return f"{self.prefix}-databricks-managed"
 
+    @property
+    def eventhubs_namespace_name(self) -> str:
+        return eventhubs_namespace_name(self.prefix)
+
+
+def eventhubs_namespace_name(prefix: str) -> str:
+    return f"{prefix}-eventhubs"
+
+
+def jobs_backend_for(backend: str, configured: Optional[str]) -> str:
+    """The backend the deployed jobs use: the one built, or for `both` the configured one (hdinsight by default)."""
+    if configured is not None:
+        return configured
+    return "hdinsight" if backend == "both" else backend
+
 
 def default_storage_account_name(prefix: str) -> str:
     return f"{prefix}kafkastore"[:24]
@@ -149,11 +179,17 @@ def _as_int(values: dict[str, Any], key: str, problems: list[str]) -> Optional[i
     return number
 
 
-def validate(values: dict[str, Any], secrets: dict[str, Optional[str]], plain_secrets: tuple[str, ...] = ()) -> Checked:
+def validate(
+    values: dict[str, Any],
+    secrets: dict[str, Optional[str]],
+    plain_secrets: tuple[str, ...] = (),
+    topics: tuple[Topic, ...] = TOPICS,
+) -> Checked:
     """Every problem with these config values, each a line that says how to fix it. Pure.
 
     `values` holds the plain keys (defaults filled in), `secrets` the secret keys' clear text
-    (None when unset), `plain_secrets` the secret keys that were set without `--secret`.
+    (None when unset), `plain_secrets` the secret keys that were set without `--secret`,
+    `topics` the catalogue the Event Hubs namespace must hold.
     """
     problems: list[str] = []
     warnings: list[str] = []
@@ -165,6 +201,16 @@ def validate(values: dict[str, Any], secrets: dict[str, Optional[str]], plain_se
     if backend not in BACKENDS:
         bad("backend", f"{NAMESPACE}:backend is {backend!r}, expected one of {', '.join(BACKENDS)}")
     builds_hdinsight = backend in ("hdinsight", "both")
+    builds_eventhubs = backend in ("eventhubs", "both")
+    jobs_backend = values.get("jobsBackend")
+    if jobs_backend is not None and backend in BACKENDS:
+        built = JOBS_BACKENDS if backend == "both" else (backend,)
+        if jobs_backend not in built:
+            problems.append(
+                f"{NAMESPACE}:jobsBackend is {jobs_backend!r}, but {NAMESPACE}:backend {backend!r} builds "
+                f"{' and '.join(built)}: run `{set_line('jobsBackend', built[0])}`"
+                + ("" if backend == "both" else f" or `pulumi config rm {NAMESPACE}:jobsBackend`")
+            )
 
     prefix = values.get("prefix")
     if prefix is None:
@@ -175,6 +221,7 @@ def validate(values: dict[str, Any], secrets: dict[str, Optional[str]], plain_se
         for problem in (
             azure_names.hdinsight_cluster_name_problem(f"{prefix}-kafka"),
             azure_names.databricks_workspace_name_problem(f"{prefix}-databricks"),
+            event_hubs_limits.namespace_name_problem(eventhubs_namespace_name(str(prefix))),
         ):
             if problem:
                 bad("prefix", problem)
@@ -233,6 +280,11 @@ def validate(values: dict[str, Any], secrets: dict[str, Optional[str]], plain_se
     elif sku not in DATABRICKS_SKUS:
         bad("databricksSku", f"{NAMESPACE}:databricksSku is {sku!r}, expected one of {', '.join(DATABRICKS_SKUS)}")
 
+    problems.extend(_event_hubs_problems(values, topics, builds_eventhubs))
+    if values.get("eventhubsClusterId") and str(values.get("eventhubsTier")).lower() != "dedicated":
+        warnings.append(f"{NAMESPACE}:eventhubsClusterId is set but {NAMESPACE}:eventhubsTier is not 'dedicated'; "
+                        f"it is not used (remove it with `pulumi config rm {NAMESPACE}:eventhubsClusterId`)")
+
     for key in plain_secrets:
         bad(key, f"{NAMESPACE}:{key} is stored in plain text in the stack file; store it encrypted", secret=True)
 
@@ -264,6 +316,33 @@ def validate(values: dict[str, Any], secrets: dict[str, Optional[str]], plain_se
     return Checked(problems, warnings)
 
 
+def _event_hubs_problems(values: dict[str, Any], topics: tuple[Topic, ...], builds_eventhubs: bool) -> list[str]:
+    """The tier, the Dedicated cluster and the catalogue against the tier's limits."""
+    tier = str(values.get("eventhubsTier")).lower()
+    if problem := event_hubs_limits.tier_problem(tier):
+        return [f"{NAMESPACE}:{problem}: run `{set_line('eventhubsTier', 'standard')}`"]
+    if not builds_eventhubs:
+        return []
+    problems: list[str] = []
+    if tier == "dedicated":
+        cluster = values.get("eventhubsClusterId")
+        if not cluster or not EVENTHUBS_CLUSTER_ID.match(str(cluster)):
+            state = "is not set" if not cluster else f"is {cluster!r}, not an Event Hubs cluster's resource id"
+            problems.append(
+                f"{NAMESPACE}:eventhubsClusterId {state} (tier 'dedicated' puts the namespace in an existing "
+                f"Event Hubs Dedicated cluster; this stack does not create one): run `{set_line('eventhubsClusterId')}`"
+            )
+    misfits = event_hubs_limits.catalogue_problems(topics, tier)
+    if misfits:
+        larger = next((t for t in event_hubs_limits.TIERS[event_hubs_limits.TIERS.index(tier) + 1:]
+                       if not event_hubs_limits.catalogue_problems(topics, t)), None)
+        fix = "change the topic in feedback/catalogue.py"
+        if larger:
+            fix += f", or use a larger tier: run `{set_line('eventhubsTier', larger)}`"
+        problems.extend(f"{misfit}: {fix}" for misfit in misfits)
+    return problems
+
+
 def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] = None) -> StackConfig:
     """Read the stack config once, validate it and return it; raise ConfigError listing every problem."""
     config = config if config is not None else pulumi.Config(NAMESPACE)
@@ -274,7 +353,7 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
             return is_config_secret(f"{NAMESPACE}:{key}")
 
     values: dict[str, Any] = {key: config.get(key) or default for key, default in DEFAULTS.items()}
-    for key in ("prefix", "operatorCidr", "storageAccountName", "replicationFactor"):
+    for key in ("prefix", "operatorCidr", "storageAccountName", "replicationFactor", "jobsBackend", "eventhubsClusterId"):
         values[key] = config.get(key)
     if values["replicationFactor"] is None:
         try:
@@ -315,6 +394,9 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
         ssh_user=str(values["sshUser"]),
         databricks_sku=str(values["databricksSku"]).lower(),
         storage_account_name=str(values.get("storageAccountName") or default_storage_account_name(prefix)),
+        jobs_backend=jobs_backend_for(str(values["backend"]), values["jobsBackend"]),  # type: ignore[arg-type]
+        eventhubs_tier=str(values["eventhubsTier"]).lower(),
+        eventhubs_cluster_id=values["eventhubsClusterId"],
         cluster_login_password=secret("clusterLoginPassword"),
         ssh_password=secret("sshPassword"),
         ssh_public_key=secret("sshPublicKey"),

@@ -1,7 +1,8 @@
 """The whole stack, as a table of contents: one validated config in, components, outputs out.
 
 `infra/__main__.py` calls `build(load_config())` and exports what it returns; the tests call
-`build` under Pulumi's mocks. Which parts get built follows `feedback:backend`.
+`build` under Pulumi's mocks. Which parts get built follows `feedback:backend`; `jobsBackend`
+and `jobsBootstrapServers` tell the Databricks deployment which backend the jobs use.
 """
 
 from __future__ import annotations
@@ -12,17 +13,12 @@ from pulumi_azure_native import authorization, resources
 from feedback.catalogue import TOPICS
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
 from infra.components.databricks_workspace import DatabricksWorkspace, DatabricksWorkspaceArgs
+from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
 from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs
 from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
 from infra.config import StackConfig
-
-EVENT_HUBS_PENDING = (
-    "feedback:backend includes 'eventhubs', but this program does not build Event Hubs yet (it comes with its "
-    "own component, infra/components/event_hubs.py); only the parts shared with the hdinsight backend are built"
-)
-
 
 def build(config: StackConfig) -> dict[str, pulumi.Output]:
     """Create every resource the config asks for; the stack outputs by export name."""
@@ -61,9 +57,43 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     if config.builds_hdinsight:
         outputs.update(build_hdinsight(config, group, workspace, client.subscription_id))
     if config.builds_eventhubs:
-        # Event Hubs: create its component here and merge its outputs (eventHubsNamespace, ...).
-        pulumi.log.warn(EVENT_HUBS_PENDING)
+        outputs.update(build_event_hubs(config, group))
+    outputs.update(jobs_outputs(config.jobs_backend, outputs))
     return outputs
+
+
+def jobs_outputs(jobs_backend: str, outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
+    """What the deployed jobs use: their backend and its bootstrap address (the credentials are
+    that backend's own outputs: none for hdinsight, the eventhubs*ConnectionString secrets)."""
+    bootstrap = outputs["eventhubsBootstrapServers" if jobs_backend == "eventhubs" else "kafkaBootstrapServers"]
+    return {"jobsBackend": pulumi.Output.from_input(jobs_backend), "jobsBootstrapServers": bootstrap}
+
+
+def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> dict[str, pulumi.Output]:
+    """The namespace, a hub per catalogue topic, and the Send-only and Listen-only rules."""
+    hubs = EventHubsNamespace(
+        "eventhubs",
+        EventHubsArgs(
+            resource_group_name=group.name,
+            location=config.location,
+            namespace_name=config.eventhubs_namespace_name,
+            topics=TOPICS,
+            tier=config.eventhubs_tier,
+            cluster_id=config.eventhubs_cluster_id,
+            tags=config.tags,
+        ),
+    )
+    return {
+        "eventhubsNamespace": hubs.namespace_name,
+        "eventhubsBootstrapServers": hubs.bootstrap_servers,
+        "eventhubsTier": pulumi.Output.from_input(config.eventhubs_tier),
+        "eventhubsTopics": hubs.hub_names,
+        "eventhubsSendConnectionString": hubs.send_connection_string,
+        "eventhubsListenConnectionString": hubs.listen_connection_string,
+        # The name the jobs' settings hint gives for `eventhubs_connection_string`: the Send
+        # rule, which is what producers (the one-credential clients) need.
+        "eventhubsConnectionString": hubs.send_connection_string,
+    }
 
 
 def build_hdinsight(

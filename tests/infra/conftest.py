@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -31,6 +32,9 @@ NAME_INPUTS = {
     "azure-native:hdinsight:Cluster": "clusterName",
     "azure-native:databricks:Workspace": "workspaceName",
     "azure-native:databricks:VNetPeering": "peeringName",
+    "azure-native:eventhub:Namespace": "namespaceName",
+    "azure-native:eventhub:EventHub": "eventHubName",
+    "azure-native:eventhub:NamespaceAuthorizationRule": "authorizationRuleName",
 }
 PROVIDERS = {
     "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
@@ -38,6 +42,7 @@ PROVIDERS = {
     "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
     "azure-native:hdinsight:Cluster": "Microsoft.HDInsight/clusters",
     "azure-native:databricks:Workspace": "Microsoft.Databricks/workspaces",
+    "azure-native:eventhub:Namespace": "Microsoft.EventHub/namespaces",
 }
 
 
@@ -68,6 +73,18 @@ class Registered:
     outputs: dict[str, Any]
     secret_inputs: set[str]
     id: str = ""
+    replace_on_changes: tuple[str, ...] = ()
+    delete_before_replace: bool = False
+
+
+def fake_sas_key(rule: str) -> str:
+    """A made-up key: short, with a hyphen, so nothing here looks like a real SAS key."""
+    return f"fake-{rule}="
+
+
+def fake_connection_string(namespace: str, rule: str) -> str:
+    return (f"Endpoint=sb://{namespace}.servicebus.windows.net/;SharedAccessKeyName={rule};"
+            f"SharedAccessKey={fake_sas_key(rule)}")
 
 
 def databricks_vnet_id(managed_group: str) -> str:
@@ -88,6 +105,12 @@ class AzureMocks(pulumi.runtime.Mocks):
         if args.token == "azure-native:storage:listStorageAccountKeys":
             assert args.args.get("accountName") and args.args.get("resourceGroupName"), args.args
             return {"keys": [{"keyName": "key1", "value": STORAGE_KEY, "permissions": "FULL"}]}, []
+        if args.token == "azure-native:eventhub:listNamespaceKeys":
+            namespace, rule = args.args.get("namespaceName"), args.args.get("authorizationRuleName")
+            assert namespace and rule and args.args.get("resourceGroupName"), args.args
+            return {"keyName": rule, "primaryKey": fake_sas_key(rule), "secondaryKey": fake_sas_key(rule + "2"),
+                    "primaryConnectionString": fake_connection_string(namespace, rule),
+                    "secondaryConnectionString": fake_connection_string(namespace, rule + "2")}, []
         raise NotImplementedError(f"the program invoked {args.token}, which these mocks do not answer")
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
@@ -145,7 +168,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             outputs = unwrap(rpc.deserialize_properties(response.object)) if response.object else {}
             self.registered.append(
                 Registered(request.type, request.name, response.urn, request.parent, request.custom, inputs, outputs,
-                           secret_inputs, response.id)
+                           secret_inputs, response.id, tuple(request.replaceOnChanges), request.deleteBeforeReplace)
             )
         return response
 
@@ -153,10 +176,12 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 class Stack:
     """What one run of the program registered and exported."""
 
-    def __init__(self, monitor: RecordingMonitor, mocks: AzureMocks, outputs: dict[str, Any]) -> None:
+    def __init__(self, monitor: RecordingMonitor, mocks: AzureMocks, outputs: dict[str, Any],
+                 secret_outputs: Optional[set[str]] = None) -> None:
         self.resources = monitor.registered
         self.mocks = mocks
         self.outputs = outputs
+        self.secret_outputs = secret_outputs if secret_outputs is not None else set()
 
     def of_type(self, type_: str) -> list[Registered]:
         return [r for r in self.resources if r.type == type_]
@@ -208,14 +233,20 @@ def run_program():
         pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
         use_config(base_config(**overrides))
         captured: dict[str, Any] = {}
+        secret_outputs: set[str] = set()
+
+        async def secret_names(outputs: dict[str, pulumi.Output]) -> list[str]:
+            return [name for name, output in outputs.items() if await output.is_secret()]
 
         @pulumi.runtime.test
         def program():
             outputs = build(load_config())
-            return pulumi.Output.all(**outputs).apply(captured.update)
+            secrets = pulumi.Output.from_input(asyncio.ensure_future(secret_names(outputs)))
+            return pulumi.Output.all(pulumi.Output.all(**outputs).apply(captured.update),
+                                     secrets.apply(secret_outputs.update))
 
         program()
-        return Stack(monitor, mocks, captured)
+        return Stack(monitor, mocks, captured, secret_outputs)
 
     yield run
     set_all_config({}, [])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config import ConfigError, load_config
-from tests.infra.conftest import base_config, use_config
+from feedback.catalogue import DAY_MS, TOPICS, Topic
+from infra.config import DEFAULTS, SECRET_KEYS, ConfigError, load_config, validate
+from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
 
 
 @pytest.fixture(autouse=True)
@@ -107,3 +108,89 @@ def test_eventhubs_backend_needs_no_cluster_secrets():
 
 def test_a_storage_account_name_override_is_checked():
     assert "storage account name 'Fbk-Store' must be 3-24 lower-case letters and digits" in problems_of(storageAccountName="Fbk-Store")
+
+
+# -- Event Hubs and the jobs' backend --------------------------------------------------------
+
+EVENTHUBS_ONLY = dict(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
+
+
+def eventhubs_problems(topics: tuple[Topic, ...], tier: str = "standard") -> list[str]:
+    """`validate` for an eventhubs stack whose catalogue is `topics`."""
+    values = {**DEFAULTS, "prefix": "fbk01", "backend": "eventhubs", "eventhubsTier": tier, "replicationFactor": 3,
+              "operatorCidr": None, "storageAccountName": None, "jobsBackend": None, "eventhubsClusterId": None}
+    return validate(values, {key: None for key in SECRET_KEYS}, topics=topics).problems
+
+
+def hub(name: str = "hub", partitions: int = 4, days: int = 7) -> Topic:
+    return Topic(name, partitions, days * DAY_MS, "delete", "")
+
+
+def test_eventhubs_defaults_to_standard_and_its_jobs_to_eventhubs():
+    use_config(base_config(**EVENTHUBS_ONLY))
+    config = load_config()
+    assert (config.eventhubs_tier, config.jobs_backend, config.eventhubs_namespace_name) == ("standard", "eventhubs", "fbk01-eventhubs")
+
+
+def test_basic_tier_is_refused_because_kafka_needs_standard():
+    message = problems_of(**EVENTHUBS_ONLY, eventhubsTier="Basic")
+    assert "eventhubsTier 'basic' cannot be used: Event Hubs' Kafka endpoint needs the Standard tier or higher" in message
+    assert "`pulumi config set feedback:eventhubsTier standard`" in message
+    assert "expected one of standard, premium, dedicated" in problems_of(**EVENTHUBS_ONLY, eventhubsTier="gold")
+
+
+def test_dedicated_needs_an_existing_clusters_resource_id():
+    message = problems_of(**EVENTHUBS_ONLY, eventhubsTier="dedicated")
+    assert "feedback:eventhubsClusterId is not set" in message
+    assert "pulumi config set feedback:eventhubsClusterId /subscriptions/<subscription>/" in message
+    assert "not an Event Hubs cluster's resource id" in problems_of(**EVENTHUBS_ONLY, eventhubsTier="dedicated",
+                                                                    eventhubsClusterId="my-cluster")
+
+
+def test_a_cluster_id_without_dedicated_is_a_warning():
+    use_config(base_config(**EVENTHUBS_ONLY, eventhubsClusterId="/subscriptions/1/resourceGroups/g/providers/"
+                                                                 "Microsoft.EventHub/clusters/c"))
+    [warning] = load_config().warnings
+    assert "eventhubsClusterId is set but feedback:eventhubsTier is not 'dedicated'" in warning
+
+
+def test_jobs_use_a_backend_the_stack_builds():
+    message = problems_of(jobsBackend="eventhubs")  # backend hdinsight
+    assert "feedback:jobsBackend is 'eventhubs', but feedback:backend 'hdinsight' builds hdinsight" in message
+    assert "`pulumi config set feedback:jobsBackend hdinsight` or `pulumi config rm feedback:jobsBackend`" in message
+    assert "builds hdinsight and eventhubs" in problems_of(backend="both", jobsBackend="local")
+    use_config(base_config(backend="both"))
+    assert load_config().jobs_backend == "hdinsight"
+    use_config(base_config(backend="both", jobsBackend="eventhubs"))
+    assert load_config().jobs_backend == "eventhubs"
+
+
+def test_the_catalogue_fits_a_standard_namespace():
+    assert eventhubs_problems(TOPICS) == []
+
+
+def test_too_many_partitions_for_standard_points_to_premium():
+    [problem] = eventhubs_problems((hub("big", partitions=33),))
+    assert "topic 'big' has 33 partitions; a standard event hub has 1 to 32" in problem
+    assert "change the topic in feedback/catalogue.py" in problem
+    assert "`pulumi config set feedback:eventhubsTier premium`" in problem
+    assert eventhubs_problems((hub("big", partitions=33),), tier="premium") == []
+
+
+def test_more_than_ten_hubs_do_not_fit_a_standard_namespace():
+    [problem] = eventhubs_problems(tuple(hub(f"hub{i}", partitions=1) for i in range(11)))
+    assert "the catalogue has 11 topics, but a standard namespace holds at most 10 event hubs" in problem
+
+
+def test_retention_beyond_the_tiers_maximum_is_refused():
+    [problem] = eventhubs_problems((hub("long", days=8),))
+    assert "topic 'long' keeps events 8 days; a standard event hub keeps at most 7 days" in problem
+    [problem] = eventhubs_problems((hub("longer", days=91),), tier="premium")
+    assert "keeps at most 90 days" in problem and "eventhubsTier" not in problem  # no tier keeps 91 days
+
+
+def test_hdinsight_stacks_do_not_check_the_catalogue_against_event_hubs():
+    values = {**DEFAULTS, "prefix": "fbk01", "backend": "hdinsight", "replicationFactor": 3, "operatorCidr": "203.0.113.10/32",
+              "storageAccountName": None, "jobsBackend": None, "eventhubsClusterId": None}
+    secrets = {"clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD, "sshPublicKey": None}
+    assert validate(values, secrets, topics=(hub("big", partitions=64),)).problems == []

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from feedback.catalogue import TOPICS
-from infra.lib import azure_names, kafka_config, network_rules, passwords, replication
+from infra.lib import azure_names, event_hubs_limits, kafka_config, network_rules, passwords, replication
 from infra.lib.topics_script import script_digest, topics_script
 from tests.standins.ambari import KAFKA_BROKER_PROPERTIES, KAFKA_ENV_TEMPLATE
 
@@ -167,3 +167,45 @@ def test_topics_script_digest_follows_content():
     assert script_digest(topics_script(TOPICS, 3)) == script_digest(topics_script(TOPICS, 3))
     assert script_digest(topics_script(TOPICS, 3)) != script_digest(topics_script(TOPICS, 4))
     assert script_digest(topics_script(TOPICS, 3)) != script_digest(topics_script(TOPICS[:-1], 3))
+
+
+# -- Event Hubs limits -------------------------------------------------------------------------
+
+
+def test_the_tier_table_holds_microsofts_documented_limits():
+    standard, premium, dedicated = (event_hubs_limits.LIMITS[t] for t in ("standard", "premium", "dedicated"))
+    assert (standard.partitions_per_hub, standard.hubs_per_namespace, standard.retention_days) == (32, 10, 7)
+    assert (premium.partitions_per_hub, premium.hubs_per_namespace, premium.retention_days) == (100, 100, 90)
+    assert (dedicated.partitions_per_hub, dedicated.hubs_per_namespace, dedicated.retention_days) == (1024, 1000, 90)
+    assert [t.can_add_partitions for t in (standard, premium, dedicated)] == [False, True, True]
+    assert "basic" not in event_hubs_limits.LIMITS
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("fbk01-eventhubs", True), ("abcdefgh", True), ("a" * 50, True),
+    ("abcdefg", False), ("a" * 51, False), ("1fbk-events", False), ("fbk-events-", False), ("fbk_events", False),
+    ("fbk01-sb", False), ("fbk01-mgmt", False),
+])
+def test_event_hubs_namespace_names_follow_azures_rule(name, ok):
+    assert (event_hubs_limits.namespace_name_problem(name) is None) is ok
+
+
+def test_retention_must_be_whole_hours_and_compaction_is_not_mapped():
+    from feedback.catalogue import HOUR_MS, Topic
+    odd = Topic("odd", 1, 90 * 60 * 1000, "delete", "")
+    compacted = Topic("latest", 1, HOUR_MS, "compact", "")
+    problems = event_hubs_limits.catalogue_problems((odd, compacted), "standard")
+    assert problems == [
+        "topic 'odd' keeps events 5400000 ms; Event Hubs keeps whole hours, at least one",
+        "topic 'latest' has cleanup policy 'compact'; the Event Hubs component maps only 'delete' (time-based retention)",
+    ]
+    assert event_hubs_limits.retention_hours(TOPICS[0]) == 168
+
+
+def test_premium_counts_partitions_across_the_namespace_per_processing_unit():
+    from feedback.catalogue import DAY_MS, Topic
+    hubs = tuple(Topic(f"h{i}", 100, DAY_MS, "delete", "") for i in range(3))  # 300 > 200 for one PU
+    assert event_hubs_limits.catalogue_problems(hubs, "premium") == [
+        "the catalogue has 300 partitions in all; one premium unit allows 200"
+    ]
+    assert event_hubs_limits.catalogue_problems(hubs[:2], "premium") == []

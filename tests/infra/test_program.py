@@ -280,18 +280,30 @@ def test_sizes_and_ranges_come_from_the_config(run_program):
     assert nsg_verdict(rules, "10.139.1.1", 9092, ["10.10.0.0/16", "10.139.0.0/16"]) == "Deny"
 
 
-def test_eventhubs_backend_builds_the_workspace_but_no_kafka(run_program):
+def test_eventhubs_backend_builds_the_workspace_and_event_hubs_but_no_kafka_cluster(run_program):
     stack = run_program(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
     types = {r.type for r in stack.resources if r.custom}
-    assert types == {"azure-native:resources:ResourceGroup", "azure-native:databricks:Workspace"}
+    assert types == {"azure-native:resources:ResourceGroup", "azure-native:databricks:Workspace",
+                     "azure-native:eventhub:Namespace", "azure-native:eventhub:EventHub",
+                     "azure-native:eventhub:NamespaceAuthorizationRule"}
     assert "kafkaBootstrapServers" not in stack.outputs
     assert stack.outputs["databricksWorkspaceUrl"].startswith("https://")
+    assert stack.outputs["jobsBackend"] == "eventhubs"
 
 
 def test_both_backends_build_the_kafka_side_too(run_program):
     stack = run_program(backend="both")
     assert len(stack.of_type("azure-native:hdinsight:Cluster")) == 1
+    assert len(stack.of_type("azure-native:eventhub:Namespace")) == 1
     assert stack.outputs["kafkaBootstrapServers"] == MOCK_BROKERS
+    assert stack.outputs["jobsBackend"] == "hdinsight" and stack.outputs["jobsBootstrapServers"] == MOCK_BROKERS
+
+
+def test_the_hdinsight_backend_builds_no_event_hubs_and_its_jobs_use_the_brokers(stack):
+    assert not [r for r in stack.resources if r.type.startswith("azure-native:eventhub:")]
+    assert not [name for name in stack.outputs if name.startswith("eventhubs")]
+    assert stack.outputs["jobsBackend"] == "hdinsight" and stack.outputs["jobsBootstrapServers"] == MOCK_BROKERS
+    assert stack.secret_outputs == set()
 
 
 def test_pulumi_runs_infra_main_and_exports_the_outputs(monkeypatch):

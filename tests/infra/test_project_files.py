@@ -33,4 +33,5 @@ def test_the_example_stack_config_is_valid_once_the_secrets_are_set():
     finally:
         use_config({}, [])
     assert config.prefix == "fbkexample01" and config.replication_factor == 3
+    assert (config.backend, config.jobs_backend, config.eventhubs_tier) == ("hdinsight", "hdinsight", "standard")
     assert config.tags == {"project": "feedback-analytics", "owner": "you@example.com"}

@@ -1,0 +1,151 @@
+"""The Event Hubs namespace, one event hub per catalogue topic, and least-privilege SAS rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import pulumi
+from pulumi_azure_native import eventhub
+
+from feedback.catalogue import Topic
+from infra.lib import event_hubs_limits
+
+KAFKA_PORT = 9093
+# Namespace-level rules: a Kafka client carries one credential for every hub it touches, and
+# the pipeline reads two hubs and writes two others. Send for producers and the pipeline's
+# Kafka sinks, Listen for the pipeline's Kafka source; nothing here gets Manage.
+SEND_RULE, LISTEN_RULE = "feedback-send", "feedback-listen"
+RULE_RIGHTS: dict[str, list[eventhub.AccessRights]] = {
+    SEND_RULE: [eventhub.AccessRights.SEND],
+    LISTEN_RULE: [eventhub.AccessRights.LISTEN],
+}
+# The namespace SKU for each tier. A Dedicated namespace lives in a Dedicated cluster
+# (`clusterArmId`) with the Standard SKU, as in Microsoft's quickstart template
+# "eventhubs-create-cluster-namespace-eventhub".
+SKU_NAMES = {"standard": eventhub.SkuName.STANDARD, "premium": eventhub.SkuName.PREMIUM, "dedicated": eventhub.SkuName.STANDARD}
+
+
+@dataclass(frozen=True)
+class EventHubsArgs:
+    resource_group_name: pulumi.Input[str]
+    location: str
+    namespace_name: str
+    topics: Sequence[Topic]
+    tier: str = "standard"
+    # The ARM id of an existing Event Hubs Dedicated cluster; required for tier "dedicated".
+    cluster_id: Optional[str] = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class EventHubsNamespace(pulumi.ComponentResource):
+    """A namespace whose Kafka endpoint carries the catalogue's topics.
+
+    Kafka is not switched on here: Azure enables the Kafka endpoint on every Standard,
+    Premium and Dedicated namespace and ignores `kafkaEnabled` (Azure/azure-rest-api-specs#19758),
+    which is why the tier is checked in the config instead. The hubs' retention is
+    `retentionDescription` (delete policy, whole hours), which API 2024-01-01 offers next to
+    the older `messageRetentionInDays`.
+    """
+
+    namespace_name: pulumi.Output[str]
+    bootstrap_servers: pulumi.Output[str]
+    hub_names: pulumi.Output[list[str]]
+    send_connection_string: pulumi.Output[str]
+    listen_connection_string: pulumi.Output[str]
+
+    def __init__(self, name: str, args: EventHubsArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        # The config reports these with their fixes; here they only guard other callers.
+        if problem := event_hubs_limits.tier_problem(args.tier):
+            raise ValueError(problem)
+        if args.tier == "dedicated" and not args.cluster_id:
+            raise ValueError("tier 'dedicated' needs cluster_id, the ARM id of an Event Hubs Dedicated cluster")
+        problems = event_hubs_limits.catalogue_problems(args.topics, args.tier)
+        if problems:
+            raise ValueError("the topic catalogue does not fit this namespace: " + "; ".join(problems))
+        super().__init__("feedback:infra:EventHubsNamespace", name, None, opts)
+        limits = event_hubs_limits.LIMITS[args.tier]
+        child = pulumi.ResourceOptions(parent=self)
+
+        namespace = eventhub.Namespace(
+            f"{name}-namespace",
+            eventhub.NamespaceArgs(
+                resource_group_name=args.resource_group_name,
+                location=args.location,
+                namespace_name=args.namespace_name,
+                sku=eventhub.SkuArgs(name=SKU_NAMES[args.tier], tier=SKU_NAMES[args.tier], capacity=1),
+                cluster_arm_id=args.cluster_id if args.tier == "dedicated" else None,
+                minimum_tls_version=eventhub.TlsVersion.TLS_VERSION_1_2,
+                # Kafka clients authenticate with SAS connection strings (SASL PLAIN).
+                disable_local_auth=False,
+                tags=args.tags,
+            ),
+            opts=child,
+        )
+
+        # On Standard a hub's partition count is fixed at creation: changing it means a new
+        # hub, and deleting the old one deletes its events. Pulumi's preview shows that as a
+        # replacement of the hub ("+-" with partitionCount in the diff) before anything
+        # happens. The old hub goes first because the new one has the same name. Premium and
+        # Dedicated add partitions in place (and refuse fewer), so they are never replaced.
+        hub_opts = (
+            pulumi.ResourceOptions(parent=self, replace_on_changes=["partitionCount"], delete_before_replace=True)
+            if not limits.can_add_partitions
+            else child
+        )
+        hubs = [
+            eventhub.EventHub(
+                f"{name}-{topic.name}",
+                eventhub.EventHubArgs(
+                    resource_group_name=args.resource_group_name,
+                    namespace_name=namespace.name,
+                    event_hub_name=topic.name,
+                    partition_count=topic.partitions,
+                    retention_description=eventhub.RetentionDescriptionArgs(
+                        cleanup_policy=eventhub.CleanupPolicyRetentionDescription.DELETE,
+                        retention_time_in_hours=event_hubs_limits.retention_hours(topic),
+                    ),
+                ),
+                opts=hub_opts,
+            )
+            for topic in args.topics
+        ]
+
+        rules = {
+            rule_name: eventhub.NamespaceAuthorizationRule(
+                f"{name}-{rule_name}",
+                eventhub.NamespaceAuthorizationRuleArgs(
+                    resource_group_name=args.resource_group_name,
+                    namespace_name=namespace.name,
+                    authorization_rule_name=rule_name,
+                    rights=rights,
+                ),
+                opts=child,
+            )
+            for rule_name, rights in RULE_RIGHTS.items()
+        }
+
+        def connection_string(rule: eventhub.NamespaceAuthorizationRule) -> pulumi.Output[str]:
+            # Read after the rule exists (its name is an output); secret from here on.
+            keys = eventhub.list_namespace_keys_output(
+                authorization_rule_name=rule.name,
+                namespace_name=namespace.name,
+                resource_group_name=args.resource_group_name,
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            )
+            return pulumi.Output.secret(keys.primary_connection_string)
+
+        self.namespace_name = namespace.name
+        self.bootstrap_servers = namespace.name.apply(lambda ns: f"{ns}.servicebus.windows.net:{KAFKA_PORT}")
+        self.hub_names = pulumi.Output.all(*[hub.name for hub in hubs])
+        self.send_connection_string = connection_string(rules[SEND_RULE])
+        self.listen_connection_string = connection_string(rules[LISTEN_RULE])
+        self.register_outputs(
+            {
+                "namespace_name": self.namespace_name,
+                "bootstrap_servers": self.bootstrap_servers,
+                "hub_names": self.hub_names,
+                "send_connection_string": self.send_connection_string,
+                "listen_connection_string": self.listen_connection_string,
+            }
+        )

@@ -1,0 +1,137 @@
+"""Event Hubs' tier limits, and the topic catalogue checked against them. Pure.
+
+Values from Microsoft Learn, "Azure Event Hubs quotas and limits"
+(https://learn.microsoft.com/azure/event-hubs/event-hubs-quotas), table "Basic vs. standard
+vs. premium vs. dedicated tiers":
+
+    limit                         Basic   Standard  Premium            Dedicated
+    partitions per event hub      32      32        100 (200 per PU)   1024 (2000 per CU)
+    event hubs per namespace      10      10        100                1000
+    maximum retention             1 day   7 days    90 days            90 days
+
+and, common to all tiers, 12 authorization rules per namespace. The Kafka endpoint needs
+Standard or higher ("Event Hubs for Apache Kafka": not available in Basic). Partitions can
+be added to an existing hub only on Premium and Dedicated ("Dynamically add partitions to an
+event hub"); on Standard the count is fixed when the hub is created. Event Hubs keeps
+retention in whole hours (`retentionDescription.retentionTimeInHours`, API 2024-01-01).
+
+The program creates Premium namespaces with one processing unit and Dedicated namespaces
+share a cluster of at least one capacity unit, so the per-unit partition budget is checked
+for one unit: 200 partitions on Premium, 2000 on Dedicated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional, Protocol
+
+HOUR_MS = 60 * 60 * 1000
+KAFKA_NEEDS = "Event Hubs' Kafka endpoint needs the Standard tier or higher"
+# Namespace names (REST API 2024-01-01, Namespaces - Create Or Update): length 6-50 and the
+# pattern ^[a-zA-Z][a-zA-Z0-9-]{6,50}[a-zA-Z0-9]$, so 8-50 characters together; a global DNS name.
+_NAMESPACE = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]{6,48}[a-zA-Z0-9]$")
+# Event hub names: 1-256 letters, digits, periods, hyphens and underscores, starting and
+# ending with a letter or digit.
+_HUB = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,254}[A-Za-z0-9])?$")
+
+
+@dataclass(frozen=True)
+class TierLimits:
+    tier: str
+    partitions_per_hub: int
+    hubs_per_namespace: int
+    retention_days: int
+    # Namespace-wide partitions per processing/capacity unit; None where the tier has no such budget.
+    partitions_per_unit: Optional[int]
+    # Whether an existing hub can get more partitions in place.
+    can_add_partitions: bool
+
+    @property
+    def retention_hours(self) -> int:
+        return self.retention_days * 24
+
+
+LIMITS: dict[str, TierLimits] = {
+    "standard": TierLimits("standard", 32, 10, 7, None, False),
+    "premium": TierLimits("premium", 100, 100, 90, 200, True),
+    "dedicated": TierLimits("dedicated", 1024, 1000, 90, 2000, True),
+}
+TIERS: tuple[str, ...] = tuple(LIMITS)
+AUTHORIZATION_RULES_PER_NAMESPACE = 12
+
+
+class TopicLike(Protocol):
+    """What the checks need of a catalogue entry (feedback.catalogue.Topic)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> int: ...
+    @property
+    def retention_ms(self) -> int: ...
+    @property
+    def cleanup_policy(self) -> str: ...
+
+
+def tier_problem(tier: str) -> Optional[str]:
+    """Why `tier` cannot carry the Kafka clients, or None."""
+    if tier == "basic":
+        return f"eventhubsTier 'basic' cannot be used: {KAFKA_NEEDS} (Basic has no Kafka endpoint)"
+    if tier not in LIMITS:
+        return f"eventhubsTier is {tier!r}, expected one of {', '.join(TIERS)}"
+    return None
+
+
+def namespace_name_problem(name: str) -> Optional[str]:
+    if _NAMESPACE.match(name) and not name.endswith(("-sb", "-mgmt")):
+        return None
+    return (
+        f"Event Hubs namespace name {name!r} must be 8-50 letters, digits or hyphens, starting with a letter, "
+        "ending with a letter or digit, and not ending in -sb or -mgmt"
+    )
+
+
+def retention_hours(topic: TopicLike) -> int:
+    """The topic's retention as Event Hubs stores it (whole hours)."""
+    return topic.retention_ms // HOUR_MS
+
+
+def catalogue_problems(topics: Iterable[TopicLike], tier: str) -> list[str]:
+    """Every way the catalogue does not fit one namespace of `tier`; empty when it fits."""
+    limits = LIMITS[tier]
+    topics = list(topics)
+    problems: list[str] = []
+    if len(topics) > limits.hubs_per_namespace:
+        problems.append(
+            f"the catalogue has {len(topics)} topics, but a {tier} namespace holds at most "
+            f"{limits.hubs_per_namespace} event hubs"
+        )
+    for topic in topics:
+        if not _HUB.match(topic.name):
+            problems.append(f"topic {topic.name!r} is not a valid event hub name (letters, digits, '.', '-', '_')")
+        if not 1 <= topic.partitions <= limits.partitions_per_hub:
+            problems.append(
+                f"topic {topic.name!r} has {topic.partitions} partitions; a {tier} event hub has 1 to "
+                f"{limits.partitions_per_hub}"
+            )
+        if topic.retention_ms % HOUR_MS or topic.retention_ms < HOUR_MS:
+            problems.append(
+                f"topic {topic.name!r} keeps events {topic.retention_ms} ms; Event Hubs keeps whole hours, at least one"
+            )
+        elif retention_hours(topic) > limits.retention_hours:
+            problems.append(
+                f"topic {topic.name!r} keeps events {retention_hours(topic) // 24} days; a {tier} event hub keeps at "
+                f"most {limits.retention_days} days"
+            )
+        if topic.cleanup_policy != "delete":
+            problems.append(
+                f"topic {topic.name!r} has cleanup policy {topic.cleanup_policy!r}; the Event Hubs component maps "
+                "only 'delete' (time-based retention)"
+            )
+    total = sum(topic.partitions for topic in topics)
+    if limits.partitions_per_unit is not None and total > limits.partitions_per_unit:
+        problems.append(
+            f"the catalogue has {total} partitions in all; one {tier} unit allows {limits.partitions_per_unit}"
+        )
+    return problems
