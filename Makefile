@@ -1,6 +1,7 @@
 # The two commands (see README.md):
 #   make demo   set everything up, then run the whole pipeline locally on the sample data
-#   make test   set everything up, then run the tests against a real local Kafka and Spark
+#   make test   set everything up, scan for secrets, then run the tests against a real local
+#               Kafka and Spark
 # Set-up needs only what the machine ships: Python 3.11, a JDK 17 and Maven.
 
 PYTHON ?= python3
@@ -23,6 +24,7 @@ demo: setup
 	$(BIN)/feedback demo
 
 test: setup
+	scripts/check-secrets.sh
 	$(BIN)/python -m pytest
 
 bench: setup

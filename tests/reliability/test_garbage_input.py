@@ -1,0 +1,69 @@
+"""Garbage in: every payload is scored or dead-lettered with a reason; nothing raises.
+
+Generated payloads: random bytes, invalid UTF-8, huge values, deeply nested JSON, wrong
+types, impossible dates, missing or null fields, and near-valid envelopes with one field
+broken. The pure validator sees thousands; a bounded sample goes through the Spark parsing
+transformation, where each record must land on exactly one side.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobs import transforms
+
+VALID = {"schema_version": 1, "id": "g-1", "source": "twitter", "author": "a", "text": "fine",
+         "created_at": "2026-11-21T09:30:00Z", "lang": "en", "url": None, "channel": None,
+         "ingested_at": "2026-11-21T09:30:01Z"}
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=20,
+)
+broken_envelopes = st.builds(
+    lambda field, value: {**VALID, field: value},
+    st.sampled_from(sorted(VALID)),
+    json_values
+    | st.sampled_from(["", "   ", "2026-02-30T10:00:00Z", "2026-11-21 09:30", "2026-11-21T09:30:00+02:00"])
+    | st.integers(100_000, 300_000).map(lambda n: "x" * n),  # huge values
+)
+missing_field = st.sampled_from(sorted(VALID)).map(lambda field: {k: v for k, v in VALID.items() if k != field})
+payloads = st.one_of(
+    st.binary(max_size=300),
+    st.binary(min_size=1, max_size=50).map(lambda b: b"\xff" + b),  # never valid UTF-8
+    json_values.map(lambda v: json.dumps(v).encode()),
+    broken_envelopes.map(lambda e: json.dumps(e).encode()),
+    missing_field.map(lambda e: json.dumps(e).encode()),
+    st.integers(min_value=1, max_value=5000).map(lambda depth: ("[" * depth + "]" * depth).encode()),
+    st.integers(min_value=100_000, max_value=2_000_000).map(lambda depth: ("{\"a\":" * 10 + "[" * depth).encode()),
+)
+
+
+@given(payloads)
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+def test_every_payload_is_valid_or_has_a_reason(payload):
+    reason = transforms.problem_of(payload)
+    assert reason is None or (isinstance(reason, str) and reason)
+    if reason is None:  # only a real envelope passes
+        event = json.loads(payload)
+        assert isinstance(event, dict) and isinstance(event["text"], str) and event["text"].strip()
+
+
+@pytest.mark.spark
+@given(st.lists(payloads, min_size=60, max_size=60))
+@settings(max_examples=3, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+def test_a_sample_of_garbage_lands_once_on_one_side_in_spark(spark, sample):
+    from tests.jobs.test_transforms import kafka_rows
+
+    values = sample + [json.dumps(VALID).encode(), None]
+    parsed = transforms.parse_feedback(kafka_rows(spark, values)).cache()
+    dead = transforms.dead_letters(parsed).count()
+    valid = transforms.valid_events(parsed)
+    assert dead + valid.count() == len(values)
+    assert valid.where("id is null or text is null or created_at is null or ingested_at is null").count() == 0
+    assert transforms.dead_letters(parsed).where("reason is null or reason = ''").count() == 0
