@@ -157,3 +157,47 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
     console.print(f"send -> alert posted: p50 {summary.alert_latency_ms.get('p50', 0):,.0f} ms, "
                   f"p99 {summary.alert_latency_ms.get('p99', 0):,.0f} ms")
     return 0
+
+
+def continuous_latency(settings: Settings, console: Console, rate: float, seconds: float) -> int:
+    """Send -> forwarded latency of the continuous path (Kafka to Kafka, no scoring).
+
+    Measured per event as the forwarded record's Kafka timestamp (when the query's sink
+    produced it) minus the source record's (when the producer sent it, carried in the
+    forwarded value as `kafka_timestamp`).
+    """
+    from datetime import datetime
+
+    from feedback.catalogue import SCORED_TOPIC
+    from feedback.kafka_client import read_range
+    from jobs import sentiment_pipeline
+    from jobs.spark import spark_session
+
+    _start_broker(settings, console)
+    texts = sample_texts()
+    count = int(rate * seconds)
+    with tempfile.TemporaryDirectory() as work:
+        run_settings = _fresh(settings, Path(work), trigger="continuous=1s")
+        spark = spark_session(run_settings, "bench-continuous")
+        scored_start = end_offsets(settings, SCORED_TOPIC)
+        query = sentiment_pipeline.start(spark, run_settings)
+        time.sleep(15)  # the continuous tasks start and take their partitions
+        prefix = f"cont-{int(time.time())}"
+        with console.status(f"sending {count:,} events at {rate:g}/s through the continuous path"):
+            produce_events(settings, texts, count, prefix, rate)
+            time.sleep(5)
+        query.stop()
+        records = read_range(settings, SCORED_TOPIC, scored_start, end_offsets(settings, SCORED_TOPIC)).records
+    latencies = []
+    for record in records:
+        value = json.loads(record.value)
+        if str(value.get("id", "")).startswith(prefix):
+            sent = datetime.fromisoformat(value["kafka_timestamp"]).timestamp() * 1000
+            latencies.append(record.timestamp - sent)
+    latencies.sort()
+    if not latencies:
+        console.print("no forwarded events were read back")
+        return 1
+    p50, p99 = latencies[len(latencies) // 2], latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    console.print(f"{len(latencies):,} of {count:,} events forwarded; send -> forwarded: p50 {p50:,.0f} ms, p99 {p99:,.0f} ms")
+    return 0 if len(latencies) == count else 1

@@ -252,5 +252,17 @@ def bench_latency(
     raise typer.Exit(latency(settings_of(ctx), console, rate, seconds, trigger))
 
 
+@bench_app.command("continuous")
+def bench_continuous(
+    ctx: typer.Context,
+    rate: float = typer.Option(50, help="Events per second."),
+    seconds: float = typer.Option(30, help="How long to send."),
+) -> None:
+    """Send-to-forwarded latency of the continuous trigger's pass-through path."""
+    from benchmarks.pipeline import continuous_latency
+
+    raise typer.Exit(continuous_latency(settings_of(ctx), console, rate, seconds))
+
+
 if __name__ == "__main__":
     app()

@@ -142,7 +142,10 @@ def pipeline_table(summary) -> Table:
 
 
 def summary_table(summaries: list[TopicSummary]) -> Table:
-    table = Table("topic", "sent", "acknowledged", "failed", "not schema-valid", "read back", "distinct keys", title="Produced and read back, this run")
+    table = Table(title="Produced and read back, this run")
+    table.add_column("topic", no_wrap=True)
+    for column in ("sent", "acked", "failed", "invalid", "read back", "distinct ids"):
+        table.add_column(column, justify="right")
     for s in summaries:
         table.add_row(s.topic, str(s.sent), str(s.acknowledged), str(s.failed), str(s.schema_invalid), str(s.read_back), str(s.distinct_keys))
     return table
