@@ -1,6 +1,7 @@
-"""Alerts: which scores alert which channel, what an alert says, and where it is posted.
+"""Alerts: what an alert says, and where it is posted.
 
-Routing and the message text are pure functions. Posting goes through a `Notifier`:
+Which score alerts which channel is decided in the job (`jobs.transforms.alert_channel`);
+the message text is a pure function here. Posting goes through a `Notifier`:
 
 * `SlackNotifier`: slack_sdk's `WebClient.chat_postMessage`, with slack_sdk's retry handlers
   for rate limits (429 + Retry-After), server errors and connection errors. Each message
@@ -40,19 +41,6 @@ class Alert:
     text: str
     score: float
     url: Optional[str]
-
-
-def alert_key(event_id: str, channel: str) -> str:
-    return f"{event_id}|{channel}"
-
-
-def channel_for(score: float, settings: Settings) -> Optional[str]:
-    """The channel a score alerts, or None. The thresholds are strict: 0.3 itself is not negative."""
-    if score < settings.negative_threshold:
-        return settings.negative_channel
-    if score > settings.positive_threshold:
-        return settings.positive_channel
-    return None
 
 
 def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:

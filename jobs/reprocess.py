@@ -38,9 +38,10 @@ class Comparison:
 
 
 def band(settings: Settings):
-    return (F.when(F.col("score") < settings.negative_threshold, F.lit(settings.negative_channel))
-            .when(F.col("score") > settings.positive_threshold, F.lit(settings.positive_channel))
-            .otherwise(F.lit("no alert")))
+    """The channel a score alerts, or "no alert": the live job's rule."""
+    channel = transforms.alert_channel(settings.negative_threshold, settings.positive_threshold,
+                                       settings.negative_channel, settings.positive_channel)
+    return F.coalesce(channel, F.lit("no alert"))
 
 
 def versioned_table(version: str) -> str:

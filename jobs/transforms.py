@@ -115,11 +115,17 @@ def score(valid: DataFrame, analyzer: str, endpoint: Optional[str] = None, key: 
     return valid.mapInPandas(score_batches, schema)
 
 
+def alert_channel(negative_threshold: float, positive_threshold: float, negative_channel: str,
+                  positive_channel: str) -> Column:
+    """The channel a `score` alerts, null for none; both thresholds are strict."""
+    return (F.when(F.col("score") < negative_threshold, F.lit(negative_channel))
+            .when(F.col("score") > positive_threshold, F.lit(positive_channel)))
+
+
 def alerts(scored: DataFrame, negative_threshold: float, positive_threshold: float,
            negative_channel: str, positive_channel: str) -> DataFrame:
     """One row per alert: score below the negative threshold or above the positive one."""
-    channel = (F.when(F.col("score") < negative_threshold, F.lit(negative_channel))
-               .when(F.col("score") > positive_threshold, F.lit(positive_channel)))
+    channel = alert_channel(negative_threshold, positive_threshold, negative_channel, positive_channel)
     return scored.select(
         F.concat_ws("|", "id", channel).alias("key"), F.col("id").alias("event_id"), channel.alias("channel"),
         "source", "author", "text", "score", "url", "kafka_timestamp",
