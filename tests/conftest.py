@@ -27,6 +27,15 @@ def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     monkeypatch.setenv("FEEDBACK_CONFIG", str(folder / "no-such-feedback.toml"))
 
 
+def own_broker_settings(state_dir: Path, **more) -> Settings:
+    """Settings for a broker of a test's own: free ports, its own state, the shared jar cache,
+    and short bounds so that a broker that is down fails a test in seconds."""
+    return load_settings(**{
+        "state_dir": state_dir, "cache_dir": REPO / ".cache", "local_kafka_port": free_port(),
+        "local_controller_port": free_port(), "kafka_connect_timeout_ms": 5_000, "kafka_max_block_ms": 3_000, **more,
+    })
+
+
 @pytest.fixture(autouse=True)
 def isolated_settings_sources(monkeypatch, tmp_path):
     isolate(monkeypatch, tmp_path)
@@ -42,11 +51,7 @@ def broker_settings(tmp_path_factory) -> Settings:
 
     with pytest.MonkeyPatch.context() as monkeypatch:
         isolate(monkeypatch, tmp_path_factory.mktemp("config"))
-        settings = load_settings(
-            state_dir=tmp_path_factory.mktemp("state"), cache_dir=REPO / ".cache",
-            local_kafka_port=free_port(), local_controller_port=free_port(),
-            kafka_connect_timeout_ms=5_000, kafka_max_block_ms=3_000,
-        )
+        settings = own_broker_settings(tmp_path_factory.mktemp("state"))
     broker = LocalKafka(settings)
     broker.start(timeout_s=120)
     yield settings

@@ -22,7 +22,7 @@ from feedback.local_kafka import Listener, LocalKafka
 from feedback.settings import load_settings
 from feedback.topics import ensure_topics
 from producers.replay import replay
-from tests.conftest import REPO, free_port, isolate
+from tests.conftest import REPO, free_port, isolate, own_broker_settings
 from tests.standins import tls
 
 pytestmark = pytest.mark.kafka
@@ -46,8 +46,7 @@ def eventhubs_like(tmp_path_factory):
     })
     with pytest.MonkeyPatch.context() as monkeypatch:
         isolate(monkeypatch, folder)
-        local = load_settings(state_dir=folder / "state", cache_dir=REPO / ".cache", local_kafka_port=free_port(),
-                              local_controller_port=free_port(), kafka_connect_timeout_ms=5_000, kafka_max_block_ms=3_000)
+        local = own_broker_settings(folder / "state")
         eventhubs = load_settings(backend="eventhubs", eventhubs_connection_string=CONNECTION,
                                   bootstrap_servers=f"127.0.0.1:{sasl_port}", ssl_cafile=cert,
                                   state_dir=folder / "state", cache_dir=REPO / ".cache",

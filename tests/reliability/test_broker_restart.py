@@ -16,10 +16,9 @@ import pytest
 
 from feedback.kafka_client import end_offsets, read_range
 from feedback.local_kafka import LocalKafka
-from feedback.settings import load_settings
 from feedback.topics import ensure_topics
 from producers.replay import replay
-from tests.conftest import REPO, free_port, isolate
+from tests.conftest import REPO, isolate, own_broker_settings
 
 pytestmark = pytest.mark.kafka
 
@@ -30,8 +29,8 @@ RATE = 400.0
 @pytest.fixture()
 def own_broker(tmp_path, monkeypatch):
     isolate(monkeypatch, tmp_path)
-    settings = load_settings(state_dir=tmp_path / "state", cache_dir=REPO / ".cache", local_kafka_port=free_port(),
-                             local_controller_port=free_port(), kafka_connect_timeout_ms=5_000, kafka_max_block_ms=60_000)
+    # Sends may wait for the broker to come back: metadata may block up to a minute.
+    settings = own_broker_settings(tmp_path / "state", kafka_max_block_ms=60_000)
     broker = LocalKafka(settings)
     broker.start(timeout_s=120)
     assert all(result.ok for result in ensure_topics(settings))
