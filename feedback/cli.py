@@ -5,6 +5,9 @@
     feedback topics create|list          the catalogue's topics on the configured backend
     feedback produce --from F --topic T  replay a JSON Lines file into a topic
     feedback demo                        the whole flow locally on the sample data
+    feedback pipeline ...                run, summarise, reprocess, report (Spark)
+    feedback producer ...                X, Slack and price producers
+    feedback databricks run|status|errors  operate the jobs on Azure Databricks
     feedback bench producer              this project's producer against Kafka's own
 
 Global options set the most-used settings; every setting can also come from the
@@ -24,6 +27,7 @@ from rich.table import Table
 
 from feedback.catalogue import TOPICS
 from feedback.settings import Settings, SettingsError, load_settings
+from feedback.databricks_commands import app as databricks_app
 from jobs.commands import app as pipeline_app
 from producers.commands import app as producers_app
 
@@ -41,6 +45,7 @@ app.add_typer(jars_app, name="jars")
 app.add_typer(bench_app, name="bench")
 app.add_typer(producers_app, name="producer")
 app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(databricks_app, name="databricks")
 
 
 def settings_of(ctx: typer.Context) -> Settings:

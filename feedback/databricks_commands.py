@@ -1,0 +1,253 @@
+"""`feedback databricks ...`: run the deployed jobs now, see their state, read a failed run's error.
+
+    feedback databricks run feedback-pipeline --timeout 1200      run now, wait until it ends
+    feedback databricks run feedback-pipeline --until running     ... or only until it has started
+    feedback databricks status [NAME ...]                         jobs and their last runs
+    feedback databricks errors --job feedback-pipeline            why the last run failed
+    feedback databricks errors 123456                             ... or one run, by id
+
+The workspace URL comes from --host or DATABRICKS_HOST (`pulumi stack output
+databricksWorkspaceUrl`). Credentials are the SDK's own (databricks-sdk unified authentication):
+`az login`, a service principal in the environment (ARM_CLIENT_ID / ARM_CLIENT_SECRET /
+ARM_TENANT_ID or DATABRICKS_CLIENT_ID / DATABRICKS_CLIENT_SECRET), or a personal access
+token in DATABRICKS_TOKEN. See docs/databricks.md.
+
+Exit codes: 0 done; 1 the run did not succeed, or the API said no; 2 host or credentials
+missing; 3 the wait timed out (the run keeps going).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+import time
+from dataclasses import dataclass
+from typing import Iterator, List, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from feedback import databricks_jobs as jobs
+
+app = typer.Typer(help="The Databricks jobs (databricks-sdk): run now and wait, status, a failed run's error.",
+                  no_args_is_help=True)
+console = Console()
+err = Console(stderr=True)
+
+EXIT_FAILED, EXIT_CONFIG, EXIT_TIMED_OUT = 1, 2, 3
+
+HOST_HINT = ("set the workspace URL with --host or DATABRICKS_HOST "
+             "(from the stack: `export DATABRICKS_HOST=$(pulumi stack output databricksWorkspaceUrl)`)")
+CREDENTIALS_HINT = ("sign in with `az login` (the SDK uses the Azure CLI), or set a service principal "
+                    "(ARM_CLIENT_ID, ARM_CLIENT_SECRET, ARM_TENANT_ID), or a personal access token in DATABRICKS_TOKEN")
+
+
+@dataclass(frozen=True)
+class Connection:
+    """How to reach the workspace; the client itself is made when a command needs it."""
+
+    host: Optional[str]
+    retry_timeout_s: int
+    http_timeout_s: float
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    host: Optional[str] = typer.Option(None, "--host", help="Workspace URL, https://adb-....azuredatabricks.net "
+                                       "(default: DATABRICKS_HOST; `pulumi stack output databricksWorkspaceUrl`)."),
+    retry_timeout: int = typer.Option(120, "--retry-timeout", min=1, help="Seconds the SDK keeps retrying one API "
+                                      "call that is throttled (429) or unavailable (503) before giving up."),
+    http_timeout: float = typer.Option(30, "--http-timeout", min=0.1, help="Seconds to wait for one HTTP answer."),
+) -> None:
+    """Operate the jobs `pulumi up` deployed to the Databricks workspace."""
+    ctx.meta["databricks"] = Connection(host, retry_timeout, http_timeout)
+
+
+class Failure(Exception):
+    """A failure already phrased for the user, with the exit code to use."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def workspace_client(connection: Connection):
+    """A WorkspaceClient for `connection.host` (or DATABRICKS_HOST); the SDK resolves credentials."""
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.config import Config
+
+    try:
+        config = Config(host=connection.host, retry_timeout_seconds=connection.retry_timeout_s,
+                        http_timeout_seconds=connection.http_timeout_s)
+    except ValueError as error:
+        # The SDK's message ends with the configuration it found ("Config: host=..., ...").
+        if not re.search(r"\bhost=", str(error)):
+            raise Failure(f"no Databricks workspace URL: {HOST_HINT}", EXIT_CONFIG) from None
+        raise Failure(f"no usable Databricks credentials for {connection.host or 'DATABRICKS_HOST'}: "
+                      f"{CREDENTIALS_HINT}. (SDK: {error})", EXIT_CONFIG) from None
+    return WorkspaceClient(config=config)
+
+
+@contextlib.contextmanager
+def _failures(connection: Connection) -> Iterator[None]:
+    """Turn the SDK's and this module's errors into one clear line and an exit code."""
+    from databricks.sdk.errors import DatabricksError, PermissionDenied, Unauthenticated
+
+    where = connection.host or "DATABRICKS_HOST"
+    try:
+        yield
+    except Failure as failure:
+        raise _exit(str(failure), failure.code)
+    except (jobs.JobNotFound, jobs.AmbiguousJob) as error:
+        raise _exit(str(error), EXIT_FAILED)
+    except jobs.RunTimedOut as error:
+        raise _exit(str(error), EXIT_TIMED_OUT)
+    except Unauthenticated as error:
+        raise _exit(f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
+                    f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired", EXIT_CONFIG)
+    except PermissionDenied as error:
+        raise _exit(f"the workspace {where} denied the call (403 {error.error_code}: {_sdk_message(error)}): the identity "
+                    f"needs CAN MANAGE RUN on the job; or {CREDENTIALS_HINT}", EXIT_CONFIG)
+    except DatabricksError as error:
+        raise _exit(f"the Databricks API at {where} answered {error.error_code}: {error}", EXIT_FAILED)
+    except TimeoutError as error:
+        # The SDK's bounded retries (429, 503, connection refused) ran out.
+        raise _exit(f"no usable answer from the Databricks API at {where} within --retry-timeout "
+                    f"{connection.retry_timeout_s}s ({error}); check the URL and the workspace's state", EXIT_FAILED)
+
+
+def _sdk_message(error: Exception) -> str:
+    """The API's message without the SDK's configuration dump, but with the auth type it tried."""
+    text = str(error)
+    message = text.split(" Config: ", 1)[0].rstrip(". ")
+    auth = re.search(r"\bauth_type=([\w-]+)", text)
+    return f"{message}; credentials tried: {auth.group(1)}" if auth else message
+
+
+def _exit(message: str, code: int) -> typer.Exit:
+    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
+    return typer.Exit(code)
+
+
+def _connection(ctx: typer.Context) -> Connection:
+    return ctx.meta["databricks"]
+
+
+def _when(ms: Optional[int]) -> str:
+    if not ms:
+        return "-"
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _print_errors(failures: List[jobs.TaskError], run: jobs.RunState) -> None:
+    if not failures:
+        console.print(f"run {run.run_id}: {run.summary} {escape(run.state_message)} (no task reported an error)",
+                      highlight=False)
+        return
+    for failure in failures:
+        console.rule(f"task {failure.task_key} (task run {failure.run_id}): {failure.result_state or '?'}")
+        if failure.state_message:
+            console.print(escape(failure.state_message), highlight=False)
+        if failure.error:
+            console.print(f"[bold]error:[/bold] {escape(failure.error)}", highlight=False)
+        if failure.error_trace:
+            console.print(escape(failure.error_trace), highlight=False, soft_wrap=True)
+
+
+@app.command("run")
+def run(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The job's name, e.g. feedback-pipeline."),
+    timeout: float = typer.Option(1200, "--timeout", min=0, help="Seconds to wait at most; the run keeps going after."),
+    poll_interval: float = typer.Option(10, "--poll-interval", min=0, help="Seconds between two looks at the run."),
+    until: str = typer.Option("terminated", "--until", help="terminated: wait for the run's end; running: only until "
+                              "it has started (for continuous streaming jobs)."),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the run, or only trigger it."),
+) -> None:
+    """Run a job now and wait for it, with progress. A failed run prints its tasks' errors and exits 1."""
+    if until not in ("terminated", "running"):
+        raise typer.BadParameter("terminated or running", param_hint="--until")
+    connection = _connection(ctx)
+    with _failures(connection):
+        w = workspace_client(connection)
+        job = jobs.find_job(w, name)
+        run_id = jobs.start_run(w, job.job_id)
+        console.print(f"started run {run_id} of {job.name} (job {job.job_id})", highlight=False)
+        if not wait:
+            return
+        started = time.monotonic()
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=console, transient=True) as progress:
+            task = progress.add_task(f"run {run_id}: starting", total=None)
+
+            def on_change(state: jobs.RunState) -> None:
+                progress.update(task, description=f"run {run_id}: {state.summary}")
+                progress.console.print(f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
+                                       + (f" - {escape(state.state_message)}" if state.state_message else ""),
+                                       highlight=False)
+
+            state = jobs.wait_for_run(w, run_id, timeout_s=timeout, poll_interval_s=poll_interval,
+                                      until=until, on_change=on_change)  # type: ignore[arg-type]
+        if state.succeeded or (until == "running" and not state.is_terminal):
+            console.print(f"run {run_id}: {state.summary}" + (f" - {state.run_page_url}" if state.run_page_url else ""),
+                          highlight=False)
+            return
+        _print_errors(jobs.task_errors(w, run_id), state)
+        raise Failure(f"run {run_id} of {job.name} ended {state.summary}"
+                      + (f": {state.run_page_url}" if state.run_page_url else ""))
+
+
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    names: Optional[List[str]] = typer.Argument(None, help="Job names (default: every job in the workspace)."),
+) -> None:
+    """The jobs and the state of each one's last run."""
+    connection = _connection(ctx)
+    with _failures(connection):
+        w = workspace_client(connection)
+        rows = jobs.job_statuses(w, names or [])
+        table = Table("job", "job id", "last run", "state", "result", "started", "message", title="Databricks jobs")
+        table.add_column("url", overflow="fold")
+        for row in rows:
+            last = row.last_run
+            if last is None:
+                table.add_row(row.job.name, str(row.job.job_id), "-", "never run", "", "", "", "")
+                continue
+            table.add_row(row.job.name, str(row.job.job_id), str(last.run_id), last.life_cycle_state,
+                          last.result_state or "", _when(last.start_time_ms), escape(last.state_message),
+                          last.run_page_url or "")
+        console.print(table)
+        if not rows:
+            console.print("no jobs in the workspace: they are deployed by `pulumi up` (see docs/databricks.md)")
+
+
+@app.command("errors")
+def errors(
+    ctx: typer.Context,
+    run_id: Optional[int] = typer.Argument(None, help="The run's id (see `status`)."),
+    job: Optional[str] = typer.Option(None, "--job", help="Instead of a run id: the last run of this job."),
+) -> None:
+    """A run's failed tasks with their error and stack trace (jobs/runs/get-output per task run)."""
+    if (run_id is None) == (job is None):
+        raise typer.BadParameter("give a run id or --job NAME, not both", param_hint="RUN_ID / --job")
+    connection = _connection(ctx)
+    with _failures(connection):
+        w = workspace_client(connection)
+        if job is not None:
+            ref = jobs.find_job(w, job)
+            state = jobs.last_run(w, ref.job_id)
+            if state is None:
+                raise Failure(f"job {ref.name} (job {ref.job_id}) has never run")
+            run_id = state.run_id
+        state = jobs.get_run_state(w, run_id)
+        console.print(f"run {run_id}: {state.summary}" + (f" - {state.run_page_url}" if state.run_page_url else ""),
+                      highlight=False)
+        if state.succeeded or not state.is_terminal:
+            return
+        _print_errors(jobs.task_errors(w, run_id), state)

@@ -1,0 +1,255 @@
+"""`feedback databricks ...` through the real databricks-sdk client, against a loopback stand-in
+of the Jobs API 2.2 (tests/standins/databricks_api.py). Credentials come the SDK's way: the
+personal access token in DATABRICKS_TOKEN; the host is passed with --host."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import typer
+from databricks.sdk import WorkspaceClient
+from databricks.sdk.config import Config
+from typer.testing import CliRunner
+
+from feedback import databricks_jobs as jobs
+from feedback.databricks_commands import app as databricks_app
+from feedback.settings import load_settings
+from tests.standins.databricks_api import ENDLESS_SCRIPT, FAILED_SCRIPT, TOKEN, DatabricksJobsStandIn
+
+TRACE = ("Traceback (most recent call last):\n  File \"jobs/sentiment_pipeline.py\", line 88, in run\n"
+         "KafkaException: Failed to construct kafka consumer: bootstrap 10.0.0.4:9092 unreachable")
+
+
+def cli() -> typer.Typer:
+    root = typer.Typer()
+
+    @root.callback()
+    def main(ctx: typer.Context) -> None:
+        ctx.obj = load_settings()
+
+    root.add_typer(databricks_app, name="databricks")
+    return root
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli(), ["databricks", *args])
+
+
+@pytest.fixture(autouse=True)
+def sdk_environment(monkeypatch, tmp_path):
+    """Only what a test sets reaches the SDK: no developer profile, host, token or Azure identity."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("DATABRICKS_", "ARM_", "AZURE_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
+    monkeypatch.setenv("DATABRICKS_TOKEN", TOKEN)
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+@pytest.fixture
+def workspace():
+    with DatabricksJobsStandIn() as standin:
+        yield standin
+
+
+def fast(workspace: DatabricksJobsStandIn, *args: str) -> list[str]:
+    return ["--host", workspace.origin, "--retry-timeout", "5", *args]
+
+
+def test_run_now_waits_until_terminated_success_and_shows_progress(workspace):
+    job_id = workspace.add_job("feedback-pipeline")
+    workspace.add_job("producer-prices")
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--poll-interval", "0.01"))
+
+    assert result.exit_code == 0, result.output
+    [run_now] = workspace.calls("/api/2.2/jobs/run-now")
+    assert run_now.json() == {"job_id": job_id}
+    [lookup] = workspace.calls("/api/2.2/jobs/list")
+    assert lookup.query["name"] == "feedback-pipeline"
+    run_id = next(iter(workspace.runs))
+    assert f"started run {run_id} of feedback-pipeline (job {job_id})" in result.output
+    # each state change is a progress line, in order
+    lines = [line for line in result.output.splitlines() if f"] run {run_id}:" in line]
+    assert [line.split(": ", 1)[1].split(" - ")[0] for line in lines] == ["PENDING", "RUNNING", "TERMINATED/SUCCESS"]
+    assert f"#job/{job_id}/run/{run_id}" in result.output
+    assert not workspace.calls("/api/2.2/jobs/runs/get-output")
+
+
+def test_failed_run_shows_the_failed_tasks_error_and_trace_and_exits_1(workspace):
+    workspace.add_job("feedback-pipeline", tasks=("ingest", "score"), script=FAILED_SCRIPT, failing_task="score",
+                      error="KafkaException: Failed to construct kafka consumer", error_trace=TRACE)
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--poll-interval", "0.01"))
+
+    assert result.exit_code == 1, result.output
+    run = next(iter(workspace.runs.values()))
+    # get-output is asked for the failed task's own run, never the multi-task run's id
+    assert [r.query["run_id"] for r in workspace.calls("/api/2.2/jobs/runs/get-output")] == [
+        str(run.task_run_ids["score"])]
+    assert "task score" in result.output
+    assert "KafkaException: Failed to construct kafka consumer" in result.output
+    assert 'File "jobs/sentiment_pipeline.py", line 88, in run' in result.output
+    assert "task ingest" not in result.output
+    assert f"run {run.run_id} of feedback-pipeline ended TERMINATED/FAILED" in result.output
+
+
+def test_wait_times_out_within_its_bound_with_the_run_url(workspace):
+    job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT)
+
+    started = time.monotonic()
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--timeout", "0.6", "--poll-interval", "0.25"))
+    elapsed = time.monotonic() - started
+
+    assert result.exit_code == 3, result.output
+    run_id = next(iter(workspace.runs))
+    assert f"run {run_id} was still RUNNING" in result.output
+    assert f"{workspace.origin}/?o=1234567890123456#job/{job_id}/run/{run_id}" in result.output.replace("\n", "")
+    assert elapsed < 5
+    polls = len(workspace.calls("/api/2.2/jobs/runs/get"))
+    assert 3 <= polls <= 5  # at 0, 0.25, 0.5 and the deadline 0.6 s: one poll per interval, not a busy loop
+
+
+def test_wait_until_running_returns_once_a_streaming_job_has_started(workspace):
+    workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT)
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--until", "running", "--poll-interval", "0.01"))
+
+    assert result.exit_code == 0, result.output
+    assert len(workspace.calls("/api/2.2/jobs/runs/get")) == 2  # PENDING, then RUNNING
+
+
+def test_unknown_job_name_lists_the_jobs_the_workspace_has(workspace):
+    for name in ("feedback-pipeline", "producer-x", "producer-slack"):
+        workspace.add_job(name)
+
+    result = invoke(*fast(workspace, "run", "feedback-pipline"))
+
+    assert result.exit_code == 1
+    message = " ".join(result.output.split())
+    assert "no job named 'feedback-pipline'" in message
+    assert "jobs there: feedback-pipeline, producer-slack, producer-x" in message
+    assert not workspace.calls("/api/2.2/jobs/run-now")
+
+
+def test_job_names_are_found_across_pages_of_the_jobs_list(workspace):
+    for index in range(25):
+        workspace.add_job(f"job-{index:02d}")
+
+    with pytest.raises(jobs.JobNotFound) as raised:
+        jobs.find_job(WorkspaceClient(config=Config(host=workspace.origin, retry_timeout_seconds=5)), "nope")
+
+    assert len(raised.value.known) == 25
+    pages = [r for r in workspace.calls("/api/2.2/jobs/list") if "name" not in r.query]
+    assert len(pages) == 2 and pages[1].query["page_token"] == "page-20"
+
+
+def test_rejected_token_names_databricks_token_and_az_login(workspace, monkeypatch):
+    monkeypatch.setenv("DATABRICKS_TOKEN", "dapi-expired")
+    workspace.add_job("feedback-pipeline")
+
+    result = invoke(*fast(workspace, "status"))
+
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "refused the credentials (401 UNAUTHENTICATED" in message
+    assert "az login" in message and "DATABRICKS_TOKEN" in message
+
+
+def test_missing_host_names_databricks_host_and_the_stack_output():
+    result = invoke("status")
+
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "DATABRICKS_HOST" in message and "pulumi stack output databricksWorkspaceUrl" in message
+
+
+def test_missing_credentials_name_az_login_and_databricks_token(workspace, monkeypatch):
+    monkeypatch.delenv("DATABRICKS_TOKEN")
+
+    result = invoke(*fast(workspace, "status"))
+
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "no usable Databricks credentials" in message
+    assert "az login" in message and "DATABRICKS_TOKEN" in message
+    assert not workspace.calls("/api/2.2/jobs/list")
+
+
+def test_status_table_shows_each_job_and_its_last_run(workspace):
+    pipeline = workspace.add_job("feedback-pipeline", script=FAILED_SCRIPT, failing_task="main")
+    prices = workspace.add_job("producer-prices")
+    workspace.add_job("producer-x")
+    workspace.add_finished_run(pipeline)  # older run, failed
+    newest = workspace.add_finished_run(pipeline)
+    prices_run = workspace.add_finished_run(prices)
+
+    result = invoke(*fast(workspace, "status"))
+
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
+            for line in result.output.splitlines() if line.startswith("│")}
+    assert rows["feedback-pipeline"][:5] == ["feedback-pipeline", str(pipeline), str(newest), "TERMINATED", "FAILED"]
+    assert rows["producer-prices"][:5] == ["producer-prices", str(prices), str(prices_run), "TERMINATED", "SUCCESS"]
+    assert rows["producer-x"][3] == "never run"
+    assert rows["feedback-pipeline"][5] == "2026-01-01 00:00:00 UTC"
+    assert all(r.query["limit"] == "1" for r in workspace.calls("/api/2.2/jobs/runs/list"))
+
+
+def test_errors_of_a_jobs_last_run_fetches_the_failed_tasks_output(workspace):
+    job_id = workspace.add_job("feedback-pipeline", tasks=("score",), script=FAILED_SCRIPT, failing_task="score",
+                               error="ValueError: bad trigger 'sometimes'", error_trace=TRACE)
+    run_id = workspace.add_finished_run(job_id)
+
+    result = invoke(*fast(workspace, "errors", "--job", "feedback-pipeline"))
+
+    assert result.exit_code == 0, result.output
+    assert f"run {run_id}: TERMINATED/FAILED" in result.output
+    assert "ValueError: bad trigger 'sometimes'" in result.output
+    assert "KafkaException" in result.output
+
+
+def test_throttled_call_is_retried_after_retry_after(workspace):
+    workspace.add_job("feedback-pipeline")
+    workspace.faults.append("429")
+
+    result = invoke(*fast(workspace, "status"))
+
+    assert result.exit_code == 0, result.output
+    assert "feedback-pipeline" in result.output
+    assert len(workspace.calls("/api/2.2/jobs/list")) == 2  # the 429, then the retry
+
+
+def test_unavailable_api_fails_within_the_retry_timeout(workspace):
+    workspace.add_job("feedback-pipeline")
+    workspace.faults.extend(["503"] * 50)
+
+    started = time.monotonic()
+    result = invoke("--host", workspace.origin, "--retry-timeout", "1", "status")
+    elapsed = time.monotonic() - started
+
+    assert result.exit_code == 1
+    assert "within --retry-timeout 1s" in " ".join(result.output.split())
+    assert elapsed < 6
+
+
+def test_permission_denied_says_which_permission_is_needed(workspace):
+    workspace.add_job("feedback-pipeline")
+    workspace.faults.extend(["", "403"])  # the name lookup passes, run-now is refused
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline"))
+
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "403 PERMISSION_DENIED" in message and "CAN MANAGE RUN" in message
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["status"], ["errors"]])
+def test_every_command_has_help(command):
+    result = invoke(*command, "--help")
+
+    assert result.exit_code == 0
+    assert "Usage" in result.output
