@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePath
 from typing import Any, Literal, Optional, Protocol, get_args
 
 import pulumi
 
 from feedback.catalogue import TOPICS, Topic
-from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication
+from infra.lib import azure_names, databricks_jobs, event_hubs_limits, network_rules, passwords, replication, wheel
 
 NAMESPACE = "feedback"
 Backend = Literal["hdinsight", "eventhubs", "both"]
@@ -46,9 +47,18 @@ DEFAULTS: dict[str, Any] = {
     "sshUser": "sshuser",
     "databricksSku": "premium",
     "eventhubsTier": "standard",
+    # The Databricks jobs (infra/components/databricks_jobs.py).
+    "deployJobs": "true",
+    "jobNodeType": "Standard_D4ds_v5",
+    "jobWorkers": 1,
+    "jobsCheckpointLocation": "dbfs:/feedback/checkpoints",
+    "jobsTableLocation": "dbfs:/feedback/tables",
+    "jobsTrigger": "processing-time=5s",
 }
-INT_KEYS = ("workerCount", "disksPerWorker", "faultDomains", "replicationFactor")
+INT_KEYS = ("workerCount", "disksPerWorker", "faultDomains", "replicationFactor", "jobWorkers")
 SECRET_KEYS = ("clusterLoginPassword", "sshPassword", "sshPublicKey")
+# Optional: each one configured goes into the jobs' secret scope (databricks_jobs.JOB_SECRETS).
+JOB_SECRET_KEYS = databricks_jobs.CONFIG_SECRET_KEYS
 EXAMPLES = {
     "prefix": "fbk<initials>01",
     "operatorCidr": "203.0.113.10/32",
@@ -60,6 +70,14 @@ EXAMPLES = {
     "eventhubsTier": "standard",
     "eventhubsClusterId": "/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.EventHub/clusters/<name>",
     "jobsBackend": "hdinsight",
+    "deployJobs": "true",
+    "jobsWheel": "dist/feedback_analytics-0.1.0-py3-none-any.whl",
+    "azureLanguageEndpoint": "https://<name>.cognitiveservices.azure.com/",
+    "slackBotToken": "xoxb-...",
+    "slackAppToken": "xapp-...",
+    "xBearerToken": "<bearer-token>",
+    "azureLanguageKey": "<key>",
+    "coingeckoApiKey": "<key>",
 }
 EVENTHUBS_CLUSTER_ID = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.EventHub/clusters/[^/]+$", re.IGNORECASE
@@ -83,6 +101,23 @@ def set_line(key: str, example: str | None = None, secret: bool = False) -> str:
     flag = "--secret " if secret else ""
     value = example if example is not None else str(DEFAULTS.get(key, EXAMPLES.get(key, "<value>")))
     return f"pulumi config set {flag}{NAMESPACE}:{key} {value}"
+
+
+@dataclass(frozen=True)
+class JobsConfig:
+    """The Databricks jobs: whether to deploy them, their clusters, settings and secrets."""
+
+    deploy: bool = True
+    node_type: str = str(DEFAULTS["jobNodeType"])
+    workers: int = int(DEFAULTS["jobWorkers"])
+    checkpoint_location: str = str(DEFAULTS["jobsCheckpointLocation"])
+    table_location: str = str(DEFAULTS["jobsTableLocation"])
+    trigger: str = str(DEFAULTS["jobsTrigger"])
+    # A prebuilt wheel; None: `pulumi up` builds one from pyproject.toml.
+    wheel: Optional[str] = None
+    azure_language_endpoint: Optional[str] = None
+    # secret-scope key -> secret Output, only for the keys that are configured
+    secrets: dict[str, pulumi.Output[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -113,6 +148,7 @@ class StackConfig:
     ssh_public_key: Optional[pulumi.Output[str]] = None
     tags: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    jobs: JobsConfig = field(default_factory=JobsConfig)
 
     @property
     def builds_hdinsight(self) -> bool:
@@ -285,6 +321,10 @@ def validate(
         warnings.append(f"{NAMESPACE}:eventhubsClusterId is set but {NAMESPACE}:eventhubsTier is not 'dedicated'; "
                         f"it is not used (remove it with `pulumi config rm {NAMESPACE}:eventhubsClusterId`)")
 
+    jobs_problems, jobs_warnings = _jobs_problems(values, secrets)
+    problems.extend(jobs_problems)
+    warnings.extend(jobs_warnings)
+
     for key in plain_secrets:
         bad(key, f"{NAMESPACE}:{key} is stored in plain text in the stack file; store it encrypted", secret=True)
 
@@ -343,6 +383,40 @@ def _event_hubs_problems(values: dict[str, Any], topics: tuple[Topic, ...], buil
     return problems
 
 
+def _jobs_problems(values: dict[str, Any], secrets: dict[str, Optional[str]]) -> tuple[list[str], list[str]]:
+    """The Databricks jobs' keys: switch, trigger, locations, wheel, the Language pair, Slack's pair."""
+    problems: list[str] = []
+    warnings: list[str] = []
+
+    def bad(key: str, message: str, example: str | None = None, secret: bool = False) -> None:
+        problems.append(f"{message}: run `{set_line(key, example, secret)}`")
+
+    deploy = str(values.get("deployJobs")).lower()
+    if deploy not in ("true", "false"):
+        bad("deployJobs", f"{NAMESPACE}:deployJobs is {values.get('deployJobs')!r}, expected true or false")
+    if problem := databricks_jobs.trigger_problem(str(values.get("jobsTrigger"))):
+        bad("jobsTrigger", f"{NAMESPACE}:jobsTrigger {problem}")
+    for key in ("jobsCheckpointLocation", "jobsTableLocation"):
+        if problem := databricks_jobs.location_problem(str(values.get(key))):
+            bad(key, f"{NAMESPACE}:{key} {problem}")
+    if values.get("jobsWheel") and (problem := wheel.wheel_name_problem(PurePath(str(values["jobsWheel"])).name)):
+        problems.append(f"{NAMESPACE}:jobsWheel {problem}: run `{set_line('jobsWheel')}` "
+                        f"or `pulumi config rm {NAMESPACE}:jobsWheel` to let `pulumi up` build it")
+    endpoint = values.get("azureLanguageEndpoint")
+    if secrets.get("azureLanguageKey") is not None and not endpoint:
+        bad("azureLanguageEndpoint", f"{NAMESPACE}:azureLanguageKey is set but {NAMESPACE}:azureLanguageEndpoint is not "
+            "(the pipeline scores with Azure AI Language only with both)")
+    if endpoint and not str(endpoint).startswith("https://"):
+        bad("azureLanguageEndpoint", f"{NAMESPACE}:azureLanguageEndpoint {endpoint!r} is not an https:// URL")
+    if endpoint and secrets.get("azureLanguageKey") is None:
+        bad("azureLanguageKey", f"{NAMESPACE}:azureLanguageEndpoint is set but {NAMESPACE}:azureLanguageKey is not",
+            secret=True)
+    if secrets.get("slackAppToken") is not None and secrets.get("slackBotToken") is None:
+        warnings.append(f"{NAMESPACE}:slackAppToken is set without {NAMESPACE}:slackBotToken: the Slack producer "
+                        f"needs both and is not deployed; run `{set_line('slackBotToken', secret=True)}`")
+    return problems, warnings
+
+
 def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] = None) -> StackConfig:
     """Read the stack config once, validate it and return it; raise ConfigError listing every problem."""
     config = config if config is not None else pulumi.Config(NAMESPACE)
@@ -353,7 +427,8 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
             return is_config_secret(f"{NAMESPACE}:{key}")
 
     values: dict[str, Any] = {key: config.get(key) or default for key, default in DEFAULTS.items()}
-    for key in ("prefix", "operatorCidr", "storageAccountName", "replicationFactor", "jobsBackend", "eventhubsClusterId"):
+    for key in ("prefix", "operatorCidr", "storageAccountName", "replicationFactor", "jobsBackend", "eventhubsClusterId",
+                "jobsWheel", "azureLanguageEndpoint"):
         values[key] = config.get(key)
     if values["replicationFactor"] is None:
         try:
@@ -364,7 +439,7 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
 
     # Secrets are read in clear text only to check them here; they leave this function as
     # secret Outputs (require_secret), so Pulumi encrypts them in state and masks them in logs.
-    secrets = {key: config.get(key) for key in SECRET_KEYS}
+    secrets = {key: config.get(key) for key in SECRET_KEYS + JOB_SECRET_KEYS}
     plain = tuple(key for key, value in secrets.items() if value is not None and key != "sshPublicKey" and not is_secret(key))
 
     checked = validate(values, secrets, plain)
@@ -402,4 +477,16 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
         ssh_public_key=secret("sshPublicKey"),
         tags={str(k): str(v) for k, v in dict(tags).items()},
         warnings=tuple(checked.warnings),
+        jobs=JobsConfig(
+            deploy=str(values["deployJobs"]).lower() == "true",
+            node_type=str(values["jobNodeType"]),
+            workers=int(values["jobWorkers"]),
+            checkpoint_location=str(values["jobsCheckpointLocation"]),
+            table_location=str(values["jobsTableLocation"]),
+            trigger=str(values["jobsTrigger"]),
+            wheel=values["jobsWheel"],
+            azure_language_endpoint=values["azureLanguageEndpoint"],
+            secrets={s.key: output for s in databricks_jobs.JOB_SECRETS
+                     if s.config_key and (output := secret(s.config_key)) is not None},
+        ),
     )

@@ -2,16 +2,20 @@
 
 `infra/__main__.py` calls `build(load_config())` and exports what it returns; the tests call
 `build` under Pulumi's mocks. Which parts get built follows `feedback:backend`; `jobsBackend`
-and `jobsBootstrapServers` tell the Databricks deployment which backend the jobs use.
+and `jobsBootstrapServers` tell the Databricks deployment which backend the jobs use, and the
+deployment itself (secret scope, wheel, notebooks, jobs) follows `feedback:deployJobs`.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pulumi
 from pulumi_azure_native import authorization, resources
 
 from feedback.catalogue import TOPICS
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
+from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs
 from infra.components.databricks_workspace import DatabricksWorkspace, DatabricksWorkspaceArgs
 from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
 from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs
@@ -19,6 +23,12 @@ from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
 from infra.config import StackConfig
+from infra.lib import databricks_jobs, wheel
+
+REPO = Path(__file__).resolve().parent.parent
+# Where `pulumi up` keeps the wheels it builds (git-ignored): a stable path per content hash,
+# so the workspace file's `source` does not change between runs of the same code.
+WHEEL_DIR = REPO / "build" / "databricks"
 
 def build(config: StackConfig) -> dict[str, pulumi.Output]:
     """Create every resource the config asks for; the stack outputs by export name."""
@@ -59,7 +69,49 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     if config.builds_eventhubs:
         outputs.update(build_event_hubs(config, group))
     outputs.update(jobs_outputs(config.jobs_backend, outputs))
+    if config.jobs.deploy:
+        outputs.update(build_databricks_jobs(config, workspace, outputs))
     return outputs
+
+
+def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
+                          outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
+    """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs."""
+    built = wheel.wheel_for(config.jobs.wheel, REPO, WHEEL_DIR)
+    if missing := wheel.missing_entry_points(built.path, databricks_jobs.ENTRY_POINTS):
+        raise ValueError(f"the wheel {built.path.name} lacks the console scripts the jobs call; add to "
+                         f"[project.scripts] in pyproject.toml: {'; '.join(missing)}")
+    secrets: dict[str, pulumi.Input[str]] = dict(config.jobs.secrets)
+    if config.jobs_backend == "eventhubs":
+        secrets["eventhubs-send-connection-string"] = outputs["eventhubsSendConnectionString"]
+        secrets["eventhubs-listen-connection-string"] = outputs["eventhubsListenConnectionString"]
+    deployment = DatabricksDeployment(
+        "databricks-jobs",
+        DatabricksDeploymentArgs(
+            workspace_url=workspace.workspace_url,
+            workspace_resource_id=workspace.workspace_resource_id,
+            jobs_backend=config.jobs_backend,
+            bootstrap_servers=outputs["jobsBootstrapServers"],
+            wheel=built,
+            pypi_packages=databricks_jobs.pinned_requirements((REPO / "requirements.txt").read_text()),
+            notebooks=sorted((REPO / "notebooks").glob("*.py")),
+            node_type=config.jobs.node_type,
+            workers=config.jobs.workers,
+            checkpoint_location=config.jobs.checkpoint_location,
+            table_location=config.jobs.table_location,
+            trigger=config.jobs.trigger,
+            secrets=secrets,
+            eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
+            azure_language_endpoint=config.jobs.azure_language_endpoint,
+            tags=config.tags,
+        ),
+    )
+    return {
+        "databricksPipelineJobId": deployment.pipeline_job_id,
+        "databricksProducersJobId": deployment.producers_job_id,
+        "databricksSecretScope": deployment.secret_scope,
+        "databricksWheelPath": deployment.wheel_path,
+    }
 
 
 def jobs_outputs(jobs_backend: str, outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:

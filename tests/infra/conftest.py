@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
+import itertools
+import shutil
+import tempfile
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 import pulumi
@@ -36,6 +43,7 @@ NAME_INPUTS = {
     "azure-native:eventhub:EventHub": "eventHubName",
     "azure-native:eventhub:NamespaceAuthorizationRule": "authorizationRuleName",
 }
+NAME_INPUTS.update(dict.fromkeys(("databricks:index/secretScope:SecretScope", "databricks:index/job:Job"), "name"))
 PROVIDERS = {
     "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
     "azure-native:network:VirtualNetwork": "Microsoft.Network/virtualNetworks",
@@ -75,6 +83,7 @@ class Registered:
     id: str = ""
     replace_on_changes: tuple[str, ...] = ()
     delete_before_replace: bool = False
+    provider: str = ""  # "<provider urn>::<provider id>" when an explicit provider was given
 
 
 def fake_sas_key(rule: str) -> str:
@@ -87,6 +96,29 @@ def fake_connection_string(namespace: str, rule: str) -> str:
             f"SharedAccessKey={fake_sas_key(rule)}")
 
 
+WHEEL_NAME = "feedback_analytics-0.1.0-py3-none-any.whl"
+ENTRY_POINTS_TXT = "[console_scripts]\nfeedback = feedback.cli:app\nfeedback-pipeline = jobs.sentiment_pipeline:main\n"
+
+
+def write_fake_wheel(directory: Path, code: str = "VERSION = 1\n", entry_points: str = ENTRY_POINTS_TXT) -> Path:
+    """A small wheel-shaped zip: a module and the console scripts the jobs call."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / WHEEL_NAME
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("feedback/__init__.py", code)
+        archive.writestr("feedback_analytics-0.1.0.dist-info/entry_points.txt", entry_points)
+    return path
+
+
+@functools.lru_cache(maxsize=None)
+def fake_wheel() -> Path:
+    """The wheel the program deploys in these tests (`feedback:jobsWheel`), so no test runs pip
+    except the one that builds the real wheel (tests/infra/test_databricks_deploy.py)."""
+    directory = Path(tempfile.mkdtemp(prefix="feedback-test-wheel-"))
+    atexit.register(shutil.rmtree, directory, True)
+    return write_fake_wheel(directory)
+
+
 def databricks_vnet_id(managed_group: str) -> str:
     return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{managed_group}/providers/Microsoft.Network/virtualNetworks/workers-vnet"
 
@@ -97,6 +129,7 @@ class AzureMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.workspace_managed_group: Optional[str] = None
+        self.job_ids = itertools.count(1001)
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         self.calls.append(args.token)
@@ -148,6 +181,12 @@ class AzureMocks(pulumi.runtime.Mocks):
                            broker_hosts=[f"wn{i}" for i in range(4)])
         if args.typ.endswith("feedback:KafkaTopics"):
             outputs.update(topics_created=list(outputs["topics"]), script_action_name=f"feedback-topics-{outputs['script_digest']}")
+        if args.typ in ("databricks:index/workspaceFile:WorkspaceFile", "databricks:index/notebook:Notebook"):
+            outputs["workspacePath"] = f"/Workspace{outputs['path']}"
+        if args.typ == "databricks:index/secret:Secret":
+            outputs["configReference"] = "{{secrets/%s/%s}}" % (outputs["scope"], outputs["key"])
+        if args.typ == "databricks:index/job:Job":
+            return str(next(self.job_ids)), outputs  # the Jobs API's numeric job_id
         return f"{resource_id}" if args.typ.startswith("azure-native") else f"{args.name}-id", outputs
 
 
@@ -168,7 +207,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             outputs = unwrap(rpc.deserialize_properties(response.object)) if response.object else {}
             self.registered.append(
                 Registered(request.type, request.name, response.urn, request.parent, request.custom, inputs, outputs,
-                           secret_inputs, response.id, tuple(request.replaceOnChanges), request.deleteBeforeReplace)
+                           secret_inputs, response.id, tuple(request.replaceOnChanges), request.deleteBeforeReplace,
+                           request.provider)
             )
         return response
 
@@ -206,6 +246,7 @@ def base_config(**overrides: Optional[str]) -> dict[str, str]:
         "feedback:operatorCidr": "203.0.113.10/32",
         "feedback:clusterLoginPassword": LOGIN_PASSWORD,
         "feedback:sshPassword": SSH_PASSWORD,
+        "feedback:jobsWheel": str(fake_wheel()),
     }
     for key, value in overrides.items():
         if value is None:
@@ -217,36 +258,43 @@ def base_config(**overrides: Optional[str]) -> dict[str, str]:
 
 def use_config(values: dict[str, str], secret_keys: Optional[list[str]] = None) -> None:
     if secret_keys is None:
-        secret_keys = [k for k in values if k.split(":")[1] in ("clusterLoginPassword", "sshPassword", "sshPublicKey")]
+        from infra.config import JOB_SECRET_KEYS, SECRET_KEYS
+
+        secret_keys = [k for k in values if k.split(":")[1] in SECRET_KEYS + JOB_SECRET_KEYS]
     set_all_config(values, secret_keys)
 
 
-@pytest.fixture
-def run_program():
+def run_stack(**overrides: Optional[str]) -> Stack:
     """Run the real program (`build(load_config())`) under fresh mocks with the given config."""
     from infra.config import load_config
     from infra.stack import build
 
-    def run(**overrides: Optional[str]) -> Stack:
-        mocks = AzureMocks()
-        monitor = RecordingMonitor(mocks)
-        pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
-        use_config(base_config(**overrides))
-        captured: dict[str, Any] = {}
-        secret_outputs: set[str] = set()
+    mocks = AzureMocks()
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
+    use_config(base_config(**overrides))
+    captured: dict[str, Any] = {}
+    secret_outputs: set[str] = set()
 
-        async def secret_names(outputs: dict[str, pulumi.Output]) -> list[str]:
-            return [name for name, output in outputs.items() if await output.is_secret()]
+    async def secret_names(outputs: dict[str, pulumi.Output]) -> list[str]:
+        return [name for name, output in outputs.items() if await output.is_secret()]
 
-        @pulumi.runtime.test
-        def program():
-            outputs = build(load_config())
-            secrets = pulumi.Output.from_input(asyncio.ensure_future(secret_names(outputs)))
-            return pulumi.Output.all(pulumi.Output.all(**outputs).apply(captured.update),
-                                     secrets.apply(secret_outputs.update))
+    @pulumi.runtime.test
+    def program():
+        outputs = build(load_config())
+        secrets = pulumi.Output.from_input(asyncio.ensure_future(secret_names(outputs)))
+        return pulumi.Output.all(pulumi.Output.all(**outputs).apply(captured.update),
+                                 secrets.apply(secret_outputs.update))
 
+    try:
         program()
-        return Stack(monitor, mocks, captured, secret_outputs)
+    finally:
+        set_all_config({}, [])
+    return Stack(monitor, mocks, captured, secret_outputs)
 
-    yield run
+
+@pytest.fixture
+def run_program():
+    """`run_stack` for one test (the config is cleared afterwards)."""
+    yield run_stack
     set_all_config({}, [])

@@ -99,11 +99,14 @@ def test_connection_strings_come_from_list_keys_and_leave_only_as_secrets(stack)
     assert outputs["eventhubsConnectionString"] == outputs["eventhubsSendConnectionString"]
     assert SECRET_OUTPUTS <= stack.secret_outputs
     assert stack.secret_outputs == SECRET_OUTPUTS  # and nothing else is secret
-    # No other output (and no resource input) carries a key.
+    # No other output carries a key, and no resource input but the jobs' secret-scope entries,
+    # where it is a secret input (tests/infra/test_databricks_deploy.py checks those further).
     keys = (fake_sas_key(SEND_RULE), fake_sas_key(LISTEN_RULE))
     others = {name: value for name, value in outputs.items() if name not in SECRET_OUTPUTS}
     assert not any(key in repr(others) for key in keys)
-    assert not any(key in repr(r.inputs) for r in stack.resources for key in keys)
+    holders = [r for r in stack.resources for key in keys if key in repr(r.inputs)]
+    assert {r.type for r in holders} == {"databricks:index/secret:Secret"}
+    assert all(r.secret_inputs == {"stringValue"} for r in holders)
 
 
 def test_the_outputs_give_the_jobs_bootstrap_and_which_backend_they_use(stack):

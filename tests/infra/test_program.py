@@ -29,6 +29,16 @@ from tests.infra.conftest import (
 REPO = Path(__file__).resolve().parents[2]
 HDINSIGHT_VERSION, KAFKA_KIND, KAFKA_VERSION = "5.1", "kafka", "3.2"
 DYNAMIC = "pulumi-python:dynamic/feedback:"
+DEPLOYMENT = "feedback:infra:DatabricksDeployment"
+# The jobs' workspace resources with no secret configured (backend hdinsight, no tokens):
+# tests/infra/test_databricks_deploy.py looks at them closely.
+DATABRICKS_JOBS = {
+    "pulumi:providers:databricks": 1,
+    "databricks:index/secretScope:SecretScope": 1,
+    "databricks:index/workspaceFile:WorkspaceFile": 1,
+    "databricks:index/notebook:Notebook": len(list((REPO / "notebooks").glob("*.py"))),
+    "databricks:index/job:Job": 2,
+}
 
 EXPECTED_COUNTS = {
     "azure-native:resources:ResourceGroup": 1,
@@ -45,6 +55,7 @@ EXPECTED_COUNTS = {
     DYNAMIC + "KafkaIpAdvertising": 1,
     DYNAMIC + "KafkaBrokers": 1,
     DYNAMIC + "KafkaTopics": 1,
+    **DATABRICKS_JOBS,
 }
 EXPECTED_PARENTS = {
     "azure-native:resources:ResourceGroup": "stack",
@@ -61,6 +72,7 @@ EXPECTED_PARENTS = {
     DYNAMIC + "KafkaBrokers": "feedback:infra:KafkaBrokerAccess",
     "azure-native:storage:Blob": "feedback:infra:KafkaTopicCatalogue",
     DYNAMIC + "KafkaTopics": "feedback:infra:KafkaTopicCatalogue",
+    **{type_: DEPLOYMENT for type_ in DATABRICKS_JOBS},
 }
 
 
@@ -75,11 +87,12 @@ def test_the_resource_graph_has_each_resource_once_under_its_component(stack):
     for type_, count in EXPECTED_COUNTS.items():
         assert len(stack.of_type(type_)) == count, type_
     for type_, parent in EXPECTED_PARENTS.items():
-        assert stack.parent_type(stack.one(type_)) == parent, type_
+        assert all(stack.parent_type(r) == parent for r in stack.of_type(type_)), type_
     components = sorted(r.type for r in stack.resources if not r.custom)
     assert components == sorted([
         "feedback:infra:DatabricksWorkspace", "feedback:infra:KafkaBrokerAccess", "feedback:infra:KafkaCluster",
         "feedback:infra:KafkaNetwork", "feedback:infra:KafkaTopicCatalogue", "feedback:infra:NetworkPeering",
+        DEPLOYMENT,
     ])
     assert all(stack.parent_type(r) == "stack" for r in stack.resources if not r.custom)
 
@@ -285,7 +298,8 @@ def test_eventhubs_backend_builds_the_workspace_and_event_hubs_but_no_kafka_clus
     types = {r.type for r in stack.resources if r.custom}
     assert types == {"azure-native:resources:ResourceGroup", "azure-native:databricks:Workspace",
                      "azure-native:eventhub:Namespace", "azure-native:eventhub:EventHub",
-                     "azure-native:eventhub:NamespaceAuthorizationRule"}
+                     "azure-native:eventhub:NamespaceAuthorizationRule", "databricks:index/secret:Secret",
+                     *DATABRICKS_JOBS}
     assert "kafkaBootstrapServers" not in stack.outputs
     assert stack.outputs["databricksWorkspaceUrl"].startswith("https://")
     assert stack.outputs["jobsBackend"] == "eventhubs"

@@ -1,0 +1,220 @@
+"""The jobs in the workspace: secret scope, the wheel, the notebooks, the pipeline and producer jobs.
+
+Everything here is a resource of the Pulumi Databricks provider, which diffs, updates in place
+and deletes them itself; nothing needs a dynamic provider. The provider is pointed at this
+stack's workspace by URL and Azure resource id, and signs in the way `pulumi up` does (Azure
+CLI or a service principal's ARM_* variables).
+
+- `feedback-pipeline`: the sentiment pipeline (`jobs.sentiment_pipeline:main`) on its own job
+  cluster, at most one run at a time; started by `feedback databricks run feedback-pipeline`.
+- `feedback-producers`: one continuous job with a task per producer whose credentials are
+  configured, all on one shared single-node job cluster. The producers are plain Python
+  Kafka clients (no Spark), so one driver VM carries all three; a cluster per producer would
+  triple the VM and DBU hours for the same work.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+import pulumi
+import pulumi_databricks as databricks
+
+from infra.lib import databricks_jobs as plan
+from infra.lib.wheel import Wheel, workspace_path
+
+NOTEBOOK_FOLDER = "/Shared/feedback/notebooks"
+PIPELINE_CLUSTER, PRODUCERS_CLUSTER = "pipeline", "producers"
+# Databricks' single-node cluster: the driver runs everything, no workers.
+SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*, 4]"}
+SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
+
+
+@dataclass(frozen=True)
+class DatabricksDeploymentArgs:
+    workspace_url: pulumi.Input[str]
+    workspace_resource_id: pulumi.Input[str]
+    jobs_backend: str
+    bootstrap_servers: pulumi.Input[str]
+    wheel: Wheel
+    # requirements.txt's pins of plan.PYPI_LIBRARIES
+    pypi_packages: Sequence[str]
+    notebooks: Sequence[Path]
+    node_type: str
+    workers: int
+    checkpoint_location: str
+    table_location: str
+    trigger: str
+    # secret-scope key -> value, only the configured ones (plan.JOB_SECRETS names them)
+    secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    eventhubs_tier: Optional[str] = None
+    azure_language_endpoint: Optional[str] = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+class DatabricksDeployment(pulumi.ComponentResource):
+    pipeline_job_id: pulumi.Output[str]
+    producers_job_id: pulumi.Output[str]
+    secret_scope: pulumi.Output[str]
+    wheel_path: pulumi.Output[str]
+    notebook_paths: pulumi.Output[list[str]]
+    producers: list[str]
+
+    def __init__(self, name: str, args: DatabricksDeploymentArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        unknown = sorted(set(args.secrets) - set(plan.SECRETS_BY_KEY))
+        if unknown:
+            raise ValueError(f"no job uses the secrets {', '.join(unknown)}; known: {', '.join(plan.SECRETS_BY_KEY)}")
+        super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
+        provider = databricks.Provider(
+            f"{name}-provider",
+            databricks.ProviderArgs(host=args.workspace_url, azure_workspace_resource_id=args.workspace_resource_id),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=provider)
+
+        # Databricks-backed; no initial_manage_principal, which on Premium would grant MANAGE to
+        # all workspace users. Its creator (the identity running `pulumi up`) manages it.
+        scope = databricks.SecretScope(
+            f"{name}-scope", databricks.SecretScopeArgs(name=plan.SCOPE, backend_type="DATABRICKS"), opts=child
+        )
+        secrets = [
+            databricks.Secret(
+                f"{name}-secret-{key}",
+                databricks.SecretArgs(scope=scope.name, key=key, string_value=pulumi.Output.secret(value)),
+                opts=child,
+            )
+            for key, value in sorted(args.secrets.items())
+        ]
+
+        wheel_file = databricks.WorkspaceFile(
+            f"{name}-wheel",
+            databricks.WorkspaceFileArgs(path=workspace_path(args.wheel), source=str(args.wheel.path)),
+            opts=child,
+        )
+        notebooks = [
+            databricks.Notebook(
+                f"{name}-notebook-{notebook.stem}",
+                databricks.NotebookArgs(
+                    path=f"{NOTEBOOK_FOLDER}/{notebook.stem}",
+                    language="PYTHON",
+                    format="SOURCE",
+                    content_base64=base64.b64encode(notebook.read_bytes()).decode(),
+                ),
+                opts=child,
+            )
+            for notebook in sorted(args.notebooks)
+        ]
+
+        libraries = [databricks.JobTaskLibraryArgs(whl=f"/Workspace{workspace_path(args.wheel)}")] + [
+            databricks.JobTaskLibraryArgs(pypi=databricks.JobTaskLibraryPypiArgs(package=package))
+            for package in args.pypi_packages
+        ]
+        # The jobs start only once the secrets they reference and the wheel exist.
+        job_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*secrets, wheel_file]))
+
+        pipeline_parameters = pulumi.Output.from_input(args.bootstrap_servers).apply(
+            lambda bootstrap: plan.pipeline_parameters(
+                args.jobs_backend, bootstrap, args.checkpoint_location, args.table_location, args.trigger,
+                args.eventhubs_tier, args.azure_language_endpoint,
+            )
+        )
+        pipeline = databricks.Job(
+            f"{name}-pipeline",
+            databricks.JobArgs(
+                name=plan.PIPELINE_JOB,
+                description="Sentiment pipeline: feedback topics -> scored table, dead letters, Slack alerts "
+                            "(jobs/sentiment_pipeline.py). Deployed by Pulumi.",
+                max_concurrent_runs=1,
+                job_clusters=[
+                    self._cluster(PIPELINE_CLUSTER, args, num_workers=args.workers,
+                                  env=plan.secret_env_vars(plan.SCOPE, args.secrets, "pipeline"))
+                ],
+                tasks=[
+                    databricks.JobTaskArgs(
+                        task_key="sentiment-pipeline",
+                        job_cluster_key=PIPELINE_CLUSTER,
+                        python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
+                            package_name=plan.PACKAGE, entry_point=plan.PIPELINE_ENTRY_POINT,
+                            parameters=pipeline_parameters,
+                        ),
+                        libraries=libraries,
+                    )
+                ],
+                tags=args.tags,
+            ),
+            opts=job_opts,
+        )
+
+        self.producers = plan.deployed_producers(args.secrets)
+        producers = databricks.Job(
+            f"{name}-producers",
+            databricks.JobArgs(
+                name=plan.PRODUCERS_JOB,
+                description=f"Source producers ({', '.join(self.producers)}) into Kafka, running continuously. "
+                            "Deployed by Pulumi.",
+                max_concurrent_runs=1,
+                # Always running; a failed producer's task is retried while the others keep
+                # running. control_run_state restarts the active run when `pulumi up` changes
+                # the job, so a new wheel or setting takes effect.
+                continuous=databricks.JobContinuousArgs(pause_status="UNPAUSED", task_retry_mode="ON_FAILURE"),
+                control_run_state=True,
+                job_clusters=[
+                    self._cluster(
+                        PRODUCERS_CLUSTER, args, num_workers=0,
+                        env={**plan.producers_env(args.jobs_backend, args.eventhubs_tier),
+                             **plan.secret_env_vars(plan.SCOPE, args.secrets, "producers")},
+                        single_node=True,
+                    )
+                ],
+                tasks=[
+                    databricks.JobTaskArgs(
+                        task_key=f"producer-{producer}",
+                        job_cluster_key=PRODUCERS_CLUSTER,
+                        python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
+                            package_name=plan.PACKAGE, entry_point=plan.CLI_ENTRY_POINT,
+                            parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
+                                lambda bootstrap, producer=producer: plan.producer_parameters(
+                                    args.jobs_backend, bootstrap, producer)
+                            ),
+                        ),
+                        libraries=libraries,
+                    )
+                    for producer in self.producers
+                ],
+                tags=args.tags,
+            ),
+            opts=job_opts,
+        )
+
+        self.pipeline_job_id = pipeline.id
+        self.producers_job_id = producers.id
+        self.secret_scope = scope.name
+        self.wheel_path = wheel_file.path
+        self.notebook_paths = pulumi.Output.all(*[notebook.path for notebook in notebooks])
+        self.register_outputs({
+            "pipeline_job_id": self.pipeline_job_id,
+            "producers_job_id": self.producers_job_id,
+            "secret_scope": self.secret_scope,
+            "wheel_path": self.wheel_path,
+            "notebook_paths": self.notebook_paths,
+        })
+
+    @staticmethod
+    def _cluster(key: str, args: DatabricksDeploymentArgs, num_workers: int, env: dict[str, str],
+                 single_node: bool = False) -> databricks.JobJobClusterArgs:
+        """A job cluster (created for a run, deleted after it) on the pinned LTS runtime."""
+        return databricks.JobJobClusterArgs(
+            job_cluster_key=key,
+            new_cluster=databricks.JobJobClusterNewClusterArgs(
+                spark_version=plan.RUNTIME,
+                node_type_id=args.node_type,
+                num_workers=num_workers,
+                spark_conf=SINGLE_NODE_CONF if single_node else None,
+                custom_tags={**args.tags, **(SINGLE_NODE_TAGS if single_node else {})},
+                spark_env_vars=env or None,
+                azure_attributes=databricks.JobJobClusterNewClusterAzureAttributesArgs(availability="ON_DEMAND_AZURE"),
+            ),
+        )

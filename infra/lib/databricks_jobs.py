@@ -1,0 +1,146 @@
+"""What the Databricks jobs are made of, as plain values: secrets, parameters, libraries, producers.
+
+Secrets reach a job cluster only as references that Databricks resolves when the cluster
+starts ("Use a secret in a Spark configuration property or environment variable":
+`{{secrets/<scope-name>/<secret-name>}}` as an environment variable's value). The jobs' settings
+object reads `FEEDBACK_<NAME>` from the environment, so the value never appears in a job
+parameter, a notebook or the job's definition.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Literal, Optional
+
+SCOPE = "feedback"
+# Databricks Runtime 17.3 LTS: Spark 4.0 and Scala 2.13, the line requirements.txt pins locally.
+RUNTIME = "17.3.x-scala2.13"
+PACKAGE = "feedback_analytics"
+# The wheel's console scripts the tasks call (pyproject.toml [project.scripts]).
+PIPELINE_ENTRY_POINT, CLI_ENTRY_POINT = "feedback-pipeline", "feedback"
+ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_POINT: "feedback.cli:app"}
+PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
+# Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship.
+# (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
+PYPI_LIBRARIES = ("kafka-python", "vaderSentiment", "slack_sdk", "tweepy", "pydantic-settings", "typer", "rich",
+                  "tenacity")
+ENV_PREFIX = "FEEDBACK_"
+
+Job = Literal["pipeline", "producers"]
+
+
+@dataclass(frozen=True)
+class JobSecret:
+    key: str                    # the key in the secret scope
+    setting: str                # the name in feedback/settings.py
+    config_key: Optional[str]   # the stack config key (None: a stack output)
+    jobs: tuple[Job, ...]       # the job clusters that get it
+    enables: str
+
+
+JOB_SECRETS = (
+    JobSecret("eventhubs-send-connection-string", "eventhubs_connection_string", None, ("pipeline", "producers"),
+              "writing to Event Hubs (backend eventhubs; the stack's Send-only rule)"),
+    JobSecret("eventhubs-listen-connection-string", "eventhubs_listen_connection_string", None, ("pipeline",),
+              "reading from Event Hubs (backend eventhubs; the stack's Listen-only rule)"),
+    JobSecret("slack-bot-token", "slack_bot_token", "slackBotToken", ("pipeline", "producers"),
+              "Slack alerts from the pipeline; with slackAppToken, the Slack producer"),
+    JobSecret("slack-app-token", "slack_app_token", "slackAppToken", ("producers",),
+              "the Slack producer (Socket Mode), with slackBotToken"),
+    JobSecret("x-bearer-token", "x_bearer_token", "xBearerToken", ("producers",), "the X producer"),
+    JobSecret("azure-language-key", "azure_language_key", "azureLanguageKey", ("pipeline",),
+              "scoring with Azure AI Language instead of VADER, with azureLanguageEndpoint"),
+    JobSecret("coingecko-api-key", "coingecko_api_key", "coingeckoApiKey", ("producers",),
+              "the CoinGecko demo plan's key for the price producer (it runs without one too)"),
+)
+SECRETS_BY_KEY = {secret.key: secret for secret in JOB_SECRETS}
+CONFIG_SECRET_KEYS = tuple(secret.config_key for secret in JOB_SECRETS if secret.config_key)
+EVENTHUBS_SECRET_KEYS = ("eventhubs-send-connection-string", "eventhubs-listen-connection-string")
+
+# Each producer and the secret-scope keys it cannot run without.
+PRODUCERS: dict[str, tuple[str, ...]] = {
+    "prices": (),
+    "slack": ("slack-bot-token", "slack-app-token"),
+    "x": ("x-bearer-token",),
+}
+TRIGGER = re.compile(r"^(processing-time=\d+(\.\d+)?(ms|s|m)|available-now)$")
+LOCATION = re.compile(r"^(dbfs:/|abfss://|/Volumes/)\S+$")
+
+
+def secret_reference(scope: str, key: str) -> str:
+    """Databricks' reference to a secret, resolved when the cluster starts."""
+    return "{{secrets/%s/%s}}" % (scope, key)
+
+
+def env_var(setting: str) -> str:
+    return ENV_PREFIX + setting.upper()
+
+
+def secret_env_vars(scope: str, keys: Iterable[str], job: Job) -> dict[str, str]:
+    """The environment of `job`'s cluster: a secret reference for each deployed key it uses."""
+    wanted = set(keys)
+    return {env_var(s.setting): secret_reference(scope, s.key) for s in JOB_SECRETS if s.key in wanted and job in s.jobs}
+
+
+def deployed_producers(keys: Iterable[str]) -> list[str]:
+    """The producers whose credentials are all in the scope, in PRODUCERS' order."""
+    present = set(keys)
+    return [name for name, needs in PRODUCERS.items() if set(needs) <= present]
+
+
+def pipeline_parameters(backend: str, bootstrap_servers: str, checkpoint_location: str, table_location: str,
+                        trigger: str, eventhubs_tier: Optional[str] = None,
+                        azure_language_endpoint: Optional[str] = None) -> list[str]:
+    """`jobs.sentiment_pipeline:main`'s `--setting value` pairs: plain settings only, never a secret."""
+    parameters = ["--backend", backend, "--bootstrap-servers", bootstrap_servers, "--on-databricks", "true",
+                  "--checkpoint-location", checkpoint_location, "--table-location", table_location,
+                  "--trigger", trigger]
+    if backend == "eventhubs" and eventhubs_tier:
+        parameters += ["--eventhubs-tier", eventhubs_tier]
+    if azure_language_endpoint:
+        parameters += ["--analyzer", "azure-language", "--azure-language-endpoint", azure_language_endpoint]
+    return parameters
+
+
+def producer_parameters(backend: str, bootstrap_servers: str, producer: str) -> list[str]:
+    """`feedback --backend B --bootstrap-servers S producer NAME` (the CLI's global options first)."""
+    return ["--backend", backend, "--bootstrap-servers", bootstrap_servers, "producer", producer]
+
+
+def producers_env(backend: str, eventhubs_tier: Optional[str]) -> dict[str, str]:
+    """Plain settings the CLI has no flag for, as the environment the settings object reads."""
+    return {env_var("eventhubs_tier"): eventhubs_tier} if backend == "eventhubs" and eventhubs_tier else {}
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pinned_requirements(requirements: str, names: Iterable[str] = PYPI_LIBRARIES) -> list[str]:
+    """The `name[extras]==version` lines of requirements.txt for `names`, in that order."""
+    pins: dict[str, str] = {}
+    for line in requirements.splitlines():
+        line = line.split("#", 1)[0].strip()
+        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]+\])?==(\S+)$", line)
+        if match:
+            pins[_normalise(match.group(1))] = line
+    missing = [name for name in names if _normalise(name) not in pins]
+    if missing:
+        raise ValueError(f"requirements.txt pins no version of {', '.join(missing)}; the jobs install exact versions: "
+                         "add `name==version` lines")
+    return [pins[_normalise(name)] for name in names]
+
+
+def trigger_problem(trigger: str) -> Optional[str]:
+    if trigger.startswith("continuous="):
+        return f"trigger {trigger!r}: continuous processing does not run on Databricks; use processing-time=5s"
+    if not TRIGGER.match(trigger):
+        return f"trigger {trigger!r} is not processing-time=<n>s|ms|m or available-now"
+    return None
+
+
+def location_problem(location: str) -> Optional[str]:
+    if LOCATION.match(location):
+        return None
+    return f"{location!r} is not a dbfs:/, abfss:// or /Volumes/ path"

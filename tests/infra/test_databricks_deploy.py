@@ -1,0 +1,409 @@
+"""The jobs' workspace resources under mocks: provider, secret scope, wheel, notebooks, jobs.
+
+Facts recorded here from Databricks' documentation:
+- "Use a secret in a Spark configuration property or environment variable": a cluster's
+  environment variable may hold `{{secrets/<scope-name>/<secret-name>}}`, resolved when the
+  cluster starts.
+- "Run jobs continuously": at most one run of a continuous job; no task dependencies; task
+  retry mode ON_FAILURE retries a failed task while the others keep running.
+- Databricks Runtime 17.3 LTS runs Spark 4.0 with Scala 2.13 (`17.3.x-scala2.13`).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from infra.config import DEFAULTS, ConfigError, load_config, validate
+from infra.lib import databricks_jobs as plan
+from infra.lib import wheel
+from tests.infra.conftest import (
+    LOGIN_PASSWORD, MOCK_BROKERS, SSH_PASSWORD, WHEEL_NAME, base_config, fake_connection_string, fake_sas_key,
+    fake_wheel, run_stack, use_config, write_fake_wheel,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOYMENT = "feedback:infra:DatabricksDeployment"
+PROVIDER = "pulumi:providers:databricks"
+SCOPE = "databricks:index/secretScope:SecretScope"
+SCOPE_ENTRY = "databricks:index/secret:Secret"
+JOB = "databricks:index/job:Job"
+NOTEBOOK = "databricks:index/notebook:Notebook"
+WORKSPACE_FILE = "databricks:index/workspaceFile:WorkspaceFile"
+WORKSPACE_URL = "https://adb-1234567890123456.7.azuredatabricks.net"
+EVENTHUBS_ONLY = dict(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
+# Made-up values, short so that nothing here looks like a real credential.
+TOKENS = dict(zip(("slackBotToken", "slackAppToken", "xBearerToken", "azureLanguageKey", "coingeckoApiKey"),
+                  ("xoxb-fake-1", "xapp-fake-2", "x-fake-3", "lang-fake-4", "cg-fake-5")))
+LANGUAGE_ENDPOINT = "https://fbk01-language.cognitiveservices.azure.com/"
+
+
+def jobs_by_name(stack) -> dict[str, dict]:
+    return {job.inputs["name"]: job.inputs for job in stack.of_type(JOB)}
+
+
+def cluster_of(job: dict) -> dict:
+    [cluster] = job["jobClusters"]
+    return cluster["newCluster"]
+
+
+# The two stacks most tests look at are built once for the module (they are only read).
+@pytest.fixture(scope="module")
+def stack():
+    return run_stack()
+
+
+@pytest.fixture(scope="module")
+def full_stack():
+    """Backend eventhubs with every optional token configured."""
+    return run_stack(**EVENTHUBS_ONLY, **TOKENS, azureLanguageEndpoint=LANGUAGE_ENDPOINT)
+
+
+# -- the graph -------------------------------------------------------------------------------
+
+
+def test_every_workspace_resource_is_in_the_deployment_and_goes_through_its_provider(full_stack):
+    [component] = full_stack.of_type(DEPLOYMENT)
+    assert full_stack.parent_type(component) == "stack"
+    provider = full_stack.one(PROVIDER)
+    assert provider.parent == component.urn
+    assert provider.inputs["host"] == WORKSPACE_URL
+    workspace = full_stack.one("azure-native:databricks:Workspace")
+    assert provider.inputs["azureWorkspaceResourceId"] == workspace.id
+    children = [r for r in full_stack.resources if r.type.startswith("databricks:index/")]
+    assert {r.type for r in children} == {SCOPE, SCOPE_ENTRY, JOB, NOTEBOOK, WORKSPACE_FILE}
+    for resource in children:
+        assert resource.parent == component.urn, resource.name
+        assert resource.provider == f"{provider.urn}::{provider.id}", resource.name
+
+
+def test_the_scope_is_databricks_backed_and_not_opened_to_all_users(full_stack):
+    scope = full_stack.one(SCOPE).inputs
+    assert scope["name"] == plan.SCOPE == full_stack.outputs["databricksSecretScope"]
+    assert scope["backendType"] == "DATABRICKS"
+    assert "initialManagePrincipal" not in scope
+
+
+def test_without_tokens_on_hdinsight_the_scope_holds_no_secret(stack):
+    assert stack.of_type(SCOPE_ENTRY) == []
+    assert len(stack.of_type(SCOPE)) == 1
+
+
+def test_each_configured_token_and_the_event_hubs_strings_become_secrets_as_secret_inputs(full_stack):
+    secrets = {r.inputs["key"]: r for r in full_stack.of_type(SCOPE_ENTRY)}
+    assert secrets.keys() == {s.key for s in plan.JOB_SECRETS}
+    expected = {s.key: TOKENS[s.config_key] for s in plan.JOB_SECRETS if s.config_key}
+    expected["eventhubs-send-connection-string"] = fake_connection_string("fbk01-eventhubs", "feedback-send")
+    expected["eventhubs-listen-connection-string"] = fake_connection_string("fbk01-eventhubs", "feedback-listen")
+    for key, secret in secrets.items():
+        assert secret.inputs["scope"] == plan.SCOPE
+        assert secret.inputs["stringValue"] == expected[key], key
+        assert secret.secret_inputs == {"stringValue"}, key
+
+
+def test_only_the_tokens_that_are_set_are_deployed(run_program):
+    stack = run_program(xBearerToken="x-fake-3")
+    assert [r.inputs["key"] for r in stack.of_type(SCOPE_ENTRY)] == ["x-bearer-token"]
+
+
+def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(full_stack):
+    values = [*TOKENS.values(), fake_sas_key("feedback-send"), fake_sas_key("feedback-listen")]
+    for resource in full_stack.resources:
+        if resource.type != SCOPE_ENTRY:
+            assert not any(value in repr(resource.inputs) for value in values), resource.name
+    for notebook in full_stack.of_type(NOTEBOOK):
+        text = base64.b64decode(notebook.inputs["contentBase64"]).decode()
+        assert not any(value in text for value in values)
+    pipeline, producers = (jobs_by_name(full_stack)[name] for name in (plan.PIPELINE_JOB, plan.PRODUCERS_JOB))
+    assert cluster_of(pipeline)["sparkEnvVars"] == {
+        "FEEDBACK_EVENTHUBS_CONNECTION_STRING": "{{secrets/feedback/eventhubs-send-connection-string}}",
+        "FEEDBACK_EVENTHUBS_LISTEN_CONNECTION_STRING": "{{secrets/feedback/eventhubs-listen-connection-string}}",
+        "FEEDBACK_SLACK_BOT_TOKEN": "{{secrets/feedback/slack-bot-token}}",
+        "FEEDBACK_AZURE_LANGUAGE_KEY": "{{secrets/feedback/azure-language-key}}",
+    }
+    assert cluster_of(producers)["sparkEnvVars"] == {
+        "FEEDBACK_EVENTHUBS_TIER": "standard",
+        "FEEDBACK_EVENTHUBS_CONNECTION_STRING": "{{secrets/feedback/eventhubs-send-connection-string}}",
+        "FEEDBACK_SLACK_BOT_TOKEN": "{{secrets/feedback/slack-bot-token}}",
+        "FEEDBACK_SLACK_APP_TOKEN": "{{secrets/feedback/slack-app-token}}",
+        "FEEDBACK_X_BEARER_TOKEN": "{{secrets/feedback/x-bearer-token}}",
+        "FEEDBACK_COINGECKO_API_KEY": "{{secrets/feedback/coingecko-api-key}}",
+    }
+    assert "sparkConf" not in cluster_of(pipeline)
+    assert all("secrets/" not in value for value in cluster_of(producers)["sparkConf"].values())
+    # The settings object reads each of these names (env prefix FEEDBACK_).
+    from feedback.settings import Settings
+    for job in (pipeline, producers):
+        for name in cluster_of(job)["sparkEnvVars"]:
+            assert name.removeprefix("FEEDBACK_").lower() in Settings.model_fields, name
+
+
+# -- the jobs --------------------------------------------------------------------------------
+
+
+def test_the_pipeline_is_a_wheel_task_on_a_job_cluster_with_the_pinned_lts_runtime(run_program):
+    stack = run_program(jobNodeType="Standard_D8ds_v5", jobWorkers="3", jobsTrigger="processing-time=30s",
+                        jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints")
+    pipeline = jobs_by_name(stack)[plan.PIPELINE_JOB]
+    assert pipeline["maxConcurrentRuns"] == 1
+    assert "continuous" not in pipeline and "schedule" not in pipeline
+    cluster = cluster_of(pipeline)
+    assert cluster["sparkVersion"] == "17.3.x-scala2.13"
+    assert (cluster["nodeTypeId"], cluster["numWorkers"]) == ("Standard_D8ds_v5", 3)
+    assert "existingClusterId" not in repr(pipeline)  # a job cluster, never an all-purpose one
+    [task] = pipeline["tasks"]
+    assert task["jobClusterKey"] == pipeline["jobClusters"][0]["jobClusterKey"]
+    wheel_task = task["pythonWheelTask"]
+    assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback-pipeline")
+    assert wheel_task["parameters"] == [
+        "--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS, "--on-databricks", "true",
+        "--checkpoint-location", "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
+        "--table-location", "dbfs:/feedback/tables", "--trigger", "processing-time=30s",
+    ]
+
+
+def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
+    from feedback.settings import load_settings
+
+    parameters = jobs_by_name(stack)[plan.PIPELINE_JOB]["tasks"][0]["pythonWheelTask"]["parameters"]
+    pairs = dict(zip(parameters[::2], parameters[1::2]))
+    settings = load_settings(**{name[2:].replace("-", "_"): value for name, value in pairs.items()})
+    assert settings.backend == "hdinsight" and settings.bootstrap_servers == MOCK_BROKERS
+    assert settings.on_databricks is True and settings.checkpoint_for("q") == "dbfs:/feedback/checkpoints/q"
+
+
+def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):
+    pipeline = jobs_by_name(full_stack)[plan.PIPELINE_JOB]
+    parameters = pipeline["tasks"][0]["pythonWheelTask"]["parameters"]
+    bootstrap = full_stack.outputs["eventhubsBootstrapServers"]
+    assert parameters[:4] == ["--backend", "eventhubs", "--bootstrap-servers", bootstrap]
+    assert parameters[-6:] == ["--eventhubs-tier", "standard", "--analyzer", "azure-language",
+                               "--azure-language-endpoint", LANGUAGE_ENDPOINT]
+
+
+def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
+    wheel_file = stack.one(WORKSPACE_FILE).inputs
+    pins = [line for line in (REPO / "requirements.txt").read_text().splitlines()
+            if line.split("==")[0].split("[")[0].lower().replace("_", "-")
+            in {name.lower().replace("_", "-") for name in plan.PYPI_LIBRARIES}]
+    assert len(pins) == len(plan.PYPI_LIBRARIES) and "kafka-python[crc32c]==3.0.12" in pins
+    for job in stack.of_type(JOB):
+        for task in job.inputs["tasks"]:
+            libraries = task["libraries"]
+            assert libraries[0] == {"whl": f"/Workspace{wheel_file['path']}"}
+            assert sorted(lib["pypi"]["package"] for lib in libraries[1:]) == sorted(pins)
+
+
+def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per_configured_producer(run_program):
+    bare = jobs_by_name(run_program())[plan.PRODUCERS_JOB]
+    assert [task["taskKey"] for task in bare["tasks"]] == ["producer-prices"]  # prices needs no credential
+    full = run_program(slackBotToken="xoxb-fake-1", slackAppToken="xapp-fake-2", xBearerToken="x-fake-3")
+    producers = jobs_by_name(full)[plan.PRODUCERS_JOB]
+    assert len(full.of_type(JOB)) == 2
+    assert [task["taskKey"] for task in producers["tasks"]] == ["producer-prices", "producer-slack", "producer-x"]
+    assert producers["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
+    assert producers["controlRunState"] is True and producers["maxConcurrentRuns"] == 1
+    [cluster] = producers["jobClusters"]
+    assert cluster["newCluster"]["numWorkers"] == 0
+    assert cluster["newCluster"]["sparkConf"]["spark.databricks.cluster.profile"] == "singleNode"
+    assert cluster["newCluster"]["sparkVersion"] == "17.3.x-scala2.13"
+    for task, name in zip(producers["tasks"], ["prices", "slack", "x"]):
+        assert task["jobClusterKey"] == cluster["jobClusterKey"]
+        assert "dependsOns" not in task  # continuous jobs allow no task dependencies
+        wheel_task = task["pythonWheelTask"]
+        assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback")
+        assert wheel_task["parameters"] == ["--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS,
+                                            "producer", name]
+
+
+def test_the_slack_producer_needs_both_tokens(run_program):
+    stack = run_program(slackAppToken="xapp-fake-2")
+    assert [t["taskKey"] for t in jobs_by_name(stack)[plan.PRODUCERS_JOB]["tasks"]] == ["producer-prices"]
+
+
+def test_notebooks_are_imported_in_source_format_with_the_repositorys_text(stack):
+    notebooks = {r.inputs["path"]: r.inputs for r in stack.of_type(NOTEBOOK)}
+    local = sorted((REPO / "notebooks").glob("*.py"))
+    assert sorted(notebooks) == [f"/Shared/feedback/notebooks/{path.stem}" for path in local]
+    pipeline = notebooks["/Shared/feedback/notebooks/sentiment_pipeline"]
+    assert (pipeline["language"], pipeline["format"]) == ("PYTHON", "SOURCE")
+    text = base64.b64decode(pipeline["contentBase64"]).decode()
+    assert text == (REPO / "notebooks" / "sentiment_pipeline.py").read_text()
+    assert text.startswith("# Databricks notebook source")
+
+
+# -- the wheel and its path --------------------------------------------------------------------
+
+
+def test_the_wheel_goes_to_a_folder_named_by_its_content_hash(stack):
+    digest = hashlib.sha256(fake_wheel().read_bytes()).hexdigest()[:12]
+    wheel_file = stack.one(WORKSPACE_FILE).inputs
+    assert wheel_file["path"] == f"/Shared/feedback/{digest}/{WHEEL_NAME}" == stack.outputs["databricksWheelPath"]
+    assert wheel_file["source"] == str(fake_wheel())
+    assert "contentBase64" not in wheel_file  # the wheel stays out of the Pulumi state
+
+
+def test_changed_wheel_content_changes_the_path_and_the_jobs(run_program, tmp_path):
+    first = write_fake_wheel(tmp_path / "a", "VERSION = 1\n")
+    same = write_fake_wheel(tmp_path / "b", "VERSION = 1\n")
+    changed = write_fake_wheel(tmp_path / "c", "VERSION = 2\n")
+    paths = {name: wheel.workspace_path(wheel.describe_wheel(path))
+             for name, path in (("first", first), ("same", same), ("changed", changed))}
+    assert paths["first"] == paths["same"] != paths["changed"]
+    assert all(path.endswith(f"/{WHEEL_NAME}") for path in paths.values())
+    libraries = {}
+    for name, path in (("first", first), ("changed", changed)):
+        pipeline = jobs_by_name(run_program(jobsWheel=str(path)))[plan.PIPELINE_JOB]
+        libraries[name] = pipeline["tasks"][0]["libraries"][0]["whl"]
+    assert libraries == {"first": f"/Workspace{paths['first']}", "changed": f"/Workspace{paths['changed']}"}
+
+
+def test_a_wheel_without_the_pipeline_entry_point_is_refused_with_the_pyproject_line(run_program, tmp_path):
+    lacking = write_fake_wheel(tmp_path, entry_points="[console_scripts]\nfeedback = feedback.cli:app\n")
+    with pytest.raises(ValueError) as raised:
+        run_program(jobsWheel=str(lacking))
+    assert 'feedback-pipeline = "jobs.sentiment_pipeline:main"' in str(raised.value)
+    assert "[project.scripts]" in str(raised.value)
+
+
+def test_a_missing_wheel_file_says_how_to_build_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="pulumi config rm feedback:jobsWheel"):
+        wheel.describe_wheel(tmp_path / WHEEL_NAME)
+
+
+def test_the_real_build_is_reproducible_and_matches_pyproject(tmp_path):
+    started = time.monotonic()
+    built = wheel.build_wheel(REPO, tmp_path / "out")
+    assert time.monotonic() - started < 120
+    assert built.path == tmp_path / "out" / built.digest / built.name
+    assert wheel.wheel_name_problem(built.name) is None
+    assert built.sha256 == hashlib.sha256(built.path.read_bytes()).hexdigest()
+    with zipfile.ZipFile(built.path) as archive:
+        infos = archive.infolist()
+        names = {info.filename for info in infos}
+    # Every entry has the fixed timestamp, so the same code gives the same bytes and path.
+    assert {info.date_time for info in infos} == {(1980, 1, 1, 0, 0, 0)}
+    assert {"jobs/sentiment_pipeline.py", "feedback/settings.py", "producers/commands.py"} <= names
+    assert not any(name.startswith(("tests/", "notebooks/")) for name in names)
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert wheel.console_scripts(built.path) == scripts
+    expected_missing = [f'{n} = "{t}"' for n, t in plan.ENTRY_POINTS.items() if scripts.get(n) != t]
+    assert wheel.missing_entry_points(built.path, plan.ENTRY_POINTS) == expected_missing
+
+
+# -- the switch and the outputs -----------------------------------------------------------------
+
+
+def test_deploy_jobs_false_deploys_nothing_in_the_workspace(run_program):
+    stack = run_program(deployJobs="false")
+    assert not [r for r in stack.resources if r.type.startswith(("databricks:", "pulumi:providers:databricks"))]
+    assert not stack.of_type(DEPLOYMENT)
+    assert not [name for name in stack.outputs if name.startswith(("databricksPipeline", "databricksProducers",
+                                                                   "databricksSecret", "databricksWheel"))]
+    assert stack.outputs["databricksWorkspaceUrl"] == WORKSPACE_URL
+
+
+def test_the_outputs_name_the_jobs_scope_and_wheel_and_hold_no_secret(full_stack):
+    outputs = full_stack.outputs
+    jobs = {job.inputs["name"]: job.id for job in full_stack.of_type(JOB)}
+    assert outputs["databricksPipelineJobId"] == jobs[plan.PIPELINE_JOB]
+    assert outputs["databricksProducersJobId"] == jobs[plan.PRODUCERS_JOB]
+    assert outputs["databricksPipelineJobId"].isdigit()
+    assert outputs["databricksSecretScope"] == plan.SCOPE
+    assert outputs["databricksWheelPath"].startswith("/Shared/feedback/")
+    new = {"databricksPipelineJobId", "databricksProducersJobId", "databricksSecretScope", "databricksWheelPath"}
+    assert not new & full_stack.secret_outputs
+    assert not any(value in repr(outputs) for value in TOKENS.values())
+
+
+# -- pure helpers and config -------------------------------------------------------------------
+
+
+def test_pinned_requirements_keep_extras_normalise_names_and_refuse_unpinned():
+    text = "# c\nkafka-python[crc32c]==3.0.12\nslack-sdk==3.47.0  # comment\nrich>=13\n"
+    assert plan.pinned_requirements(text, ["kafka_python", "slack_sdk"]) == [
+        "kafka-python[crc32c]==3.0.12", "slack-sdk==3.47.0"]
+    with pytest.raises(ValueError, match="pins no version of rich"):
+        plan.pinned_requirements(text, ["rich"])
+
+
+def test_secret_env_vars_give_each_job_only_what_it_uses():
+    keys = ["x-bearer-token", "slack-bot-token", "azure-language-key"]
+    assert plan.secret_env_vars("s", keys, "pipeline") == {
+        "FEEDBACK_SLACK_BOT_TOKEN": "{{secrets/s/slack-bot-token}}",
+        "FEEDBACK_AZURE_LANGUAGE_KEY": "{{secrets/s/azure-language-key}}",
+    }
+    assert plan.secret_env_vars("s", keys, "producers") == {
+        "FEEDBACK_SLACK_BOT_TOKEN": "{{secrets/s/slack-bot-token}}",
+        "FEEDBACK_X_BEARER_TOKEN": "{{secrets/s/x-bearer-token}}",
+    }
+
+
+def jobs_check(**changes) -> tuple[list[str], list[str]]:
+    """`validate` (pure) on a good HDInsight stack's values with `changes`; tokens go to the secrets."""
+    values = {**DEFAULTS, "prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "replicationFactor": 3,
+              "jobsTableLocation": "/Volumes/main/feedback/tables"}
+    secrets = {"clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD}
+    secrets.update({key: changes.pop(key) for key in list(changes) if key in TOKENS})
+    values.update(changes)
+    checked = validate(values, secrets)
+    return checked.problems, checked.warnings
+
+
+@pytest.mark.parametrize("changes, message, fix", [
+    ({"jobsTrigger": "continuous=1s"}, "continuous processing does not run on Databricks",
+     "pulumi config set feedback:jobsTrigger processing-time=5s"),
+    ({"jobsTrigger": "every 5s"}, "is not processing-time=<n>s|ms|m or available-now",
+     "pulumi config set feedback:jobsTrigger"),
+    ({"jobsTableLocation": "tables"}, "is not a dbfs:/, abfss:// or /Volumes/ path",
+     "pulumi config set feedback:jobsTableLocation dbfs:/feedback/tables"),
+    ({"jobsWheel": "dist/feedback-0.1.0.tar.gz"}, "is not a wheel of this project", "pulumi config rm feedback:jobsWheel"),
+    ({"deployJobs": "yes"}, "expected true or false", "pulumi config set feedback:deployJobs true"),
+    ({"azureLanguageKey": "lang-fake-4"}, "azureLanguageEndpoint is not",
+     "pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/"),
+    ({"azureLanguageEndpoint": LANGUAGE_ENDPOINT}, "azureLanguageKey is not",
+     "pulumi config set --secret feedback:azureLanguageKey <key>"),
+])
+def test_jobs_config_problems_name_the_fix(changes, message, fix):
+    problems, _ = jobs_check(**changes)
+    assert len(problems) == 1 and message in problems[0] and fix in problems[0], problems
+
+
+def test_a_good_jobs_config_has_no_problem_and_slack_app_token_alone_warns():
+    assert jobs_check() == ([], [])
+    assert jobs_check(slackBotToken="xoxb-fake-1", slackAppToken="xapp-fake-2") == ([], [])
+    problems, warnings = jobs_check(slackAppToken="xapp-fake-2")
+    assert problems == [] and "the Slack producer needs both" in warnings[0]
+    assert "pulumi config set --secret feedback:slackBotToken xoxb-..." in warnings[0]
+
+
+def test_a_token_stored_in_plain_text_is_refused_and_workers_must_be_a_number():
+    use_config(base_config(xBearerToken="x-fake-3", jobWorkers="two"), secret_keys=[
+        "feedback:clusterLoginPassword", "feedback:sshPassword"])
+    try:
+        with pytest.raises(ConfigError) as raised:
+            load_config()
+    finally:
+        use_config({}, [])
+    message = str(raised.value)
+    assert "feedback:xBearerToken is stored in plain text" in message
+    assert "pulumi config set --secret feedback:xBearerToken <bearer-token>" in message
+    assert "feedback:jobWorkers is 'two', expected a whole number" in message
+
+
+def test_the_jobs_config_defaults_and_secret_outputs():
+    use_config(base_config(slackBotToken="xoxb-fake-1"))
+    try:
+        config = load_config()
+    finally:
+        use_config({}, [])
+    jobs = config.jobs
+    assert (jobs.deploy, jobs.node_type, jobs.workers, jobs.trigger) == (True, "Standard_D4ds_v5", 1, "processing-time=5s")
+    assert jobs.checkpoint_location == "dbfs:/feedback/checkpoints" and jobs.wheel == str(fake_wheel())
+    assert list(jobs.secrets) == ["slack-bot-token"]
