@@ -2,7 +2,7 @@
 # MAGIC %md
 # MAGIC # Sentiment pipeline
 # MAGIC Runs the tested job code from this repository's wheel (`jobs.sentiment_pipeline`) with
-# MAGIC the settings below. Secrets (Event Hubs connection string, Slack bot token) come from the
+# MAGIC the settings below. Credentials (Event Hubs, Slack) come from the
 # MAGIC environment of the job cluster or the secret scope, never from this notebook.
 
 # COMMAND ----------
