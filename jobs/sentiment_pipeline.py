@@ -262,7 +262,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         if not name.startswith("--") or not args:
             raise SystemExit(f"expected --setting value pairs, got {name!r}")
         overrides[name[2:].replace("-", "_")] = args.pop(0)
-    settings = load_settings(**overrides).require_complete()
+    try:
+        settings = load_settings(**overrides).require_complete()
+    except SettingsError as error:
+        raise SystemExit(f"error: {error}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     run(spark_session(settings, QUERY_NAME), settings)
     return 0

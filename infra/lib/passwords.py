@@ -20,17 +20,16 @@ def _shares_three_characters(password: str, name: str) -> bool:
     return any(name[i : i + 3] in lowered for i in range(len(name) - 2))
 
 
+def _missing_classes(password: str) -> list[str]:
+    """The character classes both HDInsight passwords need and `password` lacks."""
+    classes = (("digit", str.isdigit), ("upper-case letter", str.isupper), ("lower-case letter", str.islower))
+    return [f"has no {name}" for name, test in classes if not any(test(c) for c in password)]
+
+
 def cluster_password_problems(password: str, login_user: str, ssh_user: str) -> list[str]:
     """What is wrong with the cluster login (Ambari, gateway) password; empty when it is fine."""
-    problems = []
-    if len(password) < 10:
-        problems.append("has fewer than 10 characters")
-    if not any(c.isdigit() for c in password):
-        problems.append("has no digit")
-    if not any(c.isupper() for c in password):
-        problems.append("has no upper-case letter")
-    if not any(c.islower() for c in password):
-        problems.append("has no lower-case letter")
+    problems = ["has fewer than 10 characters"] if len(password) < 10 else []
+    problems += _missing_classes(password)
     if not any(not c.isalnum() for c in password):
         problems.append("has no non-alphanumeric character")
     bad = sorted({c for c in password if c in FORBIDDEN_SPECIALS})
@@ -44,15 +43,8 @@ def cluster_password_problems(password: str, login_user: str, ssh_user: str) -> 
 
 def ssh_password_problems(password: str, login_user: str) -> list[str]:
     """What is wrong with the SSH password; empty when it is fine."""
-    problems = []
-    if not 6 <= len(password) <= 72:
-        problems.append("must have 6-72 characters")
-    if not any(c.isdigit() for c in password):
-        problems.append("has no digit")
-    if not any(c.isupper() for c in password):
-        problems.append("has no upper-case letter")
-    if not any(c.islower() for c in password):
-        problems.append("has no lower-case letter")
+    problems = [] if 6 <= len(password) <= 72 else ["must have 6-72 characters"]
+    problems += _missing_classes(password)
     if _shares_three_characters(password, login_user):
         problems.append(f"contains 3 consecutive characters of the cluster login name {login_user!r}")
     return problems

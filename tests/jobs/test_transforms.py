@@ -86,3 +86,10 @@ def test_alerts_route_strictly_below_and_above_the_thresholds(spark):
                  "timestamp'2026-11-22 10:00:00' as kafka_timestamp")
     routed = transforms.alerts(scored, 0.3, 0.9, "#neg", "#pos").select("key", "channel")
     assertDataFrameEqual(routed, spark.createDataFrame([("a|#neg", "#neg"), ("e|#pos", "#pos")], "key string, channel string"))
+
+
+def test_the_job_entry_point_names_a_wrong_setting_instead_of_a_traceback():
+    from jobs.sentiment_pipeline import main
+
+    with pytest.raises(SystemExit, match=r"(?s)error: invalid settings:.*no_such_setting: Extra inputs"):
+        main(["--no-such-setting", "1"])
