@@ -11,7 +11,9 @@ What it follows:
   "event": {...}}}` which the app acknowledges by sending `{"envelope_id": ...}` back; an
   envelope not acknowledged is delivered again with a higher `retry_attempt` and
   `retry_reason: "timeout"`. Before it closes a connection the server sends
-  `{"type": "disconnect", "reason": "refresh_requested"}`; the app opens a new one.
+  `{"type": "disconnect", "reason": "refresh_requested"}`; the app opens a new one. An app
+  may hold several connections at once (while it replaces one, for example); each envelope
+  goes to one of them, never to all, so here it goes to the newest.
 * https://docs.slack.dev/reference/methods/conversations.history : messages newest first,
   only those after `oldest` (exclusive unless `inclusive`), `has_more` and
   `response_metadata.next_cursor` for the next page of at most `limit` messages.
@@ -122,7 +124,7 @@ class SlackSocketMode:
                         "event_id": event_id or f"Ev{next(self._event):08d}", "event_time": int(float(event.get("ts", "0"))), "event": event},
         }
         self.envelopes.append(envelope)
-        self._send_all(envelope)
+        self._send_to_newest(envelope)
         return envelope
 
     def deliver_again(self, envelope: dict) -> dict:
@@ -160,14 +162,15 @@ class SlackSocketMode:
 
     # -- Socket Mode ---------------------------------------------------------------
 
-    def _send_all(self, message: dict) -> None:
+    def _send_to_newest(self, message: dict) -> None:
         with self._lock:
             sockets = list(self._sockets)
-        for socket in sockets:
+        for socket in reversed(sockets):  # the newest first; an older one if it just closed
             try:
                 socket.send(json.dumps(message))
+                return
             except ConnectionClosed:
-                pass
+                continue
 
     def _on_socket(self, socket) -> None:
         with self._lock:
