@@ -161,6 +161,22 @@ class SlackNotifier:
                 return keys
 
 
+def is_outage(error: Exception) -> bool:
+    """Whether a failed post says the service is unavailable, not that this alert is wrong.
+
+    Slack answering 429 or 5xx (after the retry handlers gave up), a time-out, a refused
+    connection or a file that cannot be written are outages: the alerts after it would fail
+    the same way, each after its own time-out. A definite answer about this alert (an
+    unknown channel, `invalid_blocks`) is not.
+    """
+    from slack_sdk.errors import SlackApiError
+
+    if isinstance(error, SlackApiError):
+        status = getattr(error.response, "status_code", 200)
+        return status == 429 or status >= 500
+    return not isinstance(error, (LookupError, ValueError, TypeError))
+
+
 def notifier_for(settings: Settings) -> Notifier:
     if settings.slack_bot_token is None:
         log.warning("no Slack bot token is set (slack_bot_token / FEEDBACK_SLACK_BOT_TOKEN): alerts go to %s",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
 import requests
@@ -94,7 +94,7 @@ def _wait(retry_state) -> float:
 @dataclass
 class AzureLanguageAnalyzer:
     endpoint: str
-    key: str
+    key: str = field(repr=False)  # a secret: never in a log line or an error
     timeout_s: float = 30
     attempts: int = 5
     name: str = "azure-language"

@@ -111,6 +111,9 @@ class Settings(BaseSettings):
     # Tests point the real slack_sdk client at a loopback stand-in through this.
     slack_base_url: str = "https://slack.com/api/"
     slack_timeout_s: float = Field(10, gt=0)
+    # While the pipeline runs, alerts left pending (Slack was down) are retried this often
+    # even when no new events arrive (a batch also retries them).
+    outbox_retry_s: float = Field(30, gt=0)
     # The channels the Slack producer listens to (ids or names), and the simulator's bot id
     # (the one bot whose messages count as feedback).
     slack_feedback_channels: list[str] = Field(default_factory=lambda: ["#product-feedback"])

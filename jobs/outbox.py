@@ -7,7 +7,9 @@ crash, or a time-out that Slack in fact processed, leaves an alert whose outcome
 unknown. To recognise those, `drain` first counts an attempt on every alert it is about to
 post (written before posting); an alert with an earlier attempt is looked up in the
 channel's history by the key in the message's metadata, and posted only if absent.
-Alerts that cannot be posted (Slack down) stay pending and go out on a later drain.
+Alerts that cannot be posted (Slack down) stay pending and go out on a later drain; the
+first outage (a time-out, 429 or 5xx after slack_sdk's retries) ends the drain, so a batch
+waits for one time-out while Slack is down, not one per pending alert.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from feedback.alerts import Notifier, from_rows
+from feedback.alerts import Notifier, from_rows, is_outage
 
 log = logging.getLogger(__name__)
+
+DRAIN_LIMIT = 500  # alerts a drain posts at most: a batch's drain stays bounded
 
 SCHEMA = T.StructType([
     T.StructField("key", T.StringType(), False),
@@ -49,7 +53,19 @@ class DrainReport:
     posted: int = 0
     found_already_posted: int = 0
     failed: int = 0
+    deferred: int = 0  # not tried in this drain: an outage ended it
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def handled(self) -> int:
+        return self.posted + self.found_already_posted + self.failed + self.deferred
+
+    def add(self, other: "DrainReport") -> None:
+        self.posted += other.posted
+        self.found_already_posted += other.found_already_posted
+        self.failed += other.failed
+        self.deferred = other.deferred
+        self.errors += other.errors
 
 
 def _table(spark: SparkSession, path: str):
@@ -78,7 +94,7 @@ def _update(spark: SparkSession, path: str, rows: list[tuple], schema: str, assi
         _table(spark, path).alias("o").merge(updates.alias("u"), "o.key = u.key").whenMatchedUpdate(set=assignments).execute()
 
 
-def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = 500) -> DrainReport:
+def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = DRAIN_LIMIT) -> DrainReport:
     """Post pending alerts (at most `limit`), oldest first. Never raises for a failed post."""
     report = DrainReport()
     pending = [row.asDict() for row in _table(spark, path).toDF().where("status = 'pending'")
@@ -104,7 +120,8 @@ def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = 500) 
 
     sent: list[tuple] = []
     failed: list[tuple] = []
-    for alert, row in zip(from_rows(pending), pending):
+    alerts = from_rows(pending)
+    for index, (alert, row) in enumerate(zip(alerts, pending)):
         if row["attempts"] > 0 and alert.key in already:
             report.found_already_posted += 1
             sent.append((alert.key, datetime.now(timezone.utc), "found in channel history"))
@@ -116,6 +133,9 @@ def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = 500) 
             message = f"{type(error).__name__}: {error}"[:500]
             report.errors.append(message)
             failed.append((alert.key, message))
+            if is_outage(error):
+                report.deferred = len(alerts) - index - 1
+                break
             continue
         report.posted += 1
         sent.append((alert.key, datetime.now(timezone.utc), ref))
@@ -123,9 +143,14 @@ def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = 500) 
             {"status": "'sent'", "sent_at": "u.at", "ref": "u.ref", "last_error": "null"})
     _update(spark, path, failed, "key string, error string", {"last_error": "u.error"})
     if report.failed:
-        log.warning("%d alerts could not be posted and stay in the outbox: %s", report.failed, report.errors[0])
+        log.warning("%d alerts could not be posted and %d were not tried; all stay in the outbox: %s",
+                    report.failed, report.deferred, report.errors[0])
     return report
 
 
 def pending_count(spark: SparkSession, path: str) -> int:
-    return _table(spark, path).toDF().where("status = 'pending'").count()
+    from delta.tables import DeltaTable
+
+    if not DeltaTable.isDeltaTable(spark, path):
+        return 0
+    return DeltaTable.forPath(spark, path).toDF().where("status = 'pending'").count()

@@ -32,7 +32,9 @@ import json
 import logging
 import re
 import sys
+import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional
@@ -53,6 +55,9 @@ SCORED_TABLE = "feedback_scored"
 DEADLETTER_TABLE = "feedback_deadletter"
 BATCHES_TABLE = "pipeline_batches"
 OUTBOX_TABLE = "alerts_outbox"
+# One writer at a time per outbox: a batch's queue and drain, and the idle retrier, both
+# MERGE into it. Module-level, so the foreachBatch function keeps only picklable state.
+_OUTBOX_LOCKS: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
 
 
 @dataclass(frozen=True)
@@ -185,7 +190,8 @@ class BatchWriter:
                                        settings.negative_channel, settings.positive_channel)
             alert_count = alerts.count()
             if alert_count:
-                outbox.queue(spark, self.path(OUTBOX_TABLE), alerts)
+                with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
+                    outbox.queue(spark, self.path(OUTBOX_TABLE), alerts)
             clock.lap("queue alerts")
             counts = spark.createDataFrame(
                 [(app_id, batch_id, events_in, scored_count, dead_count, valid_count - scored_count, alert_count,
@@ -198,7 +204,8 @@ class BatchWriter:
         finally:
             batch.unpersist()
         clock.lap("counts")
-        report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier)
+        with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
+            report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier)
         clock.lap("post alerts")
         log.info("batch %d: %d in, %d scored, %d dead letters, %d duplicates; alerts posted %d, failed %d; %s",
                  batch_id, events_in, scored_count, dead_count, valid_count - scored_count, report.posted, report.failed,
@@ -216,20 +223,48 @@ def start(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] 
     # Alerts left pending by an earlier run (Slack was down) go out before new data arrives.
     drain_outbox(spark, settings, notifier)
     parsed = transforms.parse_feedback(kafka_source(spark, settings))
-    return (parsed.writeStream.queryName(QUERY_NAME.replace("-", "_"))
-            .foreachBatch(BatchWriter(settings, notifier))
-            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
-            .trigger(**trigger.writer_options())
-            .start())
+    query = (parsed.writeStream.queryName(QUERY_NAME.replace("-", "_"))
+             .foreachBatch(BatchWriter(settings, notifier))
+             .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+             .trigger(**trigger.writer_options())
+             .start())
+    if trigger.kind == "processing-time":
+        threading.Thread(target=retry_pending_alerts, args=(spark, settings, notifier, query),
+                         name="outbox-retrier", daemon=True).start()
+    return query
+
+
+def retry_pending_alerts(spark: SparkSession, settings: Settings, notifier: Notifier, query) -> None:
+    """While `query` runs, drain the outbox every `outbox_retry_s`: Spark runs no batch
+    without new events, and alerts that Slack refused must not wait for the next event."""
+    path = settings.table_for(OUTBOX_TABLE)
+    while query.isActive:
+        time.sleep(settings.outbox_retry_s)
+        try:
+            with _OUTBOX_LOCKS[path]:
+                if query.isActive and outbox.pending_count(spark, path):
+                    report = outbox.drain(spark, path, notifier)
+                    log.info("outbox retry: %d alerts posted, %d found already posted, %d failed%s",
+                             report.posted, report.found_already_posted, report.failed,
+                             f" ({report.errors[0]})" if report.errors else "")
+        except Exception as error:  # the next round tries again; the query is not affected
+            log.warning("outbox retry failed: %s: %s", type(error).__name__, error)
 
 
 def drain_outbox(spark: SparkSession, settings: Settings, notifier: Notifier) -> outbox.DrainReport:
     from delta.tables import DeltaTable
 
+    """Post everything pending, a drain at a time, until the outbox is empty or Slack fails."""
     path = settings.table_for(OUTBOX_TABLE)
+    total = outbox.DrainReport()
     if not DeltaTable.isDeltaTable(spark, path):
-        return outbox.DrainReport()
-    return outbox.drain(spark, path, notifier)
+        return total
+    while True:
+        with _OUTBOX_LOCKS[path]:
+            report = outbox.drain(spark, path, notifier, limit=outbox.DRAIN_LIMIT)
+        total.add(report)
+        if report.failed or report.handled < outbox.DRAIN_LIMIT:
+            return total
 
 
 def run(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] = None,

@@ -11,6 +11,33 @@ import pytest
 from feedback.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
+FIGURES: list[tuple[str, dict]] = []  # what the reliability scenarios measured, printed at the end
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", default=False,
+                     help="run the reliability scenarios' long variants (docs/reliability.md) instead of the fast ones")
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if FIGURES:
+        terminalreporter.section("figures measured")
+        for test, values in FIGURES:
+            terminalreporter.write_line(f"{test}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+
+
+@pytest.fixture()
+def long_variant(request) -> bool:
+    """True under `pytest --long`: a scenario runs at the size docs/reliability.md records."""
+    return request.config.getoption("--long")
+
+
+@pytest.fixture()
+def record_figures(request):
+    """Record a scenario's figures; they are printed in the run's summary."""
+    def record(**values) -> None:
+        FIGURES.append((request.node.name, values))
+    return record
 
 
 def free_port() -> int:

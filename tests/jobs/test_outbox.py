@@ -54,8 +54,10 @@ def test_a_timeout_after_slack_posted_is_found_in_history_not_posted_again(spark
         outbox.queue(spark, path, alerts_frame(spark, ["1", "2"]))
         first = outbox.drain(spark, path, notifier(slack))
         second = outbox.drain(spark, path, notifier(slack))
-    assert (first.posted, first.failed) == (1, 1)
-    assert (second.posted, second.found_already_posted) == (0, 1)
+    # The time-out ends the first drain (Slack may be down): alert 2 waits for the next one,
+    # which finds alert 1 in the history and posts alert 2 once.
+    assert (first.posted, first.failed, first.deferred) == (0, 1, 1)
+    assert (second.posted, second.found_already_posted) == (1, 1)
     assert sorted(slack.keys()) == ["1|#negative-feedback", "2|#negative-feedback"]
     assert outbox.pending_count(spark, path) == 0
 
@@ -76,9 +78,24 @@ def test_slack_down_keeps_alerts_pending_until_it_answers_again(spark, tmp_path)
         slack.down = True
         outbox.queue(spark, path, alerts_frame(spark, ["1", "2", "3"]))
         during = outbox.drain(spark, path, notifier(slack))
+        calls_while_down = len(slack.calls)
         assert outbox.pending_count(spark, path) == 3
         slack.down = False
         after = outbox.drain(spark, path, notifier(slack))
-    assert (during.posted, during.failed) == (0, 3)
+    # One alert is tried (its first call, with slack_sdk's two server-error retries), the
+    # other two wait: a batch waits for one failure while Slack is down, not one per alert.
+    assert (during.posted, during.failed, during.deferred) == (0, 1, 2)
+    assert calls_while_down == 3
     assert after.posted == 3 and outbox.pending_count(spark, path) == 0
     assert sorted(slack.keys()) == [f"{i}|#negative-feedback" for i in "123"]
+
+
+def test_an_unknown_channel_fails_that_alert_only_and_the_drain_goes_on(spark, tmp_path):
+    path = str(tmp_path / "outbox")
+    with SlackWebStandIn() as slack:
+        frame = alerts_frame(spark, ["1"], channel="#no-such-channel").unionByName(alerts_frame(spark, ["2", "3"]))
+        outbox.queue(spark, path, frame)
+        report = outbox.drain(spark, path, notifier(slack))
+    assert (report.posted, report.failed, report.deferred) == (2, 1, 0)
+    assert "no-such-channel" in report.errors[0]
+    assert sorted(slack.keys()) == ["2|#negative-feedback", "3|#negative-feedback"]

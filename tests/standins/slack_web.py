@@ -9,7 +9,9 @@ HTTP 429 with `Retry-After` and `{"ok": false, "error": "ratelimited"}` for rate
 
 Faults for tests, consumed one per `chat.postMessage` call, in order:
 `"429"`, `"500"`, `"timeout-after-post"` (records the post, then answers too late),
-`"timeout"` (answers too late without recording). `down = True` answers every method 503.
+`"timeout"` (answers too late without recording). `down = True` answers every method 503;
+`silent = True` answers nothing in time (every call waits `timeout_s`, then gets a 503 that
+the client has stopped waiting for), as a Slack that stopped answering.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class SlackWebStandIn(LoopbackHTTP):
         self.faults = list(faults or [])
         self.timeout_s = timeout_s  # how long a "timeout" fault waits (longer than the client's time-out)
         self.down = False
+        self.silent = False
         self.posts: list[Post] = []
         self.calls: list[str] = []
         self._lock = threading.Lock()
@@ -58,6 +61,9 @@ class SlackWebStandIn(LoopbackHTTP):
     def handle(self, request: Request) -> Reply:
         method = request.path.rsplit("/", 1)[-1]
         self.calls.append(method)
+        if self.silent:
+            time.sleep(self.timeout_s)
+            return Reply(503, {"ok": False, "error": "service_unavailable"})
         if self.down:
             return Reply(503, {"ok": False, "error": "service_unavailable"})
         if request.headers.get("authorization") != f"Bearer {self.token}":

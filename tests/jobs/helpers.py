@@ -1,0 +1,90 @@
+"""What the pipeline's end-to-end and fault tests share: events, producing them, settings
+for a pipeline of the test's own on the session broker, and running it in a process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from feedback.kafka_client import connect, end_offsets
+from feedback.schema import encode
+from jobs import sentiment_pipeline
+from tests.conftest import REPO
+from tests.standins.slack_web import SlackWebStandIn
+
+NEGATIVE = ["Driftwood lost my notes. Terrible, furious.", "Awful update, everything is broken and useless.",
+            "I hate the new sync, horrible bugs."]
+POSITIVE = ["Driftwood is amazing, I love it, excellent work!", "Wonderful app, great support, love love love it."]
+NEUTRAL = ["Does Driftwood export to OPML?", "Driftwood uses Markdown for formatting."]
+
+
+def event(prefix: str, n: int, text: str, source: str = "twitter") -> dict:
+    return {"schema_version": 1, "id": f"{prefix}-{n}", "source": source, "author": f"user{n % 7}", "text": text,
+            "created_at": "2026-11-21T09:30:00Z", "lang": "en", "url": None, "channel": None,
+            "ingested_at": "2026-11-21T09:30:01Z"}
+
+
+def produce(settings, records: list[tuple[str, bytes | None, bytes]]) -> None:
+    producer = connect(settings, "producer")
+    try:
+        futures = [producer.send(topic, key=key, value=value) for topic, key, value in records]
+        producer.flush(timeout=30)
+        for future in futures:
+            future.get(timeout=1)
+    finally:
+        producer.close()
+
+
+def offsets_now(settings, topics) -> dict:
+    return {topic: end_offsets(settings, topic) for topic in topics}
+
+
+def spark_offsets(offsets: dict) -> str:
+    return json.dumps({topic: {str(p): o for p, o in parts.items()} for topic, parts in offsets.items()})
+
+
+def pipeline_settings(settings, tmp_path: Path, slack: SlackWebStandIn, start: dict, **more):
+    return settings.replace(**{
+        "checkpoint_location": str(tmp_path / "checkpoints"), "table_location": str(tmp_path / "tables"),
+        "trigger": "available-now", "starting_offsets": spark_offsets(start),
+        "slack_bot_token": slack.token, "slack_base_url": slack.base_url, "slack_timeout_s": 2, **more,
+    })
+
+
+def sample_batch(prefix: str, valid: int) -> tuple[list[tuple[str, bytes | None, bytes]], int]:
+    """`valid` events over both topics plus 1 duplicate and 4 dead letters; returns (records, dead letters)."""
+    texts = NEGATIVE + POSITIVE + NEUTRAL
+    records = []
+    for n in range(valid):
+        source, topic = (("twitter", "twitter-feedback"), ("slack", "slack-feedback"))[n % 2]
+        body = event(prefix, n, texts[n % len(texts)], source)
+        records.append((topic, body["id"].encode(), encode(body)))
+    records.append(records[0])  # the same event delivered again
+    records += [
+        ("twitter-feedback", None, b'{"id": "x", "text": "cut sh'),
+        ("twitter-feedback", None, b"\xff\xfe\x00 not utf-8"),
+        ("slack-feedback", b"e", encode({**event(prefix, 999, ""), "source": "slack"})),
+        ("slack-feedback", None, b"[1, 2, 3]"),
+    ]
+    return records, 4
+
+
+def pipeline_process(settings, trigger: str, log: Path) -> subprocess.Popen:
+    args = [sys.executable, "-m", "jobs.sentiment_pipeline"]
+    for name in ("local_kafka_port", "checkpoint_location", "table_location", "starting_offsets", "slack_base_url",
+                 "max_offsets_per_trigger", "cache_dir", "state_dir"):
+        args += [f"--{name.replace('_', '-')}", str(getattr(settings, name))]
+    args += ["--trigger", trigger]
+    env = {**os.environ, "FEEDBACK_SLACK_BOT_TOKEN": settings.slack_bot_token.get_secret_value(),
+           "FEEDBACK_CONFIG": "/nonexistent/feedback.toml"}
+    return subprocess.Popen(args, cwd=REPO, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def commits(settings) -> int:
+    folder = Path(settings.checkpoint_for(sentiment_pipeline.QUERY_NAME)) / "commits"
+    return len([f for f in folder.glob("[0-9]*")]) if folder.exists() else 0
+
+
