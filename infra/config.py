@@ -53,6 +53,8 @@ DEFAULTS: dict[str, Any] = {
     "jobWorkers": 1,
     "jobsCheckpointLocation": "dbfs:/feedback/checkpoints",
     "jobsTableLocation": "dbfs:/feedback/tables",
+    # The producers' saved positions, through the job cluster's FUSE mount of DBFS.
+    "jobsStateDir": "/dbfs/feedback/producers-state",
     "jobsTrigger": "processing-time=5s",
 }
 INT_KEYS = ("workerCount", "disksPerWorker", "faultDomains", "replicationFactor", "jobWorkers")
@@ -112,7 +114,10 @@ class JobsConfig:
     workers: int = int(DEFAULTS["jobWorkers"])
     checkpoint_location: str = str(DEFAULTS["jobsCheckpointLocation"])
     table_location: str = str(DEFAULTS["jobsTableLocation"])
+    state_dir: str = str(DEFAULTS["jobsStateDir"])
     trigger: str = str(DEFAULTS["jobsTrigger"])
+    # Plain settings for the producers (x_query, x_read_budget, slack_feedback_channels, ...)
+    producer_settings: dict[str, Any] = field(default_factory=dict)
     # A prebuilt wheel; None: `pulumi up` builds one from pyproject.toml.
     wheel: Optional[str] = None
     azure_language_endpoint: Optional[str] = None
@@ -399,6 +404,19 @@ def _jobs_problems(values: dict[str, Any], secrets: dict[str, Optional[str]]) ->
     for key in ("jobsCheckpointLocation", "jobsTableLocation"):
         if problem := databricks_jobs.location_problem(str(values.get(key))):
             bad(key, f"{NAMESPACE}:{key} {problem}")
+    state_dir = str(values.get("jobsStateDir"))
+    if not state_dir.startswith(("/dbfs/", "/Volumes/")):
+        bad("jobsStateDir", f"{NAMESPACE}:jobsStateDir {state_dir!r} is not a /dbfs/ or /Volumes/ path (the producers' "
+            "positions must outlive the job cluster)")
+    producer_settings = values.get("producerSettings") or {}
+    if not isinstance(producer_settings, dict):
+        problems.append(f"{NAMESPACE}:producerSettings is not an object: run "
+                        f"`pulumi config set --path '{NAMESPACE}:producerSettings.x_query' '\"Driftwood\" -is:retweet'`")
+    else:
+        for name in producer_settings:
+            if problem := databricks_jobs.producer_settings_problem(str(name)):
+                problems.append(f"{NAMESPACE}:producerSettings.{name}: {problem}; run "
+                                f"`pulumi config rm --path '{NAMESPACE}:producerSettings.{name}'`")
     if values.get("jobsWheel") and (problem := wheel.wheel_name_problem(PurePath(str(values["jobsWheel"])).name)):
         problems.append(f"{NAMESPACE}:jobsWheel {problem}: run `{set_line('jobsWheel')}` "
                         f"or `pulumi config rm {NAMESPACE}:jobsWheel` to let `pulumi up` build it")
@@ -436,6 +454,7 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
         except ValueError:
             values["replicationFactor"] = 3  # faultDomains itself is reported below
     tags = config.get_object("tags") or {}
+    values["producerSettings"] = config.get_object("producerSettings") or {}
 
     # Secrets are read in clear text only to check them here; they leave this function as
     # secret Outputs (require_secret), so Pulumi encrypts them in state and masks them in logs.
@@ -483,7 +502,9 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
             workers=int(values["jobWorkers"]),
             checkpoint_location=str(values["jobsCheckpointLocation"]),
             table_location=str(values["jobsTableLocation"]),
+            state_dir=str(values["jobsStateDir"]),
             trigger=str(values["jobsTrigger"]),
+            producer_settings=dict(values["producerSettings"]),
             wheel=values["jobsWheel"],
             azure_language_endpoint=values["azureLanguageEndpoint"],
             secrets={s.key: output for s in databricks_jobs.JOB_SECRETS

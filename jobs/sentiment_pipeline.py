@@ -163,7 +163,10 @@ class BatchWriter:
             dead = transforms.dead_letters(batch).select("*", *stamp)
             valid = transforms.valid_events(batch)
             seen = self._seen_ids(spark, app_id, batch_id)
-            fresh = valid if seen is None else valid.join(F.broadcast(seen.distinct()), "id", "left_anti")
+            # Only the batch's own ids are broadcast and looked up in the table: the table's ids
+            # grow without bound, a batch's do not.
+            batch_ids = F.broadcast(valid.select("id").distinct())
+            fresh = valid if seen is None else valid.join(seen.join(batch_ids, "id", "left_semi"), "id", "left_anti")
             kept = transforms.first_per_id(fresh)
             endpoint = settings.azure_language_endpoint
             key = settings.azure_language_key.get_secret_value() if settings.azure_language_key else None

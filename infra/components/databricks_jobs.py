@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_databricks as databricks
@@ -48,6 +48,9 @@ class DatabricksDeploymentArgs:
     checkpoint_location: str
     table_location: str
     trigger: str
+    # the producers' saved positions (a /dbfs/ or /Volumes/ path) and their plain settings
+    state_dir: str = "/dbfs/feedback/producers-state"
+    producer_settings: Mapping[str, Any] = field(default_factory=dict)
     # secret-scope key -> value, only the configured ones (plan.JOB_SECRETS names them)
     secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     eventhubs_tier: Optional[str] = None
@@ -164,7 +167,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 job_clusters=[
                     self._cluster(
                         PRODUCERS_CLUSTER, args, num_workers=0,
-                        env={**plan.producers_env(args.jobs_backend, args.eventhubs_tier),
+                        env={**plan.producers_env(args.jobs_backend, args.eventhubs_tier, dict(args.producer_settings)),
                              **plan.secret_env_vars(plan.SCOPE, args.secrets, "producers")},
                         single_node=True,
                     )
@@ -177,7 +180,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                             package_name=plan.PACKAGE, entry_point=plan.CLI_ENTRY_POINT,
                             parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
                                 lambda bootstrap, producer=producer: plan.producer_parameters(
-                                    args.jobs_backend, bootstrap, producer)
+                                    args.jobs_backend, bootstrap, producer, args.state_dir)
                             ),
                         ),
                         libraries=libraries,

@@ -9,6 +9,7 @@ parameter, a notebook or the job's definition.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Iterable, Literal, Optional
@@ -103,14 +104,42 @@ def pipeline_parameters(backend: str, bootstrap_servers: str, checkpoint_locatio
     return parameters
 
 
-def producer_parameters(backend: str, bootstrap_servers: str, producer: str) -> list[str]:
-    """`feedback --backend B --bootstrap-servers S producer NAME` (the CLI's global options first)."""
-    return ["--backend", backend, "--bootstrap-servers", bootstrap_servers, "producer", producer]
+def producer_parameters(backend: str, bootstrap_servers: str, producer: str, state_dir: str) -> list[str]:
+    """`feedback --backend B --bootstrap-servers S --state-dir D producer NAME` (global options first).
+
+    The state dir holds each producer's saved position (X's since_id and read budget, Slack's
+    newest message per channel): it must outlive the job cluster, so it is a DBFS or Volume
+    path seen through the cluster's FUSE mount (`/dbfs/...`, `/Volumes/...`).
+    """
+    return ["--backend", backend, "--bootstrap-servers", bootstrap_servers, "--state-dir", state_dir,
+            "producer", producer]
 
 
-def producers_env(backend: str, eventhubs_tier: Optional[str]) -> dict[str, str]:
-    """Plain settings the CLI has no flag for, as the environment the settings object reads."""
-    return {env_var("eventhubs_tier"): eventhubs_tier} if backend == "eventhubs" and eventhubs_tier else {}
+# Settings the program itself decides for the producers; producerSettings may not set them.
+PROGRAM_SETTINGS = frozenset({"backend", "bootstrap_servers", "state_dir", "eventhubs_tier", "on_databricks"})
+
+
+def producer_settings_problem(name: str) -> Optional[str]:
+    """Why `name` cannot be a producerSettings key, or None. Secrets go in the secret scope."""
+    from feedback.settings import Settings
+
+    field = Settings.model_fields.get(name)
+    if field is None:
+        return f"{name!r} is not a setting (see feedback/settings.py)"
+    if name in PROGRAM_SETTINGS:
+        return f"{name!r} is set by the program from the stack itself"
+    if "SecretStr" in repr(field.annotation):
+        return f"{name!r} is a secret: set it with `pulumi config set --secret` under its own key"
+    return None
+
+
+def producers_env(backend: str, eventhubs_tier: Optional[str], settings: Optional[dict] = None) -> dict[str, str]:
+    """Plain settings the CLI has no flag for, as the environment the settings object reads:
+    the tier, and the stack's producerSettings (lists as JSON, which the settings read back)."""
+    env = {env_var("eventhubs_tier"): eventhubs_tier} if backend == "eventhubs" and eventhubs_tier else {}
+    for name, value in sorted((settings or {}).items()):
+        env[env_var(name)] = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+    return env
 
 
 def _normalise(name: str) -> str:

@@ -219,7 +219,61 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
         wheel_task = task["pythonWheelTask"]
         assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback")
         assert wheel_task["parameters"] == ["--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS,
-                                            "producer", name]
+                                            "--state-dir", "/dbfs/feedback/producers-state", "producer", name]
+
+
+def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_producer_settings(run_program):
+    stack = run_program(jobsStateDir="/Volumes/main/feedback/state",
+                        producerSettings='{"x_query": "\\"Driftwood\\" lang:en", "x_read_budget": 2000, '
+                                         '"slack_feedback_channels": ["#product-feedback", "#beta"]}')
+    producers = jobs_by_name(stack)[plan.PRODUCERS_JOB]
+    [task] = producers["tasks"]
+    parameters = task["pythonWheelTask"]["parameters"]
+    assert parameters[parameters.index("--state-dir") + 1] == "/Volumes/main/feedback/state"
+    env = producers["jobClusters"][0]["newCluster"]["sparkEnvVars"]
+    assert env["FEEDBACK_X_QUERY"] == '"Driftwood" lang:en'
+    assert env["FEEDBACK_X_READ_BUDGET"] == "2000"
+    # The settings object reads the environment the job cluster gets back into the same values.
+    settings = load_settings_from_env(env)
+    assert (settings.x_query, settings.x_read_budget, settings.slack_feedback_channels) == (
+        '"Driftwood" lang:en', 2000, ["#product-feedback", "#beta"])
+
+
+@pytest.mark.parametrize("settings, message", [
+    ('{"x_bearer_token": "abc"}', "'x_bearer_token' is a secret"),
+    ('{"bootstrap_servers": "10.0.0.4:9092"}', "set by the program"),
+    ('{"x_querry": "typo"}', "'x_querry' is not a setting"),
+])
+def test_producer_settings_that_are_secrets_program_owned_or_unknown_are_refused(settings, message):
+    from infra.config import ConfigError, load_config
+    from tests.infra.conftest import base_config, use_config
+
+    use_config(base_config(producerSettings=settings))
+    with pytest.raises(ConfigError, match=message):
+        load_config()
+
+
+def test_a_state_dir_on_the_clusters_own_disk_is_refused():
+    from infra.config import ConfigError, load_config
+    from tests.infra.conftest import base_config, use_config
+
+    use_config(base_config(jobsStateDir=".state"))
+    with pytest.raises(ConfigError, match="jobsStateDir '.state' is not a /dbfs/ or /Volumes/ path"):
+        load_config()
+
+
+def load_settings_from_env(env: dict[str, str]):
+    import os
+
+    from feedback.settings import load_settings
+
+    saved = dict(os.environ)
+    try:
+        os.environ.update(env)
+        return load_settings()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def test_the_slack_producer_needs_both_tokens(run_program):
