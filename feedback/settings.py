@@ -9,6 +9,10 @@ Every setting has one name and comes from one precedence order, highest first:
    `--config` / `FEEDBACK_CONFIG` (top-level keys, same names as below),
 4. the defaults below.
 
+On Databricks one more source sits below the config file: with `databricks_secret_scope`
+set (the deployed notebooks set it; the stack names the scope `feedback`), a secret that
+none of the above gives is read from that secret scope through `dbutils.secrets`.
+
 The backend is one setting: `local`, `hdinsight` or `eventhubs`. Code that needs Kafka
 client or Spark options never looks at the backend itself: it calls the builders in
 `feedback.kafka_options` with this object.
@@ -111,6 +115,8 @@ class Settings(BaseSettings):
     # Tests point the real slack_sdk client at a loopback stand-in through this.
     slack_base_url: str = "https://slack.com/api/"
     slack_timeout_s: float = Field(10, gt=0)
+    # A Databricks secret scope to read unset secrets from (SECRET_SCOPE_KEYS names them).
+    databricks_secret_scope: Optional[str] = None
     # While the pipeline runs, alerts left pending (Slack was down) are retried this often
     # even when no new events arrive (a batch also retries them).
     outbox_retry_s: float = Field(30, gt=0)
@@ -221,7 +227,36 @@ _HINTS = {
 }
 
 
-def load_settings(config_file: Optional[Path] = None, **overrides: Any) -> Settings:
+# The key of each secret setting in the Databricks secret scope the stack fills
+# (infra/lib/databricks_jobs.py writes the same keys).
+SECRET_SCOPE_KEYS = {
+    "eventhubs_connection_string": "eventhubs-send-connection-string",
+    "eventhubs_listen_connection_string": "eventhubs-listen-connection-string",
+    "slack_bot_token": "slack-bot-token",
+    "slack_app_token": "slack-app-token",
+    "x_bearer_token": "x-bearer-token",
+    "azure_language_key": "azure-language-key",
+    "coingecko_api_key": "coingecko-api-key",
+}
+
+
+def scope_secrets(settings: Settings, dbutils: Any = None) -> dict[str, str]:
+    """The secret settings `settings` lacks that its secret scope holds, read with `dbutils`.
+
+    `dbutils` defaults to databricks-sdk's: the runtime's own inside a notebook or job, and
+    outside Databricks one that calls the workspace's Secrets API with the SDK's sign-in.
+    """
+    scope = settings.databricks_secret_scope
+    if not scope:
+        return {}
+    if dbutils is None:
+        from databricks.sdk.runtime import dbutils
+    wanted = {key: name for name, key in SECRET_SCOPE_KEYS.items() if getattr(settings, name) is None}
+    present = {item.key for item in dbutils.secrets.list(scope)}
+    return {wanted[key]: dbutils.secrets.get(scope, key) for key in wanted if key in present}
+
+
+def load_settings(config_file: Optional[Path] = None, dbutils: Any = None, **overrides: Any) -> Settings:
     """Build the settings from flags (`overrides`; None means "not given"), env and file.
 
     Raises SettingsError with a readable message for a wrong value or an unknown key.
@@ -233,7 +268,15 @@ def load_settings(config_file: Optional[Path] = None, **overrides: Any) -> Setti
             if not Path(config_file).is_file():
                 raise SettingsError(f"config file {config_file} does not exist")
             os.environ[f"{ENV_PREFIX}CONFIG"] = str(config_file)
-        return Settings(**given)
+        settings = Settings(**given)
+        try:
+            found = scope_secrets(settings, dbutils)
+        except Exception as error:  # the SDK's NotFound, PermissionDenied, an unreachable workspace
+            raise SettingsError(
+                f"databricks_secret_scope {settings.databricks_secret_scope!r}: cannot read it "
+                f"({type(error).__name__}: {error}); `pulumi up` creates the scope `feedback`, or set "
+                f"{where_to_set('databricks_secret_scope')} to the right one") from None
+        return settings.replace(**found) if found else settings
     except ValidationError as error:
         problems = []
         for item in error.errors():

@@ -3,21 +3,23 @@
 # MAGIC # Sentiment pipeline
 # MAGIC Runs the tested job code from this repository's wheel (`jobs.sentiment_pipeline`) with
 # MAGIC the settings below. Credentials (Event Hubs, Slack) come from the
-# MAGIC environment of the job cluster or the secret scope, never from this notebook.
+# MAGIC environment of the job cluster or, through `dbutils.secrets`, from the secret scope
+# MAGIC named below; never from this notebook. Its own checkpoint: the job's stays the job's.
 
 # COMMAND ----------
 
 dbutils.widgets.dropdown("backend", "hdinsight", ["hdinsight", "eventhubs"])  # noqa: F821 (Databricks global)
 dbutils.widgets.text("bootstrap_servers", "")  # noqa: F821  from `pulumi stack output kafkaBootstrapServers`
-dbutils.widgets.text("checkpoint_location", "/Volumes/main/feedback/checkpoints")  # noqa: F821
-dbutils.widgets.text("table_location", "/Volumes/main/feedback/tables")  # noqa: F821
+dbutils.widgets.text("checkpoint_location", "dbfs:/feedback/notebook-checkpoints")  # noqa: F821
+dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821
 dbutils.widgets.text("trigger", "processing-time=5s")  # noqa: F821
+dbutils.widgets.text("databricks_secret_scope", "feedback")  # noqa: F821  the scope `pulumi up` fills
 
 # COMMAND ----------
 
 from jobs.sentiment_pipeline import main
 
-names = ["backend", "bootstrap_servers", "checkpoint_location", "table_location", "trigger"]
+names = ["backend", "bootstrap_servers", "checkpoint_location", "table_location", "trigger", "databricks_secret_scope"]
 args = ["--on-databricks", "true"]
 for name in names:
     value = dbutils.widgets.get(name)  # noqa: F821

@@ -253,3 +253,32 @@ def test_every_command_has_help(command):
 
     assert result.exit_code == 0
     assert "Usage" in result.output
+
+
+def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
+    from feedback.settings import load_settings
+
+    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-from-scope", "x-bearer-token": "bearer-from-scope"}
+    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
+    settings = load_settings(databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", dbutils=dbutils)
+    assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
+    assert settings.x_bearer_token.get_secret_value() == "bearer-from-scope"
+    assert settings.slack_app_token is None  # not in the scope: stays unset, require_complete names it
+    asked = [(r.path, r.query.get("key")) for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
+    assert asked == [("/api/2.0/secrets/list", None), ("/api/2.0/secrets/get", "x-bearer-token")]
+
+
+def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
+    from feedback.settings import load_settings
+
+    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
+    assert load_settings(dbutils=dbutils).x_bearer_token is None
+    assert not [r for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
+
+
+def test_a_missing_scope_is_a_clear_error(workspace):
+    from feedback.settings import SettingsError, load_settings
+
+    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
+    with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
+        load_settings(databricks_secret_scope="nope", dbutils=dbutils)

@@ -461,3 +461,9 @@ def test_the_jobs_config_defaults_and_secret_outputs():
     assert (jobs.deploy, jobs.node_type, jobs.workers, jobs.trigger) == (True, "Standard_D4ds_v5", 1, "processing-time=5s")
     assert jobs.checkpoint_location == "dbfs:/feedback/checkpoints" and jobs.wheel == str(fake_wheel())
     assert list(jobs.secrets) == ["slack-bot-token"]
+
+
+def test_the_scope_keys_the_stack_writes_are_the_ones_the_settings_read():
+    from feedback.settings import SECRET_SCOPE_KEYS
+
+    assert {secret.setting: secret.key for secret in plan.JOB_SECRETS} == SECRET_SCOPE_KEYS

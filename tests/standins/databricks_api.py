@@ -19,6 +19,10 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
 - Errors: `{"error_code", "message"}`; a missing or wrong bearer token is 401 `UNAUTHENTICATED`;
   404 `RESOURCE_DOES_NOT_EXIST` for an unknown run.
 - `GET /.well-known/databricks-config`: the host metadata the SDK's `Config` reads at start-up.
+- Secrets API 2.0 (docs.databricks.com/api/azure/workspace/secrets): `GET /api/2.0/secrets/list?scope=`
+  -> `{"secrets": [{"key", "last_updated_timestamp"}]}`; `GET /api/2.0/secrets/get?scope=&key=` ->
+  `{"key", "value"}` with the value base64-encoded; an unknown scope or key is 404
+  `RESOURCE_DOES_NOT_EXIST`. The scopes and their secrets are `secrets` (scope -> key -> value).
 
 A job's runs follow its `script`: the life-cycle states one `runs/get` after another, the last
 one repeating (so a script ending in RUNNING never ends, for time-out tests). A failing task
@@ -89,6 +93,7 @@ class DatabricksJobsStandIn(LoopbackHTTP):
     requests: list[Request] = field(default_factory=list)
     jobs: dict[int, Job] = field(default_factory=dict)
     runs: dict[int, JobRun] = field(default_factory=dict)
+    secrets: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         super().__init__()
@@ -116,6 +121,20 @@ class DatabricksJobsStandIn(LoopbackHTTP):
 
     # -- the API ---------------------------------------------------------------------
 
+    def _secrets_list(self, request: Request) -> Reply:
+        scope = self.secrets.get(request.query.get("scope", ""))
+        if scope is None:
+            return _error(404, "RESOURCE_DOES_NOT_EXIST", f"Scope {request.query.get('scope')} does not exist!")
+        return Reply(200, {"secrets": [{"key": key, "last_updated_timestamp": START_MS} for key in sorted(scope)]})
+
+    def _secrets_get(self, request: Request) -> Reply:
+        import base64
+
+        value = self.secrets.get(request.query.get("scope", ""), {}).get(request.query.get("key", ""))
+        if value is None:
+            return _error(404, "RESOURCE_DOES_NOT_EXIST", f"Failed to get secret {request.query.get('key')}")
+        return Reply(200, {"key": request.query["key"], "value": base64.b64encode(value.encode()).decode()})
+
     def handle(self, request: Request) -> Reply:
         with self._lock:
             self.requests.append(request)
@@ -142,6 +161,8 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                 ("GET", "/api/2.2/jobs/runs/get"): self._runs_get,
                 ("GET", "/api/2.2/jobs/runs/list"): self._runs_list,
                 ("GET", "/api/2.2/jobs/runs/get-output"): self._runs_get_output,
+                ("GET", "/api/2.0/secrets/list"): self._secrets_list,
+                ("GET", "/api/2.0/secrets/get"): self._secrets_get,
             }.get((request.verb, request.path))
             if route is None:
                 return _error(404, "ENDPOINT_NOT_FOUND", f"No API found for '{request.verb} {request.path}'")
