@@ -19,7 +19,7 @@ from jobs import price_trend
 
 settings = load_settings(
     on_databricks=True,
-    databricks_secret_scope="feedback",  # the scope `pulumi up` fills: unset secrets come from it
+    databricks_secret_scope="feedback",  # the scope `pulumi up` fills  # pragma: allowlist secret
     trigger="available-now",
     backend=dbutils.widgets.get("backend"),  # noqa: F821
     bootstrap_servers=dbutils.widgets.get("bootstrap_servers") or None,  # noqa: F821

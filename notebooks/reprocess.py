@@ -19,7 +19,7 @@ from jobs.reprocess import reprocess
 
 settings = load_settings(
     on_databricks=True,
-    databricks_secret_scope="feedback",  # the scope `pulumi up` fills: unset secrets come from it
+    databricks_secret_scope="feedback",  # the scope `pulumi up` fills  # pragma: allowlist secret
     backend=dbutils.widgets.get("backend"),  # noqa: F821
     bootstrap_servers=dbutils.widgets.get("bootstrap_servers") or None,  # noqa: F821
     table_location=dbutils.widgets.get("table_location"),  # noqa: F821

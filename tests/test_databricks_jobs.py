@@ -281,4 +281,4 @@ def test_a_missing_scope_is_a_clear_error(workspace):
 
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
-        load_settings(databricks_secret_scope="nope", dbutils=dbutils)
+        load_settings(databricks_secret_scope="nope", dbutils=dbutils)  # pragma: allowlist secret
