@@ -119,8 +119,13 @@ def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
 def jobs_outputs(jobs_backend: str, outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
     """What the deployed jobs use: their backend and its bootstrap address (the credentials are
     that backend's own outputs: none for hdinsight, the eventhubs*ConnectionString secrets)."""
-    bootstrap = outputs["eventhubsBootstrapServers" if jobs_backend == "eventhubs" else "kafkaBootstrapServers"]
-    return {"jobsBackend": pulumi.Output.from_input(jobs_backend), "jobsBootstrapServers": bootstrap}
+    eventhubs = jobs_backend == "eventhubs"
+    bootstrap = outputs["eventhubsBootstrapServers" if eventhubs else "kafkaBootstrapServers"]
+    # The address is handed on only once the topics (or hubs) exist, so the jobs, which take
+    # it as a parameter, are created after them and never start against a missing topic.
+    topics = outputs["eventhubsTopics" if eventhubs else "kafkaTopics"]
+    ready = pulumi.Output.all(bootstrap, topics).apply(lambda values: values[0])
+    return {"jobsBackend": pulumi.Output.from_input(jobs_backend), "jobsBootstrapServers": ready}
 
 
 def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> dict[str, pulumi.Output]:

@@ -84,6 +84,7 @@ class Registered:
     replace_on_changes: tuple[str, ...] = ()
     delete_before_replace: bool = False
     provider: str = ""  # "<provider urn>::<provider id>" when an explicit provider was given
+    dependencies: frozenset[str] = frozenset()  # the URNs it waits for (options and its inputs' resources)
 
 
 def fake_sas_key(rule: str) -> str:
@@ -208,7 +209,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             self.registered.append(
                 Registered(request.type, request.name, response.urn, request.parent, request.custom, inputs, outputs,
                            secret_inputs, response.id, tuple(request.replaceOnChanges), request.deleteBeforeReplace,
-                           request.provider)
+                           request.provider,
+                           frozenset(request.dependencies) | frozenset(
+                               urn for deps in request.propertyDependencies.values() for urn in deps.urns))
             )
         return response
 

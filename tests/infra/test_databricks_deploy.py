@@ -467,3 +467,15 @@ def test_the_scope_keys_the_stack_writes_are_the_ones_the_settings_read():
     from feedback.settings import SECRET_SCOPE_KEYS
 
     assert {secret.setting: secret.key for secret in plan.JOB_SECRETS} == SECRET_SCOPE_KEYS
+
+
+@pytest.mark.parametrize("backend, topics_type", [
+    ("hdinsight", "pulumi-python:dynamic/feedback:KafkaTopics"),
+    ("eventhubs", "azure-native:eventhub:EventHub"),
+])
+def test_the_jobs_are_created_after_the_topics_they_read_and_write(run_program, backend, topics_type):
+    stack = run_program(backend=backend)
+    topic_urns = {r.urn for r in stack.of_type(topics_type)}
+    assert topic_urns, f"no {topics_type} in the program"
+    for job in stack.of_type(JOB):
+        assert topic_urns <= job.dependencies, f"{job.name} does not wait for the topics"
