@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from typing import Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -76,13 +77,24 @@ def _table(spark: SparkSession, path: str):
     return DeltaTable.forPath(spark, path)
 
 
-def queue(spark: SparkSession, path: str, alerts: DataFrame) -> None:
-    """Add alerts not seen before as pending (keys already in the outbox are left alone)."""
-    now = F.current_timestamp()
+def _utc(moment: datetime) -> datetime:
+    """A timestamp Spark collected (naive, in this process's local time zone) as aware UTC."""
+    return moment.astimezone(timezone.utc)
+
+
+def queue(spark: SparkSession, path: str, alerts: DataFrame, attempt_at: Optional[datetime] = None) -> None:
+    """Add alerts not seen before as pending (keys already in the outbox are left alone).
+
+    With `attempt_at`, the caller is about to drain them: they enter already counted as
+    attempted (attempts 1, queued and first attempted at `attempt_at`), which saves the
+    drain its own MERGE for them; `drain(..., fresh_since=attempt_at)` recognises them.
+    """
+    now = F.current_timestamp() if attempt_at is None else F.lit(attempt_at)
+    attempted = F.lit(None).cast("timestamp") if attempt_at is None else F.lit(attempt_at)
     rows = alerts.select(
         "key", "event_id", "channel", "source", "author", "text", "score", "url", "kafka_timestamp",
-        F.lit("pending").alias("status"), F.lit(0).alias("attempts"), now.alias("queued_at"),
-        F.lit(None).cast("timestamp").alias("first_attempt_at"), F.lit(None).cast("timestamp").alias("sent_at"),
+        F.lit("pending").alias("status"), F.lit(0 if attempt_at is None else 1).alias("attempts"), now.alias("queued_at"),
+        attempted.alias("first_attempt_at"), F.lit(None).cast("timestamp").alias("sent_at"),
         F.lit(None).cast("string").alias("ref"), F.lit(None).cast("string").alias("last_error"),
     ).dropDuplicates(["key"])
     _table(spark, path).alias("o").merge(rows.alias("n"), "o.key = n.key").whenNotMatchedInsertAll().execute()
@@ -94,21 +106,28 @@ def _update(spark: SparkSession, path: str, rows: list[tuple], schema: str, assi
         _table(spark, path).alias("o").merge(updates.alias("u"), "o.key = u.key").whenMatchedUpdate(set=assignments).execute()
 
 
-def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = DRAIN_LIMIT) -> DrainReport:
-    """Post pending alerts (at most `limit`), oldest first. Never raises for a failed post."""
+def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = DRAIN_LIMIT,
+          fresh_since: Optional[datetime] = None) -> DrainReport:
+    """Post pending alerts (at most `limit`), oldest first. Never raises for a failed post.
+
+    `fresh_since`: the `attempt_at` this process just queued alerts with. Those alerts (and
+    only those: a replayed batch queues at another time) have had no earlier attempt, so
+    they are neither counted again nor looked up in the channel's history.
+    """
     report = DrainReport()
     pending = [row.asDict() for row in _table(spark, path).toDF().where("status = 'pending'")
                .orderBy("queued_at", "key").limit(limit).collect()]
     if not pending:
         return report
+    fresh = {row["key"] for row in pending if fresh_since is not None and _utc(row["queued_at"]) == fresh_since}
     now = datetime.now(timezone.utc)
     # Count the attempt before posting: after a crash, attempts > 0 means "look before posting".
-    _update(spark, path, [(row["key"], now) for row in pending], "key string, at timestamp",
+    _update(spark, path, [(row["key"], now) for row in pending if row["key"] not in fresh], "key string, at timestamp",
             {"attempts": "o.attempts + 1", "first_attempt_at": "coalesce(o.first_attempt_at, u.at)"})
     retried: dict[str, datetime] = {}
     for row in pending:
-        if row["attempts"] > 0:
-            since = (row["first_attempt_at"] or row["queued_at"]).replace(tzinfo=timezone.utc) - timedelta(minutes=5)
+        if row["attempts"] > 0 and row["key"] not in fresh:
+            since = _utc(row["first_attempt_at"] or row["queued_at"]) - timedelta(minutes=5)
             retried[row["channel"]] = min(since, retried.get(row["channel"], since))
     already: set[str] = set()
     for channel, since in retried.items():
@@ -116,13 +135,14 @@ def drain(spark: SparkSession, path: str, notifier: Notifier, limit: int = DRAIN
             already |= notifier.posted_keys(channel, since)
         except Exception as error:  # cannot tell whether they went out: try again on a later drain
             report.errors.append(f"history of {channel}: {type(error).__name__}: {error}")
-            pending = [row for row in pending if row["channel"] != channel or row["attempts"] == 0]
+            pending = [row for row in pending
+                       if row["channel"] != channel or row["attempts"] == 0 or row["key"] in fresh]
 
     sent: list[tuple] = []
     failed: list[tuple] = []
     alerts = from_rows(pending)
     for index, (alert, row) in enumerate(zip(alerts, pending)):
-        if row["attempts"] > 0 and alert.key in already:
+        if row["attempts"] > 0 and row["key"] not in fresh and alert.key in already:
             report.found_already_posted += 1
             sent.append((alert.key, datetime.now(timezone.utc), "found in channel history"))
             continue

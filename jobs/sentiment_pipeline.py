@@ -194,7 +194,7 @@ class BatchWriter:
             alert_count = alerts.count()
             if alert_count:
                 with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
-                    outbox.queue(spark, self.path(OUTBOX_TABLE), alerts)
+                    outbox.queue(spark, self.path(OUTBOX_TABLE), alerts, attempt_at=started)
             clock.lap("queue alerts")
             counts = spark.createDataFrame(
                 [(app_id, batch_id, events_in, scored_count, dead_count, valid_count - scored_count, alert_count,
@@ -208,7 +208,7 @@ class BatchWriter:
             batch.unpersist()
         clock.lap("counts")
         with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
-            report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier)
+            report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier, fresh_since=started)
         clock.lap("post alerts")
         log.info("batch %d: %d in, %d scored, %d dead letters, %d duplicates; alerts posted %d, failed %d; %s",
                  batch_id, events_in, scored_count, dead_count, valid_count - scored_count, report.posted, report.failed,

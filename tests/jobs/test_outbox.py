@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -99,3 +99,28 @@ def test_an_unknown_channel_fails_that_alert_only_and_the_drain_goes_on(spark, t
     assert (report.posted, report.failed, report.deferred) == (2, 1, 0)
     assert "no-such-channel" in report.errors[0]
     assert sorted(slack.keys()) == ["2|#negative-feedback", "3|#negative-feedback"]
+
+
+def test_alerts_queued_as_attempted_are_posted_without_a_history_lookup(spark, tmp_path):
+    path = str(tmp_path / "outbox")
+    batch_started = datetime.now(timezone.utc)
+    with SlackWebStandIn() as slack:
+        outbox.queue(spark, path, alerts_frame(spark, ["1", "2"]), attempt_at=batch_started)
+        report = outbox.drain(spark, path, notifier(slack), fresh_since=batch_started)
+    assert report.posted == 2 and "conversations.history" not in slack.calls
+    assert sorted(slack.keys()) == ["1|#negative-feedback", "2|#negative-feedback"]
+
+
+def test_a_batch_replayed_after_a_crash_looks_its_alerts_up_before_posting(spark, tmp_path):
+    path = str(tmp_path / "outbox")
+    first_run = datetime.now(timezone.utc)
+    with SlackWebStandIn(faults=["timeout-after-post"]) as slack:
+        outbox.queue(spark, path, alerts_frame(spark, ["1", "2"]), attempt_at=first_run)
+        # The first run posts alert 1 (Slack records it, the answer comes too late) and dies.
+        outbox.drain(spark, path, notifier(slack), fresh_since=first_run)
+        replay = first_run + timedelta(seconds=30)
+        outbox.queue(spark, path, alerts_frame(spark, ["1", "2"]), attempt_at=replay)  # keys exist: a no-op
+        report = outbox.drain(spark, path, notifier(slack), fresh_since=replay)
+    assert "conversations.history" in slack.calls
+    assert (report.posted, report.found_already_posted) == (1, 1)
+    assert sorted(slack.keys()) == ["1|#negative-feedback", "2|#negative-feedback"]
