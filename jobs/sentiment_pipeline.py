@@ -255,9 +255,9 @@ def retry_pending_alerts(spark: SparkSession, settings: Settings, notifier: Noti
 
 
 def drain_outbox(spark: SparkSession, settings: Settings, notifier: Notifier) -> outbox.DrainReport:
+    """Post everything pending, a drain at a time, until the outbox is empty or Slack fails."""
     from delta.tables import DeltaTable
 
-    """Post everything pending, a drain at a time, until the outbox is empty or Slack fails."""
     path = settings.table_for(OUTBOX_TABLE)
     total = outbox.DrainReport()
     if not DeltaTable.isDeltaTable(spark, path):
