@@ -55,7 +55,7 @@ SCORED_TABLE = "feedback_scored"
 DEADLETTER_TABLE = "feedback_deadletter"
 BATCHES_TABLE = "pipeline_batches"
 OUTBOX_TABLE = "alerts_outbox"
-# One writer at a time per outbox: a batch's queue and drain, and the idle retrier, both
+# One writer at a time per outbox: a batch (its queue and drain) and the idle retrier both
 # MERGE into it. Module-level, so the foreachBatch function keeps only picklable state.
 _OUTBOX_LOCKS: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
 
@@ -152,6 +152,12 @@ class BatchWriter:
         return table.where(~((F.col("query_id") == app_id) & (F.col("batch_id") == batch_id))).select("id")
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        # The whole batch holds the outbox: the retrier must not take the alerts this batch
+        # queues as attempted before the batch's own drain posts them.
+        with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
+            self._write(batch, batch_id)
+
+    def _write(self, batch: DataFrame, batch_id: int) -> None:
         spark = batch.sparkSession
         settings = self.settings
         app_id = self.query_id(spark)
@@ -193,8 +199,7 @@ class BatchWriter:
                                        settings.negative_channel, settings.positive_channel)
             alert_count = alerts.count()
             if alert_count:
-                with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
-                    outbox.queue(spark, self.path(OUTBOX_TABLE), alerts, attempt_at=started)
+                outbox.queue(spark, self.path(OUTBOX_TABLE), alerts, attempt_at=started)
             clock.lap("queue alerts")
             counts = spark.createDataFrame(
                 [(app_id, batch_id, events_in, scored_count, dead_count, valid_count - scored_count, alert_count,
@@ -207,8 +212,7 @@ class BatchWriter:
         finally:
             batch.unpersist()
         clock.lap("counts")
-        with _OUTBOX_LOCKS[self.path(OUTBOX_TABLE)]:
-            report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier, fresh_since=started)
+        report = outbox.drain(spark, self.path(OUTBOX_TABLE), self.notifier, fresh_since=started)
         clock.lap("post alerts")
         log.info("batch %d: %d in, %d scored, %d dead letters, %d duplicates; alerts posted %d, failed %d; %s",
                  batch_id, events_in, scored_count, dead_count, valid_count - scored_count, report.posted, report.failed,
