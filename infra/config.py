@@ -413,10 +413,11 @@ def _jobs_problems(values: dict[str, Any], secrets: dict[str, Optional[str]]) ->
         problems.append(f"{NAMESPACE}:producerSettings is not an object: run "
                         f"`pulumi config set --path '{NAMESPACE}:producerSettings.x_query' '\"Driftwood\" -is:retweet'`")
     else:
-        for name in producer_settings:
-            if problem := databricks_jobs.producer_settings_problem(str(name)):
-                problems.append(f"{NAMESPACE}:producerSettings.{name}: {problem}; run "
-                                f"`pulumi config rm --path '{NAMESPACE}:producerSettings.{name}'`")
+        for name, value in producer_settings.items():
+            if problem := databricks_jobs.producer_settings_problem(str(name), value):
+                problems.append(f"{NAMESPACE}:producerSettings.{name}: {problem}; fix it with "
+                                f"`pulumi config set --path '{NAMESPACE}:producerSettings.{name}' <value>` "
+                                f"or `pulumi config rm --path '{NAMESPACE}:producerSettings.{name}'`")
     if values.get("jobsWheel") and (problem := wheel.wheel_name_problem(PurePath(str(values["jobsWheel"])).name)):
         problems.append(f"{NAMESPACE}:jobsWheel {problem}: run `{set_line('jobsWheel')}` "
                         f"or `pulumi config rm {NAMESPACE}:jobsWheel` to let `pulumi up` build it")

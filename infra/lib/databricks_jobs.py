@@ -119,8 +119,13 @@ def producer_parameters(backend: str, bootstrap_servers: str, producer: str, sta
 PROGRAM_SETTINGS = frozenset({"backend", "bootstrap_servers", "state_dir", "eventhubs_tier", "on_databricks"})
 
 
-def producer_settings_problem(name: str) -> Optional[str]:
-    """Why `name` cannot be a producerSettings key, or None. Secrets go in the secret scope."""
+def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
+    """Why `name` (with `value`) cannot be a producerSettings entry, or None. Secrets go in
+    the secret scope; a value is checked as the settings object will check it on the cluster."""
+    from typing import Annotated
+
+    from pydantic import TypeAdapter, ValidationError
+
     from feedback.settings import Settings
 
     field = Settings.model_fields.get(name)
@@ -130,6 +135,11 @@ def producer_settings_problem(name: str) -> Optional[str]:
         return f"{name!r} is set by the program from the stack itself"
     if "SecretStr" in repr(field.annotation):
         return f"{name!r} is a secret: set it with `pulumi config set --secret` under its own key"
+    try:
+        checked = Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+        TypeAdapter(checked).validate_python(value)
+    except ValidationError as error:
+        return f"{name!r} is {value!r}: {error.errors()[0]['msg']}"
     return None
 
 

@@ -243,8 +243,10 @@ def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_produ
     ('{"x_bearer_token": "abc"}', "'x_bearer_token' is a secret"),
     ('{"bootstrap_servers": "10.0.0.4:9092"}', "set by the program"),
     ('{"x_querry": "typo"}', "'x_querry' is not a setting"),
+    ('{"x_read_budget": 0}', "'x_read_budget' is 0: Input should be greater than or equal to 1"),
+    ('{"x_budget_period": "week"}', "'x_budget_period' is 'week': Input should be 'day' or 'month'"),
 ])
-def test_producer_settings_that_are_secrets_program_owned_or_unknown_are_refused(settings, message):
+def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are_refused(settings, message):
     from infra.config import ConfigError, load_config
     from tests.infra.conftest import base_config, use_config
 
