@@ -38,6 +38,15 @@ TOPICS: tuple[Topic, ...] = (
     Topic("bitcoin-prices", 1, 7 * DAY_MS, "delete", "Bitcoin price quotes in EUR, USD and GBP, keyed by currency."),
     Topic("feedback-scored", 4, 7 * DAY_MS, "delete", "Every valid feedback event with its sentiment score, keyed by event id."),
     Topic("feedback-deadletter", 1, 7 * DAY_MS, "delete", "Events that could not be scored, with the reason and where they came from."),
+    Topic("feedback-alerts", 4, 7 * DAY_MS, "delete",
+          "One record per alert the scorer decided, keyed by event id and channel; the alert dispatcher posts them."),
+    # The dispatcher's record of every alert it attempted and posted, read back when it starts.
+    # Compacted (the latest record per key is what counts); the dispatcher writes tombstones
+    # for alerts older than the feedback topics' retention, which can no longer come back.
+    Topic("alerts-log", 1, 7 * DAY_MS, "compact",
+          "The alert dispatcher's record: the latest attempt or post of each alert, keyed by group and alert key."),
+    Topic("feedback-passthrough", 4, 7 * DAY_MS, "delete",
+          "The continuous-trigger path's output: every feedback record checked and forwarded unscored, keyed by event id."),
 )
 
 # Which topic each feedback source writes to.
@@ -46,6 +55,9 @@ FEEDBACK_TOPICS: tuple[str, ...] = tuple(SOURCE_TOPICS.values())
 PRICES_TOPIC = "bitcoin-prices"
 SCORED_TOPIC = "feedback-scored"
 DEADLETTER_TOPIC = "feedback-deadletter"
+ALERTS_TOPIC = "feedback-alerts"
+ALERTS_LOG_TOPIC = "alerts-log"
+PASSTHROUGH_TOPIC = "feedback-passthrough"
 
 
 def topic(name: str) -> Topic:

@@ -86,12 +86,22 @@ class Settings(BaseSettings):
     # Databricks, an abfss:// or /Volumes/... path.
     checkpoint_location: Optional[str] = None
     table_location: Optional[str] = None
-    # `processing-time=5s`, `available-now` or `continuous=1s` (not on Databricks).
-    trigger: str = "processing-time=5s"
+    # The scorer's trigger (and the price-trend job's): `processing-time=<n>ms|s|m`,
+    # `available-now` or `continuous=1s` (not on Databricks). The default keeps the alert
+    # path within about a second (docs/benchmarks.md measures it).
+    trigger: str = "processing-time=250ms"
+    # Asynchronous progress tracking for the scorer (0: off): its offsets and commits are
+    # checkpointed in the background every this many milliseconds instead of in each batch.
+    # Turning it off on a checkpoint that used it needs one run at 1 first (docs/pipeline.md).
+    scorer_async_progress_ms: int = Field(0, ge=0)
+    # The table writer's trigger: Delta commits are slow and off the alert path, so they
+    # come in larger, rarer batches.
+    tables_trigger: str = "processing-time=30s"
     # Where a new query starts (an existing checkpoint always wins), whether a gap in the
     # retained log (retention expired under a stopped query) stops the query instead of
     # skipping silently, and how many offsets one micro-batch reads at most.
-    # `earliest`, `latest`, or Spark's JSON of offsets per topic and partition.
+    # `earliest`, `latest`, or Spark's JSON of offsets per topic and partition; one JSON may
+    # name the topics of every part (scorer, table writer, dispatcher): each takes its own.
     starting_offsets: str = "earliest"
     fail_on_data_loss: bool = True
     max_offsets_per_trigger: Optional[int] = Field(50_000, ge=1)
@@ -117,9 +127,12 @@ class Settings(BaseSettings):
     slack_timeout_s: float = Field(10, gt=0)
     # A Databricks secret scope to read unset secrets from (SECRET_SCOPE_KEYS names them).
     databricks_secret_scope: Optional[str] = None
-    # While the pipeline runs, alerts left pending (Slack was down) are retried this often
-    # even when no new events arrive (a batch also retries them).
-    outbox_retry_s: float = Field(30, gt=0)
+    # The alert dispatcher (jobs/dispatcher.py): its Kafka consumer group, which is also the
+    # name its record in `alerts-log` is kept under (a new group starts reading
+    # `feedback-alerts` at starting_offsets), and how long alerts that could not be posted
+    # (Slack was down) wait before they are tried again.
+    dispatcher_group: str = "feedback-alert-dispatcher"
+    alert_retry_s: float = Field(30, gt=0)
     # The channels the Slack producer listens to (ids or names), and the simulator's bot id
     # (the one bot whose messages count as feedback).
     slack_feedback_channels: list[str] = Field(default_factory=lambda: ["#product-feedback"])

@@ -22,16 +22,21 @@ def _settings(ctx: typer.Context, **changes):
 @app.command("run")
 def run(
     ctx: typer.Context,
-    trigger: Optional[str] = typer.Option(None, help="processing-time=5s | available-now | continuous=1s (setting `trigger`)."),
+    trigger: Optional[str] = typer.Option(None, help="The scorer's: processing-time=250ms | available-now | continuous=1s (setting `trigger`)."),
+    tables_trigger: Optional[str] = typer.Option(None, help="The table writer's: processing-time=30s | available-now (setting `tables_trigger`)."),
+    part: list[str] = typer.Option(["scorer", "dispatcher", "tables"], help="Run only this part (repeat for more): scorer, dispatcher, tables."),
     timeout: Optional[float] = typer.Option(None, help="Stop after this many seconds (default: run until stopped)."),
 ) -> None:
-    """Run the streaming job on the configured backend until stopped (or the backlog, with available-now)."""
+    """Run the pipeline's parts on the configured backend until stopped (or through the backlog, with available-now)."""
     from jobs import sentiment_pipeline
     from jobs.spark import spark_session
 
-    settings = _settings(ctx, trigger=trigger)
-    spark = spark_session(settings, sentiment_pipeline.QUERY_NAME)
-    sentiment_pipeline.run(spark, settings, timeout_s=timeout)
+    unknown = sorted(set(part) - set(sentiment_pipeline.PARTS))
+    if unknown:
+        raise typer.BadParameter(f"{', '.join(unknown)}: expected scorer, dispatcher or tables", param_hint="--part")
+    settings = _settings(ctx, trigger=trigger, tables_trigger=tables_trigger)
+    spark = spark_session(settings, sentiment_pipeline.APP_NAME) if set(part) != {"dispatcher"} else None
+    sentiment_pipeline.run(spark, settings, timeout_s=timeout, parts=part)
     summary(ctx)
 
 
@@ -48,6 +53,9 @@ def summary(ctx: typer.Context) -> None:
     if not result.reconciled:
         console.print("[red]events in != scored + dead-lettered + duplicates[/red]")
         raise typer.Exit(1)
+    if not result.alerts_reconciled:
+        console.print(f"[yellow]alerts posted ({sum(result.alerts_sent.values())}) != scored events past a threshold "
+                      f"({result.alerts_expected}), or some are pending: is the dispatcher running?[/yellow]")
 
 
 @app.command("reprocess")

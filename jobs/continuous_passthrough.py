@@ -3,13 +3,17 @@
     feedback pipeline run --trigger continuous=1s
 
 Spark's continuous processing runs only map-like queries into sinks such as Kafka: no
-`foreachBatch` (so no Delta tables, no outbox and no alerts), no aggregation or dedup, no
+`foreachBatch` (so no Delta tables) and no Python (so no scoring and no alerts), no aggregation or dedup, no
 exactly-once (its Kafka sink is at-least-once). This path validates each record with
 built-in expressions only (valid UTF-8, JSON with the envelope's required fields and
 non-empty text, schema version 1, parseable times; the full validator needs a Python UDF,
 so a number given as text passes here) and routes it with a `topic`
-column: valid events to `feedback-scored` without a score (the micro-batch pipeline, or a
-reprocessing run, scores them), everything else to `feedback-deadletter` with a reason.
+column: every record goes to its own topic, `feedback-passthrough`, never to
+`feedback-scored` (whose readers expect a score). Its value is JSON: `reason` (null for a
+valid event), `event` (the envelope, for a valid one), `source_topic`, `partition`,
+`offset`, `kafka_timestamp` (the source record's) and `raw_value` (for an invalid one); its
+key the event id, or `topic:partition:offset` for an invalid record. A reprocessing run
+scores what it forwarded.
 Each partition holds a task for the query's lifetime, so a local run needs a task slot
 per partition (`task_slots_needed`). See docs/pipeline.md for what was tried and measured.
 """
@@ -19,10 +23,11 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from feedback.catalogue import DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, topic
+from feedback.catalogue import FEEDBACK_TOPICS, PASSTHROUGH_TOPIC, topic
 from feedback.kafka_options import spark_kafka_options
 from feedback.schema import FEEDBACK_FIELDS, feedback_struct
 from feedback.settings import Settings
+from jobs.streaming import kafka_source
 from jobs.transforms import TIMESTAMP_FORMAT
 
 QUERY_NAME = "sentiment-continuous"
@@ -54,18 +59,17 @@ def route(kafka: DataFrame) -> DataFrame:
     )
     valid = F.col("reason").isNull()
     return routed.select(
-        F.when(valid, F.lit(SCORED_TOPIC)).otherwise(F.lit(DEADLETTER_TOPIC)).alias("topic"),
+        F.lit(PASSTHROUGH_TOPIC).alias("topic"),
         F.when(valid, F.col("event.id")).otherwise(F.concat_ws(":", "source_topic", "partition", "offset")).alias("key"),
-        F.when(valid, F.to_json(F.struct("event.*", "kafka_timestamp")))
-        .otherwise(F.to_json(F.struct("reason", "source_topic", "partition", "offset", "kafka_timestamp", "raw_value")))
-        .alias("value"),
+        F.to_json(F.struct(
+            "reason", F.when(valid, F.col("event")).alias("event"), "source_topic", "partition", "offset",
+            "kafka_timestamp", F.when(~valid, F.col("raw_value")).alias("raw_value"),
+        )).alias("value"),
     )
 
 
 def start(spark: SparkSession, settings: Settings, trigger):
-    source = (spark.readStream.format("kafka").options(**spark_kafka_options(settings, "source"))
-              .option("subscribe", ",".join(FEEDBACK_TOPICS)).option("startingOffsets", settings.starting_offsets)
-              .option("failOnDataLoss", str(settings.fail_on_data_loss).lower()).load())
+    source = kafka_source(spark, settings.replace(max_offsets_per_trigger=None))  # continuous mode takes no limit
     return (route(source).writeStream.format("kafka").options(**spark_kafka_options(settings, "sink"))
             .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME)).queryName(QUERY_NAME.replace("-", "_"))
             .trigger(**trigger.writer_options()).start())

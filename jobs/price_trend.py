@@ -124,7 +124,7 @@ class MergeInto:
 
 def start(spark: SparkSession, settings: Settings, spec: WindowSpec, topic: str = PRICES_TOPIC):
     """Start one window's streaming query (its own checkpoint, its own table)."""
-    from jobs.sentiment_pipeline import kafka_source, parse_trigger
+    from jobs.streaming import kafka_source, parse_trigger
 
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
     if trigger.kind == "continuous":

@@ -1,4 +1,5 @@
-"""A picture of the scored table: sentiment over time per source, and alerts per channel.
+"""A picture of the scored table (sentiment over time per source) and of the alerts per channel
+(from the dispatcher's record).
 
     feedback pipeline report [--out out/sentiment.png]
 """
@@ -7,11 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from feedback.settings import Settings
-from jobs.sentiment_pipeline import OUTBOX_TABLE, SCORED_TABLE
+from jobs.dispatcher import read_log
+from jobs.table_writer import SCORED_TABLE
 
 
 def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
@@ -23,7 +27,9 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
     scored = spark.read.format("delta").load(settings.table_for(SCORED_TABLE))
     hourly = (scored.groupBy("source", F.date_trunc("hour", "created_at").alias("hour"))
               .agg(F.avg("score").alias("score"), F.count("*").alias("events")).orderBy("hour").toPandas())
-    alerts = spark.read.format("delta").load(settings.table_for(OUTBOX_TABLE)).groupBy("channel", "status").count().toPandas()
+    records = read_log(settings, settings.dispatcher_group).values()
+    alerts = pd.DataFrame([(r.channel, r.status) for r in records], columns=["channel", "status"])
+    alerts = alerts.groupby(["channel", "status"]).size().reset_index(name="count")
 
     figure, (trend, bars) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [3, 1]})
     for source, rows in hourly.groupby("source"):

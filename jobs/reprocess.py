@@ -5,7 +5,7 @@
 A batch read of `twitter-feedback` and `slack-feedback` from the earliest retained offset (or
 a time) to the latest, through the same transformations as the live job, scored with the
 analyzer the settings choose, written to `feedback_scored__<version>`. The live table and
-the outbox are not touched and nothing is alerted. The comparison with the live table
+the alerts are not touched and nothing is alerted. The comparison with the live table
 gives the counts per score band and the alerts that would change (an event that would
 alert another channel, or alert where it did not, or the reverse).
 """
@@ -25,7 +25,7 @@ from feedback.kafka_options import spark_kafka_options
 from feedback.schema import parse_utc
 from feedback.settings import Settings, SettingsError
 from jobs import transforms
-from jobs.sentiment_pipeline import SCORED_TABLE
+from jobs.table_writer import SCORED_TABLE
 
 
 @dataclass(frozen=True)

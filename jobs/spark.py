@@ -38,6 +38,9 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         # Two cores locally: a handful of shuffle partitions, not Spark's 200.
         .config("spark.sql.shuffle.partitions", "4")
+        # The scorer and the table writer share the application: each query gets a pool of
+        # its own (jobs/sentiment_pipeline.py), so a table batch does not queue the scorer.
+        .config("spark.scheduler.mode", "FAIR")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         # Local runs stay on loopback, whatever the machine's host name resolves to.

@@ -1,8 +1,9 @@
-"""What the pipeline did, from its own tables: counts, alerts and end-to-end latency.
+"""What the pipeline did: counts from its tables, alerts from the dispatcher's record.
 
 Latency of an event is measured from its Kafka timestamp (the producer's send time,
-CreateTime) to the commit of the batch that wrote it (`pipeline_batches.committed_at`);
-an alert's from the same send time to the moment it was posted (`alerts_outbox.sent_at`).
+CreateTime) to the commit of the table batch that wrote it (`pipeline_batches.committed_at`);
+an alert's from the same send time to its post, as the dispatcher recorded it in
+`alerts-log` (`sent_at`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from typing import Optional
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from feedback.schema import parse_utc
 from feedback.settings import Settings
+from jobs.dispatcher import AlertRecord, read_log
+from jobs.table_writer import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 
 
 @dataclass
@@ -29,10 +33,36 @@ class PipelineSummary:
     deadletter_reasons: dict[str, int] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)  # p50, p99 to commit
     alert_latency_ms: dict[str, float] = field(default_factory=dict)
+    alerts_expected: int = 0  # scored rows whose score alerts a channel
 
     @property
     def reconciled(self) -> bool:
         return self.events_in == self.scored + self.deadlettered + self.duplicates
+
+    @property
+    def alerts_reconciled(self) -> bool:
+        """Every alert the scored table calls for is posted, none pending."""
+        return sum(self.alerts_sent.values()) == self.alerts_expected and not self.alerts_pending
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    """p50 and p99 of `values` (nearest rank), {} for none."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+    return {"p50": ordered[(len(ordered) - 1) // 2], "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]}
+
+
+def alert_figures(records: dict[str, AlertRecord], summary: PipelineSummary) -> None:
+    """Alerts sent and pending per channel, and send -> post latency, from the dispatcher's record."""
+    latencies = []
+    for record in records.values():
+        target = summary.alerts_sent if record.status == "sent" else summary.alerts_pending
+        target[record.channel] = target.get(record.channel, 0) + 1
+        if record.status == "sent" and record.alert.get("kafka_timestamp"):
+            sent = parse_utc(record.sent_at) - parse_utc(record.alert["kafka_timestamp"])
+            latencies.append(sent.total_seconds() * 1000)
+    summary.alert_latency_ms = percentiles(latencies)
 
 
 def _exists(spark: SparkSession, path: str) -> bool:
@@ -41,15 +71,18 @@ def _exists(spark: SparkSession, path: str) -> bool:
     return DeltaTable.isDeltaTable(spark, path)
 
 
-def _percentiles(spark: SparkSession, frame, column: str) -> dict[str, float]:
+def _percentiles(frame, column: str) -> dict[str, float]:
     row = frame.select(F.percentile(column, 0.5).alias("p50"), F.percentile(column, 0.99).alias("p99")).first()
     return {} if row is None or row["p50"] is None else {"p50": float(row["p50"]), "p99": float(row["p99"])}
 
 
-def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] = None) -> PipelineSummary:
-    from jobs.sentiment_pipeline import BATCHES_TABLE, DEADLETTER_TABLE, OUTBOX_TABLE, SCORED_TABLE
-
+def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] = None,
+              alerts: bool = True) -> PipelineSummary:
+    """The tables' counts and latency (of `query_id`'s batches, or all), and with `alerts`
+    the alerts of the dispatcher group `dispatcher_group`."""
     summary = PipelineSummary()
+    if alerts:
+        alert_figures(read_log(settings, settings.dispatcher_group), summary)
     batches_path = settings.table_for(BATCHES_TABLE)
     if not _exists(spark, batches_path):
         return summary
@@ -62,25 +95,17 @@ def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] =
         setattr(summary, name, int(totals[name]))
 
     scored = spark.read.format("delta").load(settings.table_for(SCORED_TABLE))
-    dead = spark.read.format("delta").load(settings.table_for(DEADLETTER_TABLE))
     if query_id:
         scored = scored.where(F.col("query_id") == query_id)
-        dead = dead.where(F.col("query_id") == query_id)
     summary.scored_per_source = {r["source"]: r["count"] for r in scored.groupBy("source").count().collect()}
-    summary.deadletter_reasons = {r["reason"]: r["count"] for r in dead.groupBy("reason").count().collect()}
+    summary.alerts_expected = scored.where((F.col("score") < settings.negative_threshold)
+                                           | (F.col("score") > settings.positive_threshold)).count()
+    if _exists(spark, settings.table_for(DEADLETTER_TABLE)):
+        dead = spark.read.format("delta").load(settings.table_for(DEADLETTER_TABLE))
+        if query_id:
+            dead = dead.where(F.col("query_id") == query_id)
+        summary.deadletter_reasons = {r["reason"]: r["count"] for r in dead.groupBy("reason").count().collect()}
     latency = scored.join(batches.select("query_id", "batch_id", "committed_at"), ["query_id", "batch_id"]).select(
         ((F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms"))
-    summary.latency_ms = _percentiles(spark, latency, "ms")
-
-    outbox_path = settings.table_for(OUTBOX_TABLE)
-    if _exists(spark, outbox_path):
-        alerts = spark.read.format("delta").load(outbox_path)
-        if query_id:
-            alerts = alerts.join(scored.select(F.col("id").alias("event_id")), "event_id", "left_semi")
-        for row in alerts.groupBy("status", "channel").count().collect():
-            target = summary.alerts_sent if row["status"] == "sent" else summary.alerts_pending
-            target[row["channel"]] = row["count"]
-        sent = alerts.where("status = 'sent'").select(
-            ((F.col("sent_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms"))
-        summary.alert_latency_ms = _percentiles(spark, sent, "ms")
+    summary.latency_ms = _percentiles(latency, "ms")
     return summary

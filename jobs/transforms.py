@@ -1,20 +1,21 @@
-"""Pure DataFrame -> DataFrame transformations of the sentiment pipeline (no I/O).
+"""Pure DataFrame -> DataFrame transformations for batch reads of the feedback topics (no I/O).
+
+Reprocessing (jobs/reprocess.py) uses them; the live scorer makes the same decisions in one
+Python pass (jobs/scoring.py), with the same validator and the same thresholds.
 
     parse_feedback(kafka rows)        -> one row per Kafka record, `reason` null when valid
     dead_letters(parsed)              -> the invalid ones, with reason and raw value
     valid_events(parsed)              -> the valid ones as typed columns
     first_per_id(valid)               -> one row per event id (the lowest offset wins)
     score(valid, analyzer)            -> + score, analyzer, analyzer_version
-    alerts(scored, ...)               -> one row per alert (event, channel)
 
-Validation runs the producers' own validator (`feedback.schema.validate_feedback`) in a
-vectorised pandas UDF, so a producer and the job never disagree about what is valid, and a
-dead letter's reason is the same text a producer would log.
+Validation runs the scorer's `parse_record` (the producers' own validator) in a vectorised
+pandas UDF, so a producer, the scorer and a reprocessing run never disagree about what is
+valid, and a dead letter's reason is the same text everywhere.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Iterator, Optional
 
 import pandas as pd
@@ -23,25 +24,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from feedback.schema import feedback_struct, validate_feedback
+from feedback.schema import feedback_struct
+from jobs.scoring import parse_record
 
 TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
 
 
 def problem_of(value: Optional[bytes]) -> Optional[str]:
-    """Why a Kafka value is not a valid feedback event, or None when it is."""
-    if value is None:
-        return "the Kafka record has no value"
-    try:
-        text = bytes(value).decode("utf-8")
-    except UnicodeDecodeError as error:
-        return f"the value is not valid UTF-8 ({error.reason} at byte {error.start})"
-    try:
-        event = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        return f"malformed JSON: {error}" if isinstance(error, json.JSONDecodeError) else "malformed JSON: nested too deeply"
-    problems = validate_feedback(event)
-    return "; ".join(problems) if problems else None
+    """Why a Kafka value is not a valid feedback event, or None when it is (the scorer's rule)."""
+    return parse_record(value)[1]
 
 
 @F.pandas_udf(T.StringType())
@@ -121,12 +112,3 @@ def alert_channel(negative_threshold: float, positive_threshold: float, negative
     return (F.when(F.col("score") < negative_threshold, F.lit(negative_channel))
             .when(F.col("score") > positive_threshold, F.lit(positive_channel)))
 
-
-def alerts(scored: DataFrame, negative_threshold: float, positive_threshold: float,
-           negative_channel: str, positive_channel: str) -> DataFrame:
-    """One row per alert: score below the negative threshold or above the positive one."""
-    channel = alert_channel(negative_threshold, positive_threshold, negative_channel, positive_channel)
-    return scored.select(
-        F.concat_ws("|", "id", channel).alias("key"), F.col("id").alias("event_id"), channel.alias("channel"),
-        "source", "author", "text", "score", "url", "kafka_timestamp",
-    ).where(F.col("channel").isNotNull())

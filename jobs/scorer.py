@@ -1,0 +1,74 @@
+"""The scorer: feedback topics -> scored events, dead letters and alerts, on Kafka only.
+
+    feedback pipeline run --part scorer                       # locally, keeps running
+    python -m jobs.sentiment_pipeline --part scorer ...       # the Databricks task
+
+Reads `twitter-feedback` and `slack-feedback` with Spark's Kafka source, makes one Python
+pass per Arrow batch (`mapInPandas` over `jobs.scoring.route`: parse, validate, score,
+decide alerts) and writes everything with one Kafka sink, each row routed by its `topic`
+column to `feedback-scored`, `feedback-deadletter` or `feedback-alerts`. Stateless: no
+Delta, no `foreachBatch`, nothing between an event and its alert but the scoring.
+
+The Kafka sink is at least once: after a restart the last batch can be written again.
+Readers tell replays apart by the source position each record carries (the table writer),
+or by the alert key (the dispatcher).
+
+Settings: trigger (default `processing-time=250ms`), checkpoint_location (this query's
+folder is `scorer`), starting_offsets, fail_on_data_loss, max_offsets_per_trigger,
+analyzer, the thresholds and channels, scorer_async_progress_ms.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+
+from feedback.kafka_options import spark_kafka_options
+from feedback.settings import Settings
+from jobs.scoring import OUTPUT_SCHEMA, AlertRules, route
+from jobs.streaming import Trigger, kafka_source, parse_trigger
+
+QUERY_NAME = "scorer"
+
+
+def alert_rules(settings: Settings) -> AlertRules:
+    return AlertRules(settings.negative_threshold, settings.positive_threshold, settings.negative_channel,
+                      settings.positive_channel)
+
+
+def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:
+    """Kafka source rows -> (topic, key, value) rows for the Kafka sink: one Python pass."""
+    analyzer_name, endpoint = settings.analyzer, settings.azure_language_endpoint
+    key = settings.azure_language_key.get_secret_value() if settings.azure_language_key else None
+    rules = alert_rules(settings)
+
+    def route_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        from feedback.sentiment import analyzer_for
+
+        analyzer = analyzer_for(analyzer_name, endpoint, key)  # once per Python worker (cached)
+        for batch in batches:
+            yield route(batch, analyzer, rules)
+
+    records = kafka.select("value", "topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp_ms"))
+    return records.mapInPandas(route_batches, OUTPUT_SCHEMA)
+
+
+def start(spark: SparkSession, settings: Settings, trigger: Trigger | None = None) -> StreamingQuery:
+    """Start the scorer's streaming query."""
+    trigger = trigger or parse_trigger(settings.trigger, settings.on_databricks)
+    writer = (scored_records(kafka_source(spark, settings), settings).writeStream.format("kafka")
+              .options(**spark_kafka_options(settings, "sink"))
+              .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+              .queryName(QUERY_NAME).trigger(**trigger.writer_options()))
+    if settings.scorer_async_progress_ms and trigger.kind == "processing-time":
+        # Offsets and commits are written to the checkpoint in the background, every this
+        # many milliseconds: a restart can then replay the batches since the last one.
+        # Spark allows it for stateless queries into the Kafka sink with a processing-time
+        # trigger only (docs/pipeline.md).
+        writer = (writer.option("asyncProgressTrackingEnabled", "true")
+                  .option("asyncProgressTrackingCheckpointIntervalMs", str(settings.scorer_async_progress_ms)))
+    return writer.start()

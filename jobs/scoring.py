@@ -1,0 +1,131 @@
+"""The scorer's one Python pass: Kafka records in, Kafka records out (no Spark, no I/O).
+
+    route(records, analyzer, rules) -> one output record per scored event, dead letter and alert
+
+`records` is a pandas frame of Kafka records (`value` bytes, `topic`, `partition`,
+`offset`, `timestamp_ms`); the answer is a frame of `topic`, `key`, `value` for Spark's
+Kafka sink, which routes each row by its `topic` column:
+
+* `feedback-scored`: every valid event with its score (key: event id). Replays and
+  duplicate ids pass through here; the table writer tells them apart by source position.
+* `feedback-deadletter`: every invalid record with its reason (key: `topic:partition:offset`).
+  Any failure while reading one record (bad UTF-8, JSON nested too deeply, a field of the
+  wrong type) is that record's dead letter, never a failed task.
+* `feedback-alerts`: one record per alert (key: `event id|channel`); the dispatcher posts it.
+
+Validation is the producers' own validator (`feedback.schema.validate_feedback`), so a
+producer and the job never disagree about what is valid.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+import pandas as pd
+
+from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.schema import validate_feedback
+
+OUTPUT_SCHEMA = "topic string, key string, value string"
+EVENT_FIELDS = ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at")
+
+
+@dataclass(frozen=True)
+class AlertRules:
+    """Below `negative_threshold` alerts `negative_channel`, above `positive_threshold`
+    alerts `positive_channel`; both strict."""
+    negative_threshold: float
+    positive_threshold: float
+    negative_channel: str
+    positive_channel: str
+
+    def channel(self, score: float) -> Optional[str]:
+        if score < self.negative_threshold:
+            return self.negative_channel
+        if score > self.positive_threshold:
+            return self.positive_channel
+        return None
+
+
+def parse_record(value: Optional[bytes]) -> tuple[Optional[dict], Optional[str]]:
+    """(event, None) for a valid feedback event, (None, reason) for anything else."""
+    if value is None:
+        return None, "the Kafka record has no value"
+    try:
+        text = bytes(value).decode("utf-8")
+    except UnicodeDecodeError as error:
+        return None, f"the value is not valid UTF-8 ({error.reason} at byte {error.start})"
+    try:
+        event = json.loads(text)
+    except json.JSONDecodeError as error:
+        return None, f"malformed JSON: {error}"
+    except RecursionError:
+        return None, "malformed JSON: nested too deeply"
+    try:
+        problems = validate_feedback(event)
+    except Exception as error:  # a record the validator cannot even read is still just a dead letter
+        return None, f"the event could not be checked: {type(error).__name__}: {error}"
+    return (None, "; ".join(problems)) if problems else (event, None)
+
+
+def iso_ms(epoch_ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC with milliseconds and a `Z`."""
+    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def raw_value(value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:
+    """A dead letter's raw value and its encoding: UTF-8 text as it is, anything else base64."""
+    if value is None:
+        return None, None
+    try:
+        return bytes(value).decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(bytes(value)).decode("ascii"), "base64"
+
+
+def _dumps(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optional[str] = None) -> pd.DataFrame:
+    """Score the valid records in one call of `analyzer` and route every record (see above)."""
+    scored_at = scored_at or iso_ms(int(datetime.now(timezone.utc).timestamp() * 1000))
+    topics: list[str] = []
+    keys: list[str] = []
+    values: list[str] = []
+    valid: list[tuple[dict, dict]] = []
+    for value, topic, partition, offset, timestamp_ms in zip(records["value"], records["topic"], records["partition"],
+                                                              records["offset"], records["timestamp_ms"]):
+        position = {"source_topic": topic, "partition": int(partition), "offset": int(offset),
+                    "kafka_timestamp": iso_ms(int(timestamp_ms))}
+        event, reason = parse_record(value)
+        if event is None:
+            raw, encoding = raw_value(value)
+            topics.append(DEADLETTER_TOPIC)
+            keys.append(f"{topic}:{int(partition)}:{int(offset)}")
+            values.append(_dumps({"reason": reason, **position, "raw_value": raw, "raw_encoding": encoding}))
+        else:
+            valid.append((event, position))
+    if valid:
+        scores = analyzer.score([event["text"] for event, _ in valid])
+        for (event, position), score in zip(valid, scores):
+            row = {name: event.get(name) for name in EVENT_FIELDS}
+            row.update(score=score, analyzer=analyzer.name, analyzer_version=analyzer.version, scored_at=scored_at,
+                       **position)
+            topics.append(SCORED_TOPIC)
+            keys.append(row["id"])
+            values.append(_dumps(row))
+            channel = rules.channel(score)
+            if channel is not None:
+                key = f"{row['id']}|{channel}"
+                topics.append(ALERTS_TOPIC)
+                keys.append(key)
+                values.append(_dumps({"key": key, "event_id": row["id"], "channel": channel, "source": row["source"],
+                                      "author": row["author"], "text": row["text"], "score": score, "url": row["url"],
+                                      **position, "scored_at": scored_at}))
+    return pd.DataFrame({"topic": topics, "key": keys, "value": values}, columns=["topic", "key", "value"])

@@ -1,0 +1,190 @@
+"""The table writer: scored events and dead letters from Kafka into Delta, exactly once.
+
+    feedback pipeline run --part tables                       # locally, keeps running
+    python -m jobs.sentiment_pipeline --part tables ...       # the Databricks task
+
+Reads `feedback-scored` and `feedback-deadletter` (what the scorer wrote) with its own,
+slower trigger (`tables_trigger`, default `processing-time=30s`) and, per micro-batch in
+`foreachBatch`:
+
+1. drops replays: a record the scorer wrote again after a restart carries the same source
+   position (topic, partition, offset) as one already written, so it is dropped;
+2. keeps one row per event id in `feedback_scored` (partitioned by event date): the first
+   delivery wins, and a different source record with an id seen before is a duplicate,
+   written to `feedback_duplicates` (so a replay of it is recognised too) and counted;
+3. writes the dead letters to `feedback_deadletter`;
+4. writes the batch's counts to `pipeline_batches`: events in = scored + dead-lettered +
+   duplicates.
+
+Every append is idempotent per batch: Delta's `txnAppId` (the query's id, kept in its
+checkpoint) and `txnVersion` (the batch id) make a replayed batch's appends no-ops, and
+earlier rows are looked up without the rows of the same (query, batch), so a replayed batch
+decides the same way.
+
+Settings: tables_trigger, checkpoint_location (this query's folder is `tables`),
+table_location, starting_offsets, fail_on_data_loss, max_offsets_per_trigger.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from datetime import datetime, timezone
+from typing import Optional
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.window import Window
+
+from feedback.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.settings import Settings
+from jobs.streaming import Trigger, kafka_source, parse_trigger
+from jobs.transforms import TIMESTAMP_FORMAT
+
+log = logging.getLogger(__name__)
+
+QUERY_NAME = "tables"
+SCORED_TABLE = "feedback_scored"
+DEADLETTER_TABLE = "feedback_deadletter"
+DUPLICATES_TABLE = "feedback_duplicates"
+BATCHES_TABLE = "pipeline_batches"
+POSITION = ("source_topic", "partition", "offset")
+
+_POSITION_FIELDS = [T.StructField("source_topic", T.StringType()), T.StructField("partition", T.IntegerType()),
+                    T.StructField("offset", T.LongType()), T.StructField("kafka_timestamp", T.StringType())]
+SCORED_RECORD = T.StructType(
+    [T.StructField(name, T.StringType()) for name in ("id", "source", "author", "text", "created_at", "lang", "url",
+                                                       "channel", "ingested_at")]
+    + [T.StructField("score", T.DoubleType()), T.StructField("analyzer", T.StringType()),
+       T.StructField("analyzer_version", T.StringType()), T.StructField("scored_at", T.StringType())]
+    + _POSITION_FIELDS)
+DEADLETTER_RECORD = T.StructType(
+    [T.StructField("reason", T.StringType())] + _POSITION_FIELDS
+    + [T.StructField("raw_value", T.StringType()), T.StructField("raw_encoding", T.StringType())])
+
+
+def _timestamp(column: str) -> Column:
+    return F.try_to_timestamp(F.col(column), F.lit(TIMESTAMP_FORMAT))
+
+
+def scored_rows(records: DataFrame) -> DataFrame:
+    """`feedback-scored` records (Kafka rows) -> typed rows, one per record (pure)."""
+    parsed = records.where(F.col("topic") == SCORED_TOPIC).select(F.from_json(F.col("value").cast("string"), SCORED_RECORD)
+                                                                  .alias("r")).select("r.*")
+    return parsed.select(
+        "id", "source", "author", "text", _timestamp("created_at").alias("created_at"), "lang", "url", "channel",
+        _timestamp("ingested_at").alias("ingested_at"), F.to_date(_timestamp("created_at")).alias("event_date"),
+        *POSITION, _timestamp("kafka_timestamp").alias("kafka_timestamp"), "score", "analyzer", "analyzer_version",
+        _timestamp("scored_at").alias("scored_at"),
+    )
+
+
+def deadletter_rows(records: DataFrame) -> DataFrame:
+    """`feedback-deadletter` records (Kafka rows) -> typed rows, one per record (pure)."""
+    parsed = records.where(F.col("topic") == DEADLETTER_TOPIC).select(
+        F.from_json(F.col("value").cast("string"), DEADLETTER_RECORD).alias("r")).select("r.*")
+    return parsed.select("reason", *POSITION, _timestamp("kafka_timestamp").alias("kafka_timestamp"), "raw_value",
+                         "raw_encoding")
+
+
+def first_per_id(rows: DataFrame) -> DataFrame:
+    """One row per event id: the first delivered (lowest source topic, partition, offset)."""
+    order = Window.partitionBy("id").orderBy(*POSITION)
+    return rows.withColumn("_n", F.row_number().over(order)).where("_n = 1").drop("_n")
+
+
+class TableWriter:
+    """The foreachBatch function. Runs on the driver; picklable state only."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._query_id: Optional[str] = None
+
+    def path(self, table: str) -> str:
+        return self.settings.table_for(table)
+
+    def query_id(self, spark: SparkSession) -> str:
+        """The query's id from its checkpoint: the same across restarts, new with a new checkpoint."""
+        if self._query_id is None:
+            metadata = spark.read.text(f"{self.settings.checkpoint_for(QUERY_NAME)}/metadata").first()[0]
+            self._query_id = json.loads(metadata)["id"]
+        return self._query_id
+
+    def _earlier(self, spark: SparkSession, table: str, app_id: str, batch_id: int, columns) -> Optional[DataFrame]:
+        """`columns` of `table`'s rows written before this (query, batch), or None without a table."""
+        from delta.tables import DeltaTable
+
+        if not DeltaTable.isDeltaTable(spark, self.path(table)):
+            return None
+        rows = spark.read.format("delta").load(self.path(table))
+        return rows.where(~((F.col("query_id") == app_id) & (F.col("batch_id") == batch_id))).select(*columns)
+
+    def _new(self, rows: DataFrame, earlier: Optional[DataFrame], columns) -> DataFrame:
+        """`rows` whose `columns` are not in `earlier`; only this batch's values are looked up."""
+        if earlier is None:
+            return rows
+        mine = F.broadcast(rows.select(*columns).distinct())
+        return rows.join(earlier.join(mine, list(columns), "left_semi"), list(columns), "left_anti")
+
+    def _append(self, frame: DataFrame, table: str, batch_id: int, app_id: str, partition_by=()) -> None:
+        writer = frame.write.format("delta").mode("append").option("txnAppId", app_id).option("txnVersion", batch_id)
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        writer.save(self.path(table))
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        spark = batch.sparkSession
+        app_id = self.query_id(spark)
+        started = time.monotonic()
+        stamp = [F.lit(app_id).alias("query_id"), F.lit(batch_id).cast("long").alias("batch_id"),
+                 F.lit(datetime.now(timezone.utc)).alias("written_at")]
+        batch = batch.persist()
+        try:
+            scored = scored_rows(batch).dropDuplicates(list(POSITION))
+            seen_positions = None
+            for table in (SCORED_TABLE, DUPLICATES_TABLE):
+                earlier = self._earlier(spark, table, app_id, batch_id, POSITION)
+                if earlier is not None:
+                    seen_positions = earlier if seen_positions is None else seen_positions.unionByName(earlier)
+            scored = self._new(scored, seen_positions, POSITION)
+            fresh = self._new(scored, self._earlier(spark, SCORED_TABLE, app_id, batch_id, ["id"]), ["id"])
+            kept_positions = first_per_id(fresh).select(*POSITION, F.lit(True).alias("kept"))
+            classified = (scored.join(kept_positions, list(POSITION), "left")
+                          .select("*", F.coalesce("kept", F.lit(False)).alias("is_kept")).drop("kept")
+                          .select("*", *stamp).persist())
+            dead = self._new(deadletter_rows(batch).dropDuplicates(list(POSITION)),
+                             self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION), POSITION)
+            dead = dead.select("*", *stamp).persist()
+            counts = classified.agg(F.count("*").alias("valid"), F.count_if("is_kept").alias("kept")).first()
+            dead_count = dead.count()
+            valid_count, kept_count = counts["valid"], counts["kept"]
+            self._append(classified.where("is_kept").drop("is_kept"), SCORED_TABLE, batch_id, app_id,
+                         partition_by=("event_date",))
+            if valid_count > kept_count:
+                self._append(classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id", "written_at"),
+                             DUPLICATES_TABLE, batch_id, app_id)
+            if dead_count:
+                self._append(dead, DEADLETTER_TABLE, batch_id, app_id)
+            committed = datetime.now(timezone.utc)
+            row = (app_id, batch_id, valid_count + dead_count, kept_count, dead_count, valid_count - kept_count, committed)
+            counts_frame = spark.createDataFrame([row], "query_id string, batch_id long, events_in long, scored long, "
+                                                        "deadlettered long, duplicates long, committed_at timestamp")
+            self._append(counts_frame, BATCHES_TABLE, batch_id, app_id)
+            classified.unpersist()
+            dead.unpersist()
+        finally:
+            batch.unpersist()
+        log.info("tables, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s", batch_id,
+                 valid_count + dead_count, kept_count, dead_count, valid_count - kept_count, time.monotonic() - started)
+
+
+def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:
+    """Start the table writer's streaming query."""
+    trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
+    source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
+    return (source.writeStream.queryName(QUERY_NAME).foreachBatch(TableWriter(settings))
+            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+            .trigger(**trigger.writer_options()).start())
