@@ -15,6 +15,7 @@ from typing import Any, Literal, Optional, Protocol, get_args
 import pulumi
 
 from feedback.catalogue import TOPICS, Topic
+from feedback.settings import Settings
 from infra.lib import azure_names, databricks_jobs, event_hubs_limits, network_rules, passwords, replication, wheel
 
 NAMESPACE = "feedback"
@@ -55,7 +56,9 @@ DEFAULTS: dict[str, Any] = {
     "jobsTableLocation": "dbfs:/feedback/tables",
     # The producers' saved positions, through the job cluster's FUSE mount of DBFS.
     "jobsStateDir": "/dbfs/feedback/producers-state",
-    "jobsTrigger": "processing-time=5s",
+    # The pipeline's triggers: the scorer's and the table writer's, by default the jobs' own.
+    "jobsTrigger": Settings.model_fields["trigger"].default,
+    "jobsTablesTrigger": Settings.model_fields["tables_trigger"].default,
 }
 INT_KEYS = ("workerCount", "disksPerWorker", "faultDomains", "replicationFactor", "jobWorkers")
 SECRET_KEYS = ("clusterLoginPassword", "sshPassword", "sshPublicKey")
@@ -116,6 +119,7 @@ class JobsConfig:
     table_location: str = str(DEFAULTS["jobsTableLocation"])
     state_dir: str = str(DEFAULTS["jobsStateDir"])
     trigger: str = str(DEFAULTS["jobsTrigger"])
+    tables_trigger: str = str(DEFAULTS["jobsTablesTrigger"])
     # Plain settings for the producers (x_query, x_read_budget, slack_feedback_channels, ...)
     producer_settings: dict[str, Any] = field(default_factory=dict)
     # A prebuilt wheel; None: `pulumi up` builds one from pyproject.toml.
@@ -399,8 +403,9 @@ def _jobs_problems(values: dict[str, Any], secrets: dict[str, Optional[str]]) ->
     deploy = str(values.get("deployJobs")).lower()
     if deploy not in ("true", "false"):
         bad("deployJobs", f"{NAMESPACE}:deployJobs is {values.get('deployJobs')!r}, expected true or false")
-    if problem := databricks_jobs.trigger_problem(str(values.get("jobsTrigger"))):
-        bad("jobsTrigger", f"{NAMESPACE}:jobsTrigger {problem}")
+    for key in ("jobsTrigger", "jobsTablesTrigger"):
+        if problem := databricks_jobs.trigger_problem(str(values.get(key))):
+            bad(key, f"{NAMESPACE}:{key} {problem}")
     for key in ("jobsCheckpointLocation", "jobsTableLocation"):
         if problem := databricks_jobs.location_problem(str(values.get(key))):
             bad(key, f"{NAMESPACE}:{key} {problem}")
@@ -505,6 +510,7 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
             table_location=str(values["jobsTableLocation"]),
             state_dir=str(values["jobsStateDir"]),
             trigger=str(values["jobsTrigger"]),
+            tables_trigger=str(values["jobsTablesTrigger"]),
             producer_settings=dict(values["producerSettings"]),
             wheel=values["jobsWheel"],
             azure_language_endpoint=values["azureLanguageEndpoint"],

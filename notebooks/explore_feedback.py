@@ -2,7 +2,7 @@
 # MAGIC %md
 # MAGIC # Explore the scored feedback
 # MAGIC Reads the pipeline's tables (`feedback_scored`, `feedback_deadletter`, `pipeline_batches`,
-# MAGIC `alerts_outbox`) where the job writes them, and shows the counts the job reconciles.
+# MAGIC `feedback_duplicates`) where the table writer writes them, and shows the counts the job reconciles.
 
 # COMMAND ----------
 
@@ -13,7 +13,7 @@ dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821 (D
 from pyspark.sql import functions as F
 
 from feedback.settings import load_settings
-from jobs.sentiment_pipeline import DEADLETTER_TABLE, SCORED_TABLE
+from jobs.table_writer import DEADLETTER_TABLE, SCORED_TABLE
 from jobs.summary import summarize
 
 settings = load_settings(on_databricks=True, table_location=dbutils.widgets.get("table_location"))  # noqa: F821

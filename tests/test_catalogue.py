@@ -5,7 +5,8 @@ from feedback.topics import differences
 
 
 def test_the_catalogue_names_the_platforms_topics():
-    assert {t.name for t in TOPICS} == {"twitter-feedback", "slack-feedback", "bitcoin-prices", "feedback-scored", "feedback-deadletter"}
+    assert {t.name for t in TOPICS} == {"twitter-feedback", "slack-feedback", "bitcoin-prices", "feedback-scored",
+                                        "feedback-deadletter", "feedback-alerts", "alerts-log", "feedback-passthrough"}
     assert len({t.name for t in TOPICS}) == len(TOPICS)
 
 

@@ -5,12 +5,25 @@ and deletes them itself; nothing needs a dynamic provider. The provider is point
 stack's workspace by URL and Azure resource id, and signs in the way `pulumi up` does (Azure
 CLI or a service principal's ARM_* variables).
 
-- `feedback-pipeline`: the sentiment pipeline (`jobs.sentiment_pipeline:main`) on its own job
-  cluster, at most one run at a time; started by `feedback databricks run feedback-pipeline`.
+- `feedback-pipeline`: one continuous job with a task per part of the sentiment pipeline
+  (`jobs.sentiment_pipeline:main --part scorer|dispatcher|tables`), all on one shared job
+  cluster. Continuous mode is what Databricks recommends for always-on streaming ("Run jobs
+  continuously"); it allows several tasks as long as none depends on another.
 - `feedback-producers`: one continuous job with a task per producer whose credentials are
   configured, all on one shared single-node job cluster. The producers are plain Python
   Kafka clients (no Spark), so one driver VM carries all three; a cluster per producer would
   triple the VM and DBU hours for the same work.
+
+Both retry a failed task in place: `continuous.task_retry_mode` ON_FAILURE. A continuous job
+takes no retry policy of its own (no `max_retries` or `min_retry_interval_millis` on its tasks;
+"You cannot use retry policies with a continuous job", Databricks' "Run jobs continuously").
+With ON_FAILURE, a failed task is started again on the running cluster while at least one other
+task is still in its first attempt; otherwise the run is cancelled and a new one starts, on a
+new job cluster (databricks-sdk, `jobs.TaskRetryMode`), with exponential back-off between
+failing runs ("Run jobs continuously"). A new run waits minutes for its cluster, which for the
+pipeline means minutes without alerts; a task retry needs no new cluster.
+`control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or
+setting takes effect.
 """
 
 from __future__ import annotations
@@ -47,7 +60,9 @@ class DatabricksDeploymentArgs:
     workers: int
     checkpoint_location: str
     table_location: str
+    # the scorer's trigger and the table writer's
     trigger: str
+    tables_trigger: str
     # the producers' saved positions (a /dbfs/ or /Volumes/ path) and their plain settings
     state_dir: str = "/dbfs/feedback/producers-state"
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
@@ -118,33 +133,41 @@ class DatabricksDeployment(pulumi.ComponentResource):
         # The jobs start only once the secrets they reference and the wheel exist.
         job_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*secrets, wheel_file]))
 
-        pipeline_parameters = pulumi.Output.from_input(args.bootstrap_servers).apply(
-            lambda bootstrap: plan.pipeline_parameters(
-                args.jobs_backend, bootstrap, args.checkpoint_location, args.table_location, args.trigger,
-                args.eventhubs_tier, args.azure_language_endpoint,
-            )
-        )
         pipeline = databricks.Job(
             f"{name}-pipeline",
             databricks.JobArgs(
                 name=plan.PIPELINE_JOB,
-                description="Sentiment pipeline: feedback topics -> scored table, dead letters, Slack alerts "
-                            "(jobs/sentiment_pipeline.py). Deployed by Pulumi.",
+                description="Sentiment pipeline, running continuously: scorer (feedback topics -> feedback-scored, "
+                            "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
+                            "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py. "
+                            "Deployed by Pulumi.",
                 max_concurrent_runs=1,
+                # One task per part on one cluster, no dependencies between them (a continuous job
+                # allows none). A failed part is retried on the running cluster while the others
+                # keep running (see the module docstring).
+                continuous=databricks.JobContinuousArgs(pause_status="UNPAUSED", task_retry_mode="ON_FAILURE"),
+                control_run_state=True,
                 job_clusters=[
                     self._cluster(PIPELINE_CLUSTER, args, num_workers=args.workers,
                                   env=plan.secret_env_vars(plan.SCOPE, args.secrets, "pipeline"))
                 ],
                 tasks=[
                     databricks.JobTaskArgs(
-                        task_key="sentiment-pipeline",
+                        task_key=part,
                         job_cluster_key=PIPELINE_CLUSTER,
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
                             package_name=plan.PACKAGE, entry_point=plan.PIPELINE_ENTRY_POINT,
-                            parameters=pipeline_parameters,
+                            parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
+                                lambda bootstrap, part=part: plan.pipeline_parameters(
+                                    part, args.jobs_backend, bootstrap, args.checkpoint_location,
+                                    args.table_location, args.trigger, args.tables_trigger,
+                                    args.eventhubs_tier, args.azure_language_endpoint,
+                                )
+                            ),
                         ),
                         libraries=libraries,
                     )
+                    for part in plan.PIPELINE_PARTS
                 ],
                 tags=args.tags,
             ),
@@ -160,8 +183,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                             "Deployed by Pulumi.",
                 max_concurrent_runs=1,
                 # Always running; a failed producer's task is retried while the others keep
-                # running. control_run_state restarts the active run when `pulumi up` changes
-                # the job, so a new wheel or setting takes effect.
+                # running (see the module docstring).
                 continuous=databricks.JobContinuousArgs(pause_status="UNPAUSED", task_retry_mode="ON_FAILURE"),
                 control_run_state=True,
                 job_clusters=[

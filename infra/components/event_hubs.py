@@ -13,8 +13,8 @@ from infra.lib import event_hubs_limits
 
 KAFKA_PORT = 9093
 # Namespace-level rules: a Kafka client carries one credential for every hub it touches, and
-# the pipeline reads two hubs and writes two others. Send for producers and the pipeline's
-# Kafka sinks, Listen for the pipeline's Kafka source; nothing here gets Manage.
+# the pipeline's parts read some hubs and write others. Send for producers and the pipeline's
+# Kafka writers, Listen for its Kafka readers; nothing here gets Manage.
 SEND_RULE, LISTEN_RULE = "feedback-send", "feedback-listen"
 RULE_RIGHTS: dict[str, list[eventhub.AccessRights]] = {
     SEND_RULE: [eventhub.AccessRights.SEND],
@@ -38,14 +38,35 @@ class EventHubsArgs:
     tags: dict[str, str] = field(default_factory=dict)
 
 
+def retention_description(topic: Topic) -> eventhub.RetentionDescriptionArgs:
+    """How the hub of `topic` keeps events: by age (delete), or the latest per key (compact).
+
+    A compacted hub gets no retention time: API 2024-01-01 uses `retentionTimeInHours` "only
+    when cleanupPolicy is Delete" and reports it as Long.MaxValue otherwise (eventhubs.json in
+    Azure/azure-rest-api-specs); Microsoft's ARM template in "Use log compaction" leaves it out.
+    """
+    if event_hubs_limits.is_compacted(topic):
+        return eventhub.RetentionDescriptionArgs(
+            cleanup_policy=eventhub.CleanupPolicyRetentionDescription.COMPACT,
+            tombstone_retention_time_in_hours=event_hubs_limits.TOMBSTONE_RETENTION_HOURS,
+        )
+    return eventhub.RetentionDescriptionArgs(
+        cleanup_policy=eventhub.CleanupPolicyRetentionDescription.DELETE,
+        retention_time_in_hours=event_hubs_limits.retention_hours(topic),
+    )
+
+
 class EventHubsNamespace(pulumi.ComponentResource):
     """A namespace whose Kafka endpoint carries the catalogue's topics.
 
     Kafka is not switched on here: Azure enables the Kafka endpoint on every Standard,
     Premium and Dedicated namespace and ignores `kafkaEnabled` (Azure/azure-rest-api-specs#19758),
     which is why the tier is checked in the config instead. The hubs' retention is
-    `retentionDescription` (delete policy, whole hours), which API 2024-01-01 offers next to
-    the older `messageRetentionInDays`.
+    `retentionDescription`, which API 2024-01-01 offers next to the older
+    `messageRetentionInDays`: the Delete policy with whole hours, or for a `compact` catalogue
+    topic the Compact policy with a tombstone retention (event_hubs_limits.TOMBSTONE_RETENTION_HOURS).
+    A compacted hub keeps at most 1 GB per partition on Standard (250 GB on Premium and
+    Dedicated; "Azure Event Hubs quotas and limits").
     """
 
     namespace_name: pulumi.Output[str]
@@ -83,16 +104,17 @@ class EventHubsNamespace(pulumi.ComponentResource):
             opts=child,
         )
 
-        # On Standard a hub's partition count is fixed at creation: changing it means a new
-        # hub, and deleting the old one deletes its events. Pulumi's preview shows that as a
-        # replacement of the hub ("+-" with partitionCount in the diff) before anything
-        # happens. The old hub goes first because the new one has the same name. Premium and
-        # Dedicated add partitions in place (and refuse fewer), so they are never replaced.
-        hub_opts = (
-            pulumi.ResourceOptions(parent=self, replace_on_changes=["partitionCount"], delete_before_replace=True)
-            if not limits.can_add_partitions
-            else child
-        )
+        # Some changes need a new hub, and deleting the old one deletes its events. Pulumi's
+        # preview shows them as a replacement of the hub ("+-" with the property in the diff)
+        # before anything happens; the old hub goes first because the new one has the same name.
+        # - On Standard a hub's partition count is fixed at creation. Premium and Dedicated add
+        #   partitions in place (and refuse fewer), so there it is an update.
+        # - On every tier Azure refuses to change a hub's cleanup policy in an update
+        #   ("CleanupPolicy changes are not allowed in update", Azure/azure-cli#26865).
+        replaced_on = ["retentionDescription.cleanupPolicy"]
+        if not limits.can_add_partitions:
+            replaced_on.insert(0, "partitionCount")
+        hub_opts = pulumi.ResourceOptions(parent=self, replace_on_changes=replaced_on, delete_before_replace=True)
         hubs = [
             eventhub.EventHub(
                 f"{name}-{topic.name}",
@@ -101,10 +123,7 @@ class EventHubsNamespace(pulumi.ComponentResource):
                     namespace_name=namespace.name,
                     event_hub_name=topic.name,
                     partition_count=topic.partitions,
-                    retention_description=eventhub.RetentionDescriptionArgs(
-                        cleanup_policy=eventhub.CleanupPolicyRetentionDescription.DELETE,
-                        retention_time_in_hours=event_hubs_limits.retention_hours(topic),
-                    ),
+                    retention_description=retention_description(topic),
                 ),
                 opts=hub_opts,
             )

@@ -22,6 +22,12 @@ PACKAGE = "feedback_analytics"
 PIPELINE_ENTRY_POINT, CLI_ENTRY_POINT = "feedback-pipeline", "feedback"
 ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_POINT: "feedback.cli:app"}
 PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
+# The pipeline's parts, one task each: `jobs.sentiment_pipeline:main --part <name>`. The scorer
+# (feedback topics -> feedback-scored, feedback-deadletter, feedback-alerts), the alert
+# dispatcher (feedback-alerts -> Slack, its record in alerts-log) and the table writer
+# (feedback-scored and feedback-deadletter -> Delta tables).
+PIPELINE_PARTS = ("scorer", "dispatcher", "tables")
+TABLES_PART = "tables"
 # Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship.
 # (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
 PYPI_LIBRARIES = ("kafka-python", "vaderSentiment", "slack_sdk", "tweepy", "pydantic-settings", "typer", "rich",
@@ -65,7 +71,7 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
     "slack": ("slack-bot-token", "slack-app-token"),
     "x": ("x-bearer-token",),
 }
-TRIGGER = re.compile(r"^(processing-time=\d+(\.\d+)?(ms|s|m)|available-now)$")
+TRIGGER = re.compile(r"^processing-time=\d+(\.\d+)?(ms|s|m)$")
 LOCATION = re.compile(r"^(dbfs:/|abfss://|/Volumes/)\S+$")
 
 
@@ -90,13 +96,19 @@ def deployed_producers(keys: Iterable[str]) -> list[str]:
     return [name for name, needs in PRODUCERS.items() if set(needs) <= present]
 
 
-def pipeline_parameters(backend: str, bootstrap_servers: str, checkpoint_location: str, table_location: str,
-                        trigger: str, eventhubs_tier: Optional[str] = None,
+def pipeline_parameters(part: str, backend: str, bootstrap_servers: str, checkpoint_location: str,
+                        table_location: str, trigger: str, tables_trigger: str, eventhubs_tier: Optional[str] = None,
                         azure_language_endpoint: Optional[str] = None) -> list[str]:
-    """`jobs.sentiment_pipeline:main`'s `--setting value` pairs: plain settings only, never a secret."""
-    parameters = ["--backend", backend, "--bootstrap-servers", bootstrap_servers, "--on-databricks", "true",
-                  "--checkpoint-location", checkpoint_location, "--table-location", table_location,
-                  "--trigger", trigger]
+    """The task of `part`: `jobs.sentiment_pipeline:main --part <part>`, then `--setting value`
+    pairs, plain settings only, never a secret. Every part gets the same settings; the table
+    writer also gets its own trigger."""
+    if part not in PIPELINE_PARTS:
+        raise ValueError(f"pipeline part {part!r} is not one of {', '.join(PIPELINE_PARTS)}")
+    parameters = ["--part", part, "--backend", backend, "--bootstrap-servers", bootstrap_servers,
+                  "--on-databricks", "true", "--checkpoint-location", checkpoint_location,
+                  "--table-location", table_location, "--trigger", trigger]
+    if part == TABLES_PART:
+        parameters += ["--tables-trigger", tables_trigger]
     if backend == "eventhubs" and eventhubs_tier:
         parameters += ["--eventhubs-tier", eventhubs_tier]
     if azure_language_endpoint:
@@ -172,10 +184,17 @@ def pinned_requirements(requirements: str, names: Iterable[str] = PYPI_LIBRARIES
 
 
 def trigger_problem(trigger: str) -> Optional[str]:
+    """Why `trigger` cannot drive a task of the (continuous) pipeline job, or None."""
     if trigger.startswith("continuous="):
-        return f"trigger {trigger!r}: continuous processing does not run on Databricks; use processing-time=5s"
+        return f"trigger {trigger!r}: continuous processing does not run on Databricks; use processing-time=<n>ms|s|m"
+    if trigger == "available-now":
+        # A continuous job starts a new run only when the whole run has ended, and task retries
+        # are for failed tasks ("Run jobs continuously", Databricks docs): a task that stops
+        # after catching up would stay stopped while the dispatcher runs, which is for ever.
+        return (f"trigger {trigger!r}: the pipeline job is continuous, and a task that stops once it has caught up "
+                "is not started again while the other tasks run; use processing-time=<n>ms|s|m")
     if not TRIGGER.match(trigger):
-        return f"trigger {trigger!r} is not processing-time=<n>s|ms|m or available-now"
+        return f"trigger {trigger!r} is not processing-time=<n>ms|s|m"
     return None
 
 

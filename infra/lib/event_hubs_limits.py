@@ -6,8 +6,9 @@ vs. premium vs. dedicated tiers":
 
     limit                         Basic   Standard  Premium            Dedicated
     partitions per event hub      32      32        100 (200 per PU)   1024 (2000 per CU)
-    event hubs per namespace      10      10        100                1000
+    event hubs per namespace      10      10        100 per PU         1000
     maximum retention             1 day   7 days    90 days            90 days
+    size of compacted event hub   N/A     1 GB      250 GB             250 GB   (per partition)
 
 and, common to all tiers, 12 authorization rules per namespace. The Kafka endpoint needs
 Standard or higher ("Event Hubs for Apache Kafka": not available in Basic). Partitions can
@@ -15,9 +16,19 @@ be added to an existing hub only on Premium and Dedicated ("Dynamically add part
 event hub"); on Standard the count is fixed when the hub is created. Event Hubs keeps
 retention in whole hours (`retentionDescription.retentionTimeInHours`, API 2024-01-01).
 
+Log compaction ("Log compaction in Azure Event Hubs",
+https://learn.microsoft.com/azure/event-hubs/log-compaction) is offered on every tier but
+Basic; a compacted hub keeps the latest event per key instead of events younger than a
+retention time, and its size is capped per partition: 1 GB on Standard, which bounds how many
+keys a compacted topic of the catalogue can hold there. REST API 2024-01-01 spells it
+`retentionDescription.cleanupPolicy` `Compact` with `tombstoneRetentionTimeInHours`;
+`retentionTimeInHours` is "only used when cleanupPolicy is Delete" (eventhubs.json,
+Azure/azure-rest-api-specs), so a compacted topic's retention is not checked against the tier.
+
 The program creates Premium namespaces with one processing unit and Dedicated namespaces
-share a cluster of at least one capacity unit, so the per-unit partition budget is checked
-for one unit: 200 partitions on Premium, 2000 on Dedicated.
+share a cluster of at least one capacity unit, so the per-unit partition budget and Premium's
+"100 event hubs per PU" are checked for one unit: 200 partitions and 100 hubs on Premium,
+2000 partitions on Dedicated.
 """
 
 from __future__ import annotations
@@ -46,6 +57,8 @@ class TierLimits:
     partitions_per_unit: Optional[int]
     # Whether an existing hub can get more partitions in place.
     can_add_partitions: bool
+    # The most a compacted hub keeps per partition; None where the tier has no log compaction.
+    compacted_gb_per_partition: Optional[int]
 
     @property
     def retention_hours(self) -> int:
@@ -53,12 +66,26 @@ class TierLimits:
 
 
 LIMITS: dict[str, TierLimits] = {
-    "standard": TierLimits("standard", 32, 10, 7, None, False),
-    "premium": TierLimits("premium", 100, 100, 90, 200, True),
-    "dedicated": TierLimits("dedicated", 1024, 1000, 90, 2000, True),
+    "standard": TierLimits("standard", 32, 10, 7, None, False, 1),
+    "premium": TierLimits("premium", 100, 100, 90, 200, True, 250),
+    "dedicated": TierLimits("dedicated", 1024, 1000, 90, 2000, True, 250),
 }
+# Basic carries no Kafka client (tier_problem refuses it first); its row records what else it
+# lacks, so the checks below hold for every tier Microsoft documents.
+BASIC = TierLimits("basic", 32, 10, 1, None, False, None)
 TIERS: tuple[str, ...] = tuple(LIMITS)
 AUTHORIZATION_RULES_PER_NAMESPACE = 12
+# The cleanup policies an event hub has (CleanupPolicyRetentionDescription, API 2024-01-01), as
+# the catalogue spells them (Kafka's cleanup.policy). Kafka's "compact,delete" has no counterpart.
+CLEANUP_POLICIES = ("delete", "compact")
+# How long a compacted hub keeps a tombstone (a null-value event that deletes its key): a consumer
+# reading the hub from the start must get past a tombstone within this time to see its key deleted.
+# One day is Kafka's own default (`delete.retention.ms` 86400000), so the HDInsight topic, which
+# keeps that default, and the hub behave alike; it is also the value in Microsoft's ARM template
+# for a compacted hub ("Use log compaction"). The alert dispatcher reads `alerts-log` from the
+# start in seconds, and every tombstone it writes is for an alert that can no longer come back,
+# so longer would only keep dead keys in Standard's 1 GB per partition.
+TOMBSTONE_RETENTION_HOURS = 24
 
 
 class TopicLike(Protocol):
@@ -92,6 +119,15 @@ def namespace_name_problem(name: str) -> Optional[str]:
     )
 
 
+def limits_for(tier: str) -> TierLimits:
+    """The documented limits of `tier` (a Kafka tier, or basic)."""
+    return BASIC if tier == "basic" else LIMITS[tier]
+
+
+def is_compacted(topic: TopicLike) -> bool:
+    return topic.cleanup_policy == "compact"
+
+
 def retention_hours(topic: TopicLike) -> int:
     """The topic's retention as Event Hubs stores it (whole hours)."""
     return topic.retention_ms // HOUR_MS
@@ -99,7 +135,7 @@ def retention_hours(topic: TopicLike) -> int:
 
 def catalogue_problems(topics: Iterable[TopicLike], tier: str) -> list[str]:
     """Every way the catalogue does not fit one namespace of `tier`; empty when it fits."""
-    limits = LIMITS[tier]
+    limits = limits_for(tier)
     topics = list(topics)
     problems: list[str] = []
     if len(topics) > limits.hubs_per_namespace:
@@ -115,7 +151,19 @@ def catalogue_problems(topics: Iterable[TopicLike], tier: str) -> list[str]:
                 f"topic {topic.name!r} has {topic.partitions} partitions; a {tier} event hub has 1 to "
                 f"{limits.partitions_per_hub}"
             )
-        if topic.retention_ms % HOUR_MS or topic.retention_ms < HOUR_MS:
+        if topic.cleanup_policy not in CLEANUP_POLICIES:
+            problems.append(
+                f"topic {topic.name!r} has cleanup policy {topic.cleanup_policy!r}; an event hub has 'delete' "
+                "(time-based retention) or 'compact' (the latest event per key)"
+            )
+        elif is_compacted(topic):
+            if limits.compacted_gb_per_partition is None:
+                problems.append(
+                    f"topic {topic.name!r} has cleanup policy 'compact', but a {tier} namespace has no log compaction "
+                    "(Standard and higher have it)"
+                )
+            # Retention is not checked: a compacted hub keeps each key's latest event however old.
+        elif topic.retention_ms % HOUR_MS or topic.retention_ms < HOUR_MS:
             problems.append(
                 f"topic {topic.name!r} keeps events {topic.retention_ms} ms; Event Hubs keeps whole hours, at least one"
             )
@@ -123,11 +171,6 @@ def catalogue_problems(topics: Iterable[TopicLike], tier: str) -> list[str]:
             problems.append(
                 f"topic {topic.name!r} keeps events {retention_hours(topic) // 24} days; a {tier} event hub keeps at "
                 f"most {limits.retention_days} days"
-            )
-        if topic.cleanup_policy != "delete":
-            problems.append(
-                f"topic {topic.name!r} has cleanup policy {topic.cleanup_policy!r}; the Event Hubs component maps "
-                "only 'delete' (time-based retention)"
             )
     total = sum(topic.partitions for topic in topics)
     if limits.partitions_per_unit is not None and total > limits.partitions_per_unit:

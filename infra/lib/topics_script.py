@@ -4,6 +4,13 @@ The brokers are private, so topics are created from the cluster itself: HDInsigh
 script on both head nodes at once (script actions target roles, not one node), hence
 `--if-not-exists`. Kafka 3.x's `kafka-topics.sh` has no `--zookeeper`: it talks to the
 brokers given as the script's first parameter.
+
+Each topic gets the catalogue's `retention.ms` and `cleanup.policy` (`Topic.kafka_configs`).
+For a `compact` topic Kafka ignores `retention.ms` (it applies to the delete policy) and keeps
+tombstones for `delete.retention.ms`, by default one day (the broker's
+`log.cleaner.delete.retention.ms`, which this stack does not change), as long as the compacted
+event hub does (infra/lib/event_hubs_limits.py, TOMBSTONE_RETENTION_HOURS). A topic that
+already exists is left as it is, configs included: the script never alters one.
 """
 
 from __future__ import annotations

@@ -4,8 +4,10 @@ Facts recorded here from Databricks' documentation:
 - "Use a secret in a Spark configuration property or environment variable": a cluster's
   environment variable may hold `{{secrets/<scope-name>/<secret-name>}}`, resolved when the
   cluster starts.
-- "Run jobs continuously": at most one run of a continuous job; no task dependencies; task
-  retry mode ON_FAILURE retries a failed task while the others keep running.
+- "Run jobs continuously": at most one run of a continuous job; no task dependencies; no retry
+  policies (a task's max_retries); task retry mode ON_FAILURE retries a failed task while the
+  others keep running (databricks-sdk `jobs.TaskRetryMode`: while at least one other task is in
+  its first attempt; then the run is cancelled and a new one starts).
 - Databricks Runtime 17.3 LTS runs Spark 4.0 with Scala 2.13 (`17.3.x-scala2.13`).
 """
 
@@ -147,44 +149,62 @@ def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(fu
 # -- the jobs --------------------------------------------------------------------------------
 
 
-def test_the_pipeline_is_a_wheel_task_on_a_job_cluster_with_the_pinned_lts_runtime(run_program):
-    stack = run_program(jobNodeType="Standard_D8ds_v5", jobWorkers="3", jobsTrigger="processing-time=30s",
+def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluster_with_the_pinned_lts_runtime(
+        run_program):
+    stack = run_program(jobNodeType="Standard_D8ds_v5", jobWorkers="3", jobsTrigger="processing-time=500ms",
+                        jobsTablesTrigger="processing-time=1m",
                         jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints")
     pipeline = jobs_by_name(stack)[plan.PIPELINE_JOB]
     assert pipeline["maxConcurrentRuns"] == 1
-    assert "continuous" not in pipeline and "schedule" not in pipeline
+    assert pipeline["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
+    assert pipeline["controlRunState"] is True and "schedule" not in pipeline
     cluster = cluster_of(pipeline)
     assert cluster["sparkVersion"] == "17.3.x-scala2.13"
     assert (cluster["nodeTypeId"], cluster["numWorkers"]) == ("Standard_D8ds_v5", 3)
     assert "existingClusterId" not in repr(pipeline)  # a job cluster, never an all-purpose one
-    [task] = pipeline["tasks"]
-    assert task["jobClusterKey"] == pipeline["jobClusters"][0]["jobClusterKey"]
-    wheel_task = task["pythonWheelTask"]
-    assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback-pipeline")
-    assert wheel_task["parameters"] == [
-        "--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS, "--on-databricks", "true",
-        "--checkpoint-location", "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
-        "--table-location", "dbfs:/feedback/tables", "--trigger", "processing-time=30s",
-    ]
+    assert [task["taskKey"] for task in pipeline["tasks"]] == ["scorer", "dispatcher", "tables"]
+    common = ["--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS, "--on-databricks", "true",
+              "--checkpoint-location", "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
+              "--table-location", "dbfs:/feedback/tables", "--trigger", "processing-time=500ms"]
+    expected = {"scorer": ["--part", "scorer", *common], "dispatcher": ["--part", "dispatcher", *common],
+                "tables": ["--part", "tables", *common, "--tables-trigger", "processing-time=1m"]}
+    for task in pipeline["tasks"]:
+        assert task["jobClusterKey"] == pipeline["jobClusters"][0]["jobClusterKey"]  # one cluster for all three
+        assert "dependsOns" not in task  # continuous jobs allow no task dependencies
+        # Retries come from the job's task retry mode; a continuous job takes no retry policy.
+        assert not {"maxRetries", "minRetryIntervalMillis", "retryOnTimeout"} & set(task)
+        wheel_task = task["pythonWheelTask"]
+        assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback-pipeline")
+        assert wheel_task["parameters"] == expected[task["taskKey"]]
+
+
+def test_the_tasks_are_the_parts_the_entry_point_runs():
+    from jobs.sentiment_pipeline import PARTS
+
+    assert plan.PIPELINE_PARTS == tuple(PARTS)
 
 
 def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
     from feedback.settings import load_settings
 
-    parameters = jobs_by_name(stack)[plan.PIPELINE_JOB]["tasks"][0]["pythonWheelTask"]["parameters"]
-    pairs = dict(zip(parameters[::2], parameters[1::2]))
-    settings = load_settings(**{name[2:].replace("-", "_"): value for name, value in pairs.items()})
-    assert settings.backend == "hdinsight" and settings.bootstrap_servers == MOCK_BROKERS
-    assert settings.on_databricks is True and settings.checkpoint_for("q") == "dbfs:/feedback/checkpoints/q"
+    for task in jobs_by_name(stack)[plan.PIPELINE_JOB]["tasks"]:
+        parameters = task["pythonWheelTask"]["parameters"]
+        pairs = dict(zip(parameters[::2], parameters[1::2]))
+        assert pairs.pop("--part") == task["taskKey"]  # the entry point's own argument, not a setting
+        settings = load_settings(**{name[2:].replace("-", "_"): value for name, value in pairs.items()})
+        assert settings.backend == "hdinsight" and settings.bootstrap_servers == MOCK_BROKERS
+        assert settings.on_databricks is True and settings.checkpoint_for("q") == "dbfs:/feedback/checkpoints/q"
+        assert (settings.trigger, settings.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
 
 
 def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):
     pipeline = jobs_by_name(full_stack)[plan.PIPELINE_JOB]
-    parameters = pipeline["tasks"][0]["pythonWheelTask"]["parameters"]
     bootstrap = full_stack.outputs["eventhubsBootstrapServers"]
-    assert parameters[:4] == ["--backend", "eventhubs", "--bootstrap-servers", bootstrap]
-    assert parameters[-6:] == ["--eventhubs-tier", "standard", "--analyzer", "azure-language",
-                               "--azure-language-endpoint", LANGUAGE_ENDPOINT]
+    for task in pipeline["tasks"]:
+        parameters = task["pythonWheelTask"]["parameters"]
+        assert parameters[:6] == ["--part", task["taskKey"], "--backend", "eventhubs", "--bootstrap-servers", bootstrap]
+        assert parameters[-6:] == ["--eventhubs-tier", "standard", "--analyzer", "azure-language",
+                                   "--azure-language-endpoint", LANGUAGE_ENDPOINT]
 
 
 def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
@@ -389,6 +409,12 @@ def test_pinned_requirements_keep_extras_normalise_names_and_refuse_unpinned():
         plan.pinned_requirements(text, ["rich"])
 
 
+def test_a_pipeline_part_the_entry_point_does_not_have_is_refused():
+    with pytest.raises(ValueError, match="'writer' is not one of scorer, dispatcher, tables"):
+        plan.pipeline_parameters("writer", "hdinsight", MOCK_BROKERS, "dbfs:/c", "dbfs:/t", "processing-time=1s",
+                                 "processing-time=30s")
+
+
 def test_secret_env_vars_give_each_job_only_what_it_uses():
     keys = ["x-bearer-token", "slack-bot-token", "azure-language-key"]
     assert plan.secret_env_vars("s", keys, "pipeline") == {
@@ -414,9 +440,14 @@ def jobs_check(**changes) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("changes, message, fix", [
     ({"jobsTrigger": "continuous=1s"}, "continuous processing does not run on Databricks",
-     "pulumi config set feedback:jobsTrigger processing-time=5s"),
-    ({"jobsTrigger": "every 5s"}, "is not processing-time=<n>s|ms|m or available-now",
-     "pulumi config set feedback:jobsTrigger"),
+     "pulumi config set feedback:jobsTrigger processing-time=250ms"),
+    ({"jobsTrigger": "every 5s"}, "is not processing-time=<n>ms|s|m", "pulumi config set feedback:jobsTrigger"),
+    ({"jobsTablesTrigger": "30s"}, "feedback:jobsTablesTrigger trigger '30s' is not processing-time=<n>ms|s|m",
+     "pulumi config set feedback:jobsTablesTrigger processing-time=30s"),
+    ({"jobsTablesTrigger": "available-now"}, "the pipeline job is continuous",
+     "pulumi config set feedback:jobsTablesTrigger processing-time=30s"),
+    ({"jobsTrigger": "available-now"}, "is not started again while the other tasks run",
+     "pulumi config set feedback:jobsTrigger processing-time=250ms"),
     ({"jobsTableLocation": "tables"}, "is not a dbfs:/, abfss:// or /Volumes/ path",
      "pulumi config set feedback:jobsTableLocation dbfs:/feedback/tables"),
     ({"jobsWheel": "dist/feedback-0.1.0.tar.gz"}, "is not a wheel of this project", "pulumi config rm feedback:jobsWheel"),
@@ -460,7 +491,8 @@ def test_the_jobs_config_defaults_and_secret_outputs():
     finally:
         use_config({}, [])
     jobs = config.jobs
-    assert (jobs.deploy, jobs.node_type, jobs.workers, jobs.trigger) == (True, "Standard_D4ds_v5", 1, "processing-time=5s")
+    assert (jobs.deploy, jobs.node_type, jobs.workers) == (True, "Standard_D4ds_v5", 1)
+    assert (jobs.trigger, jobs.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
     assert jobs.checkpoint_location == "dbfs:/feedback/checkpoints" and jobs.wheel == str(fake_wheel())
     assert list(jobs.secrets) == ["slack-bot-token"]
 

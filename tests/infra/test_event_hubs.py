@@ -1,9 +1,12 @@
 """The Event Hubs component under mocks: namespace, a hub per topic, least-privilege rules, secret outputs.
 
 Facts recorded here from Microsoft's documentation ("Azure Event Hubs quotas and limits",
-"Dynamically add partitions to an event hub"): the Kafka endpoint needs Standard or higher;
-Standard allows 32 partitions a hub, 7 days of retention and 10 hubs a namespace; only
-Premium and Dedicated add partitions to an existing hub.
+"Dynamically add partitions to an event hub", "Log compaction in Azure Event Hubs"): the Kafka
+endpoint needs Standard or higher; Standard allows 32 partitions a hub, 7 days of retention and
+10 hubs a namespace; only Premium and Dedicated add partitions to an existing hub; every tier
+but Basic has log compaction. From REST API 2024-01-01 (Azure/azure-rest-api-specs,
+eventhubs.json): a compacted hub's `retentionTimeInHours` is not used. From Azure/azure-cli#26865:
+Azure refuses to change a hub's cleanup policy in an update.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from feedback.catalogue import TOPICS, Topic
+from feedback.catalogue import ALERTS_LOG_TOPIC, TOPICS, Topic
 from infra.components.event_hubs import LISTEN_RULE, SEND_RULE, EventHubsArgs, EventHubsNamespace
 from tests.infra.conftest import fake_connection_string, fake_sas_key
 
@@ -52,22 +55,36 @@ def test_one_hub_per_catalogue_topic_with_its_partitions_and_retention(stack):
         assert stack.parent_type(hub) == COMPONENT
         assert hub.inputs["namespaceName"] == "fbk01-eventhubs"
         assert hub.inputs["partitionCount"] == topic.partitions
-        assert hub.inputs["retentionDescription"] == {"cleanupPolicy": "Delete", "retentionTimeInHours": 7 * 24}
         assert "messageRetentionInDays" not in hub.inputs  # one way to say retention, not two
-    assert [hubs[t.name].inputs["partitionCount"] for t in TOPICS] == [4, 4, 1, 4, 1]
+    delete_hubs = [t.name for t in TOPICS if t.cleanup_policy == "delete"]
+    assert len(delete_hubs) == len(TOPICS) - 1
+    for name in delete_hubs:
+        assert hubs[name].inputs["retentionDescription"] == {"cleanupPolicy": "Delete", "retentionTimeInHours": 7 * 24}
+    assert [hubs[t.name].inputs["partitionCount"] for t in TOPICS] == [4, 4, 1, 4, 1, 4, 1, 4]
 
 
-def test_on_standard_a_partition_change_is_a_replacement_shown_in_the_preview(stack):
+def test_the_compacted_topic_is_a_compacted_hub_with_a_days_tombstones_and_no_retention_time(stack):
+    [log] = [hub for hub in stack.of_type(HUB) if hub.inputs["eventHubName"] == ALERTS_LOG_TOPIC]
+    assert log.inputs["partitionCount"] == 1
+    # Compact with tombstones kept 24 hours (Kafka's default delete.retention.ms); no
+    # retentionTimeInHours, which the API uses only with Delete.
+    assert log.inputs["retentionDescription"] == {"cleanupPolicy": "Compact", "tombstoneRetentionTimeInHours": 24}
+
+
+def test_on_standard_a_partition_or_cleanup_policy_change_is_a_replacement_shown_in_the_preview(stack):
     for hub in stack.of_type(HUB):
-        assert hub.replace_on_changes == ("partitionCount",)
+        assert hub.replace_on_changes == ("partitionCount", "retentionDescription.cleanupPolicy")
         assert hub.delete_before_replace is True  # the new hub has the old one's name
 
 
-def test_on_premium_partitions_grow_in_place(run_program):
+def test_on_premium_partitions_grow_in_place_and_only_a_cleanup_policy_change_replaces(run_program):
     stack = run_program(**EVENTHUBS_ONLY, eventhubsTier="premium")
     assert stack.one(NAMESPACE).inputs["sku"] == {"name": "Premium", "tier": "Premium", "capacity": 1}
     for hub in stack.of_type(HUB):
-        assert hub.replace_on_changes == () and hub.delete_before_replace is False
+        assert hub.replace_on_changes == ("retentionDescription.cleanupPolicy",)
+        assert hub.delete_before_replace is True
+    [log] = [hub for hub in stack.of_type(HUB) if hub.inputs["eventHubName"] == ALERTS_LOG_TOPIC]
+    assert log.inputs["retentionDescription"]["cleanupPolicy"] == "Compact"
     assert stack.outputs["eventhubsTier"] == "premium"
 
 
@@ -152,3 +169,10 @@ def test_the_component_refuses_a_catalogue_over_the_tiers_limits():
     with pytest.raises(ValueError, match="holds at most 10 event hubs"):
         EventHubsNamespace("eh", EventHubsArgs(resource_group_name="rg", location="westeurope",
                                                namespace_name="fbk01-eventhubs", topics=too_many))
+
+
+def test_the_component_refuses_a_cleanup_policy_event_hubs_does_not_have():
+    both = (Topic("t", 1, TOPICS[0].retention_ms, "compact,delete", ""),)
+    with pytest.raises(ValueError, match="an event hub has 'delete' .* or 'compact'"):
+        EventHubsNamespace("eh", EventHubsArgs(resource_group_name="rg", location="westeurope",
+                                               namespace_name="fbk01-eventhubs", topics=both))

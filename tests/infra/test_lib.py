@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 
 import pytest
@@ -163,6 +164,18 @@ def test_topics_script_is_bash_that_creates_each_topic_if_missing():
     assert 'BOOTSTRAP="${1:?' in script
 
 
+def test_topics_script_gives_each_topic_its_cleanup_policy_the_compacted_one_compact():
+    script = topics_script(TOPICS, 3)
+    creates = {words[words.index("--topic") + 1]: words
+               for words in (shlex.split(line) for line in script.splitlines() if "--create" in line)}
+    configs = {name: [words[i + 1] for i, word in enumerate(words) if word == "--config"]
+               for name, words in creates.items()}
+    assert configs["alerts-log"] == ["cleanup.policy=compact", f"retention.ms={7 * 24 * 3600 * 1000}"]
+    for topic in TOPICS:
+        assert f"cleanup.policy={topic.cleanup_policy}" in configs[topic.name], topic.name
+    assert sorted(name for name, found in configs.items() if "cleanup.policy=compact" in found) == ["alerts-log"]
+
+
 def test_topics_script_digest_follows_content():
     assert script_digest(topics_script(TOPICS, 3)) == script_digest(topics_script(TOPICS, 3))
     assert script_digest(topics_script(TOPICS, 3)) != script_digest(topics_script(TOPICS, 4))
@@ -178,7 +191,11 @@ def test_the_tier_table_holds_microsofts_documented_limits():
     assert (premium.partitions_per_hub, premium.hubs_per_namespace, premium.retention_days) == (100, 100, 90)
     assert (dedicated.partitions_per_hub, dedicated.hubs_per_namespace, dedicated.retention_days) == (1024, 1000, 90)
     assert [t.can_add_partitions for t in (standard, premium, dedicated)] == [False, True, True]
+    # "Size of compacted event hub": per partition; Basic has no log compaction.
+    assert [t.compacted_gb_per_partition for t in (standard, premium, dedicated)] == [1, 250, 250]
     assert "basic" not in event_hubs_limits.LIMITS
+    basic = event_hubs_limits.limits_for("basic")
+    assert (basic.hubs_per_namespace, basic.retention_days, basic.compacted_gb_per_partition) == (10, 1, None)
 
 
 @pytest.mark.parametrize("name, ok", [
@@ -190,16 +207,37 @@ def test_event_hubs_namespace_names_follow_azures_rule(name, ok):
     assert (event_hubs_limits.namespace_name_problem(name) is None) is ok
 
 
-def test_retention_must_be_whole_hours_and_compaction_is_not_mapped():
+def test_retention_must_be_whole_hours_and_a_policy_event_hubs_lacks_is_refused():
     from feedback.catalogue import HOUR_MS, Topic
     odd = Topic("odd", 1, 90 * 60 * 1000, "delete", "")
-    compacted = Topic("latest", 1, HOUR_MS, "compact", "")
-    problems = event_hubs_limits.catalogue_problems((odd, compacted), "standard")
+    both = Topic("both", 1, HOUR_MS, "compact,delete", "")
+    problems = event_hubs_limits.catalogue_problems((odd, both), "standard")
     assert problems == [
         "topic 'odd' keeps events 5400000 ms; Event Hubs keeps whole hours, at least one",
-        "topic 'latest' has cleanup policy 'compact'; the Event Hubs component maps only 'delete' (time-based retention)",
+        "topic 'both' has cleanup policy 'compact,delete'; an event hub has 'delete' (time-based retention) "
+        "or 'compact' (the latest event per key)",
     ]
     assert event_hubs_limits.retention_hours(TOPICS[0]) == 168
+
+
+def test_a_compacted_topic_fits_every_kafka_tier_whatever_its_retention():
+    from feedback.catalogue import DAY_MS, Topic
+    # A compacted hub has no retention time, so 30 days is not held against Standard's 7.
+    latest = Topic("latest", 1, 30 * DAY_MS, "compact", "")
+    for tier in event_hubs_limits.TIERS:
+        assert event_hubs_limits.catalogue_problems((latest,), tier) == [], tier
+
+
+def test_a_compacted_topic_is_refused_on_a_tier_without_log_compaction():
+    from feedback.catalogue import ALERTS_LOG_TOPIC
+    problems = event_hubs_limits.catalogue_problems(TOPICS, "basic")
+    assert (f"topic {ALERTS_LOG_TOPIC!r} has cleanup policy 'compact', but a basic namespace has no log compaction "
+            "(Standard and higher have it)") in problems
+
+
+def test_the_catalogues_eight_topics_fit_a_standard_namespace_with_two_hubs_to_spare():
+    assert len(TOPICS) == 8 <= event_hubs_limits.LIMITS["standard"].hubs_per_namespace - 2
+    assert event_hubs_limits.catalogue_problems(TOPICS, "standard") == []
 
 
 def test_premium_counts_partitions_across_the_namespace_per_processing_unit():

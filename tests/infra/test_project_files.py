@@ -37,4 +37,5 @@ def test_the_example_stack_config_is_valid_once_the_secrets_are_set():
     assert (config.backend, config.jobs_backend, config.eventhubs_tier) == ("hdinsight", "hdinsight", "standard")
     assert config.tags == {"project": "feedback-analytics", "owner": "you@example.com"}
     assert (config.jobs.deploy, config.jobs.node_type, config.jobs.workers) == (True, "Standard_D4ds_v5", 1)
+    assert (config.jobs.trigger, config.jobs.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
     assert config.jobs.secrets == {}
