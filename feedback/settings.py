@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     kafka_max_block_ms: int = Field(10_000, ge=100)
     kafka_request_timeout_ms: int = Field(30_000, ge=100)
 
+    # How long a Spark task's Kafka consumer waits at the end of its offset range for more
+    # data (Kafka's fetch.max.wait.ms); each micro-batch pays it once per partition read.
+    spark_fetch_max_wait_ms: int = Field(10, ge=0)
+
     # Producer batching (the replay producer and the source producers).
     producer_linger_ms: int = Field(20, ge=0)
     producer_batch_size: int = Field(256 * 1024, ge=1)

@@ -51,10 +51,15 @@ def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:
 
         analyzer = analyzer_for(analyzer_name, endpoint, key)  # once per Python worker (cached)
         for batch in batches:
-            yield route(batch, analyzer, rules)
+            routed = route(batch, analyzer, rules)
+            if len(routed):  # an empty frame's untyped columns would not convert to Arrow
+                yield routed
 
     records = kafka.select("value", "topic", "partition", "offset", F.unix_millis("timestamp").alias("timestamp_ms"))
-    return records.mapInPandas(route_batches, OUTPUT_SCHEMA)
+    # One task per core, not per Kafka partition: each task costs a Python round trip, and
+    # with more tasks than cores a small batch waits for several waves of them.
+    slots = kafka.sparkSession.sparkContext.defaultParallelism
+    return records.coalesce(slots).mapInPandas(route_batches, OUTPUT_SCHEMA)
 
 
 def start(spark: SparkSession, settings: Settings, trigger: Trigger | None = None) -> StreamingQuery:
