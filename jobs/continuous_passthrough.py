@@ -9,7 +9,7 @@ built-in expressions only (valid UTF-8, JSON with the envelope's required fields
 non-empty text, schema version 1, parseable times; the full validator needs a Python UDF,
 so a number given as text passes here) and routes it with a `topic`
 column: every record goes to its own topic, `feedback-passthrough`, never to
-`feedback-scored` (whose readers expect a score). Its value is JSON: `reason` (null for a
+`feedback-scored` (whose readers expect a score). Its value is JSON: `reason` (absent for a
 valid event), `event` (the envelope, for a valid one), `source_topic`, `partition`,
 `offset`, `kafka_timestamp` (the source record's) and `raw_value` (for an invalid one); its
 key the event id, or `topic:partition:offset` for an invalid record. A reprocessing run

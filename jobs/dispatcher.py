@@ -331,16 +331,19 @@ class Dispatcher:
     # -- running ------------------------------------------------------------------
 
     def caught_up(self, ends: dict[int, int]) -> bool:
-        """Whether every partition of `ends` is held and read to its end, with nothing pending."""
+        """Whether every partition of `ends` is held and read to its end, and every alert
+        still pending has been tried and waits for its retry (Slack is down, or refused it)."""
         if set(ends) - self.owned:
             return False
-        positions = {p: self.consumer.position(TopicPartition(ALERTS_TOPIC, p)) for p in ends}
-        return all(positions[p] >= end for p, end in ends.items()) and not self.pending()
+        if any(self.consumer.position(TopicPartition(ALERTS_TOPIC, p)) < end for p, end in ends.items()):
+            return False
+        now = time.monotonic()
+        return all(self.retry_at.get(r.key, 0) > now for r in self.pending())
 
     def run(self, stop: threading.Event, until: Optional[dict[int, int]] = None, timeout_s: Optional[float] = None,
             ) -> RoundReport:
         """Rounds until `stop` is set, or (with `until`, end offsets of `feedback-alerts`)
-        until those are read and nothing is pending, or a round ends with an outage."""
+        until those are read and every alert is posted or has been tried in vain."""
         total = RoundReport()
         deadline = time.monotonic() + timeout_s if timeout_s else None
         while not stop.is_set():
@@ -351,13 +354,8 @@ class Dispatcher:
             if report.posted or report.failed or report.found_already_posted:
                 log.info("alerts: %d posted, %d found already posted, %d failed, %d deferred, %d repeats skipped",
                          report.posted, report.found_already_posted, report.failed, report.deferred, report.repeats)
-            if until is not None and (self.caught_up(until) or (report.failed and not report.posted and self._outage_only())):
+            if until is not None and self.caught_up(until):
                 break
             if deadline and time.monotonic() > deadline:
                 break
         return total
-
-    def _outage_only(self) -> bool:
-        """Whether every pending alert waits for a retry (the service is down): an
-        `until` run stops there instead of waiting, and says what is pending."""
-        return all(self.retry_at.get(r.key, 0) > time.monotonic() for r in self.pending())

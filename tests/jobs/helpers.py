@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
+from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.kafka_client import connect, end_offsets
 from feedback.schema import encode
-from jobs import sentiment_pipeline
+from jobs import scorer, table_writer
 from tests.conftest import REPO
 from tests.standins.slack_web import SlackWebStandIn
 
@@ -19,6 +21,7 @@ NEGATIVE = ["Driftwood lost my notes. Terrible, furious.", "Awful update, everyt
             "I hate the new sync, horrible bugs."]
 POSITIVE = ["Driftwood is amazing, I love it, excellent work!", "Wonderful app, great support, love love love it."]
 NEUTRAL = ["Does Driftwood export to OPML?", "Driftwood uses Markdown for formatting."]
+OUTPUT_TOPICS = (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
 
 
 def event(prefix: str, n: int, text: str, source: str = "twitter") -> dict:
@@ -27,7 +30,7 @@ def event(prefix: str, n: int, text: str, source: str = "twitter") -> dict:
             "ingested_at": "2026-11-21T09:30:01Z"}
 
 
-def produce(settings, records: list[tuple[str, bytes | None, bytes]]) -> None:
+def produce(settings, records: list[tuple[str, bytes | None, bytes | None]]) -> None:
     producer = connect(settings, "producer")
     try:
         futures = [producer.send(topic, key=key, value=value) for topic, key, value in records]
@@ -47,9 +50,14 @@ def spark_offsets(offsets: dict) -> str:
 
 
 def pipeline_settings(settings, tmp_path: Path, slack: SlackWebStandIn, start: dict, **more):
+    """A pipeline of the test's own: its checkpoints, tables and dispatcher group, the
+    feedback topics read from `start`, and the topics its parts write read from their
+    current ends (the topics are shared with other tests)."""
+    offsets = {**start, **offsets_now(settings, OUTPUT_TOPICS)}
     return settings.replace(**{
         "checkpoint_location": str(tmp_path / "checkpoints"), "table_location": str(tmp_path / "tables"),
-        "trigger": "available-now", "starting_offsets": spark_offsets(start),
+        "trigger": "available-now", "starting_offsets": spark_offsets(offsets),
+        "dispatcher_group": f"test-{uuid.uuid4().hex[:12]}",
         "slack_bot_token": slack.token, "slack_base_url": slack.base_url, "slack_timeout_s": 2, **more,
     })
 
@@ -72,19 +80,24 @@ def sample_batch(prefix: str, valid: int) -> tuple[list[tuple[str, bytes | None,
     return records, 4
 
 
-def pipeline_process(settings, trigger: str, log: Path) -> subprocess.Popen:
-    args = [sys.executable, "-m", "jobs.sentiment_pipeline"]
+def pipeline_process(settings, trigger: str, log: Path, part: str | None = None,
+                     tables_trigger: str = "processing-time=2s") -> subprocess.Popen:
+    """`python -m jobs.sentiment_pipeline` (as a Databricks task runs it) in a process group of its own."""
+    args = [sys.executable, "-m", "jobs.sentiment_pipeline"] + (["--part", part] if part else [])
     for name in ("local_kafka_port", "checkpoint_location", "table_location", "starting_offsets", "slack_base_url",
-                 "max_offsets_per_trigger", "cache_dir", "state_dir"):
+                 "max_offsets_per_trigger", "cache_dir", "state_dir", "dispatcher_group", "alert_retry_s",
+                 "slack_timeout_s"):
         args += [f"--{name.replace('_', '-')}", str(getattr(settings, name))]
-    args += ["--trigger", trigger]
+    args += ["--trigger", trigger, "--tables-trigger", tables_trigger if trigger != "available-now" else trigger]
     env = {**os.environ, "FEEDBACK_SLACK_BOT_TOKEN": settings.slack_bot_token.get_secret_value(),
            "FEEDBACK_CONFIG": "/nonexistent/feedback.toml"}
     return subprocess.Popen(args, cwd=REPO, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def commits(settings) -> int:
-    folder = Path(settings.checkpoint_for(sentiment_pipeline.QUERY_NAME)) / "commits"
+def commits(settings, query: str = scorer.QUERY_NAME) -> int:
+    """Micro-batches `query` (the scorer's, or table_writer.QUERY_NAME) has committed."""
+    folder = Path(settings.checkpoint_for(query)) / "commits"
     return len([f for f in folder.glob("[0-9]*")]) if folder.exists() else 0
 
 
+TABLES_QUERY = table_writer.QUERY_NAME

@@ -1,8 +1,9 @@
 """The sentiment pipeline end to end on the real local broker and a real local Spark.
 
-Events are produced with kafka-python into the session's broker; the pipeline starts at the
-offsets before they were sent (the topics are shared with other tests), with its own
-checkpoint and tables; alerts go to the Slack Web API stand-in.
+Events are produced with kafka-python into the session's broker; the pipeline's three parts
+(scorer, dispatcher, table writer) start at the offsets before they were sent (the topics
+are shared with other tests), with their own checkpoints, tables and dispatcher group;
+alerts go to the Slack Web API stand-in.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from feedback.alerts import SlackNotifier
-from feedback.catalogue import DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
 from feedback.kafka_client import read_range
 from jobs import sentiment_pipeline
 from jobs.report import render
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spark, tmp_path):
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
-    sinks_start = offsets_now(topics_ready, (SCORED_TOPIC, DEADLETTER_TOPIC))
+    sinks_start = offsets_now(topics_ready, (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC))
     records, dead = sample_batch("e2e", 21)
     produce(topics_ready, records)
     with SlackWebStandIn() as slack:
@@ -57,6 +58,10 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
     assert new_table.where(new_table.id.startswith("e2e-")).count() == 21
     assert comparison.alerts_changed == 0
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and chart.stat().st_size > 10_000
-    sinks_end = offsets_now(topics_ready, (SCORED_TOPIC, DEADLETTER_TOPIC))
-    assert read_range(topics_ready, SCORED_TOPIC, sinks_start[SCORED_TOPIC], sinks_end[SCORED_TOPIC]).count == 21
+    # The topics are at least once and keep what the scorer saw: the duplicate delivery too
+    # (the table writer keeps one row per id, the dispatcher one alert per event).
+    sinks_end = offsets_now(topics_ready, (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC))
+    assert read_range(topics_ready, SCORED_TOPIC, sinks_start[SCORED_TOPIC], sinks_end[SCORED_TOPIC]).count == 22
     assert read_range(topics_ready, DEADLETTER_TOPIC, sinks_start[DEADLETTER_TOPIC], sinks_end[DEADLETTER_TOPIC]).count == dead
+    alert_records = read_range(topics_ready, ALERTS_TOPIC, sinks_start[ALERTS_TOPIC], sinks_end[ALERTS_TOPIC])
+    assert alert_records.count == 16 and alert_records.distinct_keys == 15

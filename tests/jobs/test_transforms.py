@@ -79,17 +79,15 @@ def test_vader_scores_lie_in_0_1_and_order_clear_cases(spark):
     assert all(0 <= r["score"] <= 1 and r["analyzer"] == "vader" and r["analyzer_version"] == "3.3.2" for r in scored.values())
 
 
-def test_alerts_route_strictly_below_and_above_the_thresholds(spark):
-    scored = spark.createDataFrame(
-        [(i, s) for i, s in [("a", 0.1), ("b", 0.3), ("c", 0.5), ("d", 0.9), ("e", 0.95)]], "id string, score double"
-    ).selectExpr("id", "score", "'twitter' as source", "'mara_k' as author", "'t' as text", "null as url",
-                 "timestamp'2026-11-22 10:00:00' as kafka_timestamp")
-    routed = transforms.alerts(scored, 0.3, 0.9, "#neg", "#pos").select("key", "channel")
-    assertDataFrameEqual(routed, spark.createDataFrame([("a|#neg", "#neg"), ("e|#pos", "#pos")], "key string, channel string"))
-
-
 def test_the_job_entry_point_names_a_wrong_setting_instead_of_a_traceback():
     from jobs.sentiment_pipeline import main
 
     with pytest.raises(SystemExit, match=r"(?s)error: invalid settings:.*no_such_setting: Extra inputs"):
         main(["--no-such-setting", "1"])
+
+
+def test_the_job_entry_point_refuses_an_unknown_part():
+    from jobs.sentiment_pipeline import main
+
+    with pytest.raises(SystemExit, match="--part 'scorers': expected one of scorer, dispatcher, tables"):
+        main(["--part", "scorers"])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from tests.standins.loopback import LoopbackHTTP, Reply, Request
 
@@ -43,6 +44,9 @@ class SlackWebStandIn(LoopbackHTTP):
         self.silent = False
         self.posts: list[Post] = []
         self.calls: list[str] = []
+        # Called with each post once it is recorded, before Slack answers: a test can kill
+        # the poster there, between Slack's answer and the poster's record of it.
+        self.after_post: Callable[[Post], None] | None = None
         self._lock = threading.Lock()
         self._clock = 0.0
 
@@ -101,6 +105,8 @@ class SlackWebStandIn(LoopbackHTTP):
             self._clock = max(time.time(), self._clock + 0.000001)  # Slack's ts: epoch seconds, unique
             ts = f"{self._clock:.6f}"
             self.posts.append(Post(channel, args.get("text", ""), args.get("metadata"), ts))
+        if self.after_post is not None:
+            self.after_post(self.posts[-1])
         if fault == "timeout-after-post":
             time.sleep(self.timeout_s)
         message = {"type": "message", "text": args.get("text", ""), "ts": ts}

@@ -1,0 +1,101 @@
+"""The scorer's one Python pass (jobs/scoring.py), as a pure function, and inside Spark."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pandas as pd
+import pytest
+
+from jobs.scoring import AlertRules, parse_record, route
+from tests.jobs.test_transforms import envelope
+
+RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
+
+
+class FixedScores:
+    """An analyzer that gives each text the score written in it ("0.95 ..."), so the
+    thresholds can be tested exactly."""
+    name, version = "fixed", "1"
+
+    def __init__(self):
+        self.calls = 0
+
+    def score(self, texts):
+        self.calls += 1
+        return [float(text.split()[0]) for text in texts]
+
+
+def records(values, topic="twitter-feedback") -> pd.DataFrame:
+    return pd.DataFrame({"value": values, "topic": [topic] * len(values), "partition": [2] * len(values),
+                         "offset": list(range(100, 100 + len(values))), "timestamp_ms": [1_763_800_000_123] * len(values)})
+
+
+def by_topic(out: pd.DataFrame) -> dict[str, list[tuple[str, dict]]]:
+    routed: dict[str, list] = {}
+    for row in out.itertuples():
+        routed.setdefault(row.topic, []).append((row.key, json.loads(row.value)))
+    return routed
+
+
+def test_alerts_route_strictly_below_and_above_the_thresholds_one_record_each():
+    analyzer = FixedScores()
+    scores = ["0.1", "0.3", "0.5", "0.9", "0.95"]
+    out = by_topic(route(records([envelope(str(n), f"{s} text") for n, s in enumerate(scores)]), analyzer, RULES))
+    assert analyzer.calls == 1  # one call for the whole batch
+    assert [key for key, _ in out["feedback-scored"]] == ["0", "1", "2", "3", "4"]
+    assert [(key, alert["channel"]) for key, alert in out["feedback-alerts"]] == [("0|#neg", "#neg"), ("4|#pos", "#pos")]
+    alert = out["feedback-alerts"][0][1]
+    assert alert["key"] == "0|#neg" and alert["event_id"] == "0" and alert["score"] == 0.1
+    assert (alert["source_topic"], alert["partition"], alert["offset"]) == ("twitter-feedback", 2, 100)
+    assert alert["kafka_timestamp"] == "2025-11-22T08:26:40.123Z"
+
+
+def test_a_scored_record_keeps_the_envelope_its_score_and_where_it_came_from():
+    out = by_topic(route(records([envelope("7", "0.6 fine")]), FixedScores(), RULES))
+    [(key, row)] = out["feedback-scored"]
+    assert key == "7" and row["text"] == "0.6 fine" and row["score"] == 0.6 and row["analyzer"] == "fixed"
+    assert row["created_at"] == "2026-11-21T09:30:00Z" and row["url"] == "https://x.com/mara_k/status/7"
+    assert (row["source_topic"], row["partition"], row["offset"]) == ("twitter-feedback", 2, 100)
+    assert "feedback-alerts" not in out
+
+
+def test_any_record_that_cannot_be_read_is_a_dead_letter_with_its_reason_never_an_error():
+    values = [b"\xff\xfe not utf-8", ("[" * 100_000 + "]" * 100_000).encode(), envelope("3", 42), None,
+              b'{"id": "x", "text": "cut sh', b"[1, 2]", envelope("6", "  ")]
+    analyzer = FixedScores()
+    out = by_topic(route(records(values), analyzer, RULES))
+    assert analyzer.calls == 0 and set(out) == {"feedback-deadletter"}
+    reasons = [row["reason"] for _, row in out["feedback-deadletter"]]
+    assert reasons[0].startswith("the value is not valid UTF-8")
+    assert reasons[1] == "malformed JSON: nested too deeply"
+    assert reasons[2] == "text must be a string, not int"
+    assert reasons[3] == "the Kafka record has no value"
+    assert reasons[4].startswith("malformed JSON: Unterminated string")
+    assert reasons[5] == "the event is a JSON list, not an object"
+    assert reasons[6] == "text is empty"
+    first = out["feedback-deadletter"][0]
+    assert first[0] == "twitter-feedback:2:100"
+    assert first[1]["raw_encoding"] == "base64" and base64.b64decode(first[1]["raw_value"]) == b"\xff\xfe not utf-8"
+    assert out["feedback-deadletter"][2][1]["raw_encoding"] == "utf-8"
+
+
+def test_parse_record_gives_the_event_or_the_reason():
+    event, reason = parse_record(envelope("1", "ok"))
+    assert reason is None and event["id"] == "1"
+    assert parse_record(b"{}")[0] is None and "id is missing" in parse_record(b"{}")[1]
+
+
+@pytest.mark.spark
+def test_the_scorer_routes_in_spark_as_the_pure_function_does(spark):
+    from feedback.settings import load_settings
+    from jobs.scorer import scored_records
+    from tests.jobs.test_transforms import kafka_rows
+
+    values = [envelope("1", "I love it, wonderful!"), b"{not json", envelope("3", "Awful, I hate it."), envelope("4", "A table.")]
+    rows = scored_records(kafka_rows(spark, values), load_settings()).collect()
+    topics = sorted((r["topic"], r["key"]) for r in rows)
+    assert topics == [("feedback-alerts", "1|#positive-feedback"), ("feedback-alerts", "3|#negative-feedback"),
+                      ("feedback-deadletter", "twitter-feedback:0:1"), ("feedback-scored", "1"), ("feedback-scored", "3"),
+                      ("feedback-scored", "4")]

@@ -1,0 +1,48 @@
+"""The table writer on the real broker and Spark: what the scorer wrote twice after a
+restart (the same source position) is a replay and dropped; a different record with an id
+seen before is a duplicate, counted once however often it is replayed."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from feedback.sentiment import analyzer_for
+from jobs import table_writer
+from jobs.scoring import AlertRules, route
+from jobs.streaming import parse_trigger
+from jobs.summary import summarize
+from tests.jobs.helpers import offsets_now, pipeline_settings, produce
+from tests.jobs.test_transforms import envelope
+from tests.standins.slack_web import SlackWebStandIn
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
+
+
+def scorer_output(values_at: list[tuple[int, bytes]]) -> list[tuple[str, bytes, bytes]]:
+    """What the scorer writes for records at these source offsets (its own code makes them)."""
+    frame = pd.DataFrame({"value": [v for _, v in values_at], "topic": ["twitter-feedback"] * len(values_at),
+                          "partition": [0] * len(values_at), "offset": [o for o, _ in values_at],
+                          "timestamp_ms": [1_763_800_000_000] * len(values_at)})
+    out = route(frame, analyzer_for("vader"), RULES)
+    return [(row.topic, row.key.encode(), row.value.encode()) for row in out.itertuples() if row.topic != "feedback-alerts"]
+
+
+def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tmp_path):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    first = scorer_output([(1, envelope("tw-a", "fine")), (2, envelope("tw-b", "good")), (3, b"{broken")])
+    duplicate = scorer_output([(4, envelope("tw-a", "fine again"))])  # another record, an id seen before
+    produce(topics_ready, first + first[:1] + duplicate)  # tw-a written twice by the scorer: a replay
+    backlog = parse_trigger("available-now")
+    table_writer.start(spark, settings, backlog).awaitTermination()
+    produce(topics_ready, first + duplicate)  # after a scorer restart, all of it once more
+    table_writer.start(spark, settings, backlog).awaitTermination()
+    summary = summarize(spark, settings, alerts=False)
+
+    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (4, 2, 1, 1)
+    rows = {r["id"]: r for r in spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()}
+    assert set(rows) == {"tw-a", "tw-b"} and rows["tw-a"]["text"] == "fine" and rows["tw-a"]["offset"] == 1
+    assert rows["tw-a"]["kafka_timestamp"] is not None and rows["tw-a"]["event_date"] is not None
+    assert summary.batches == 2
