@@ -52,7 +52,7 @@ def parse_line(number: int, raw: bytes) -> Line:
     value = raw.rstrip(b"\r\n")
     try:
         event = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return Line(number, value, None, False)
     key = event.get("id") if isinstance(event, dict) else None
     return Line(number, value, key.encode("utf-8") if isinstance(key, str) and key else None, not validate_feedback(event))

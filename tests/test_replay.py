@@ -23,6 +23,30 @@ def test_lines_are_keyed_by_id_and_bad_lines_are_kept_unkeyed():
     assert parse_line(3, b"[1, 2]").key is None
 
 
+def test_a_line_nested_too_deeply_to_parse_is_an_invalid_line_not_a_traceback():
+    deep = b"[" * 100_000 + b"]" * 100_000
+    line = parse_line(4, deep)
+    assert (line.key, line.valid, line.value) == (None, False, deep)
+
+
+@pytest.mark.kafka
+def test_produce_sends_a_deeply_nested_line_as_it_is_and_prints_its_summary(topics_ready, tmp_path):
+    from typer.testing import CliRunner
+
+    from feedback.cli import app
+
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(json.dumps(event(1)).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    before = end_offsets(topics_ready, "slack-feedback")
+    result = CliRunner().invoke(app, ["--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir",
+                                      str(topics_ready.state_dir), "produce", "--from", str(path), "--topic", "slack-feedback"])
+    assert result.exit_code == 0, result.output
+    assert "sent 2, acknowledged 2, failed 0 (1 do not match the event schema" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    back = read_range(topics_ready, "slack-feedback", before, end_offsets(topics_ready, "slack-feedback"))
+    assert len(back.records) == 2 and back.records[-1].value.startswith(b"[[[")
+
+
 def test_limit_cycles_the_file(tmp_path):
     path = tmp_path / "two.jsonl"
     path.write_text(json.dumps(event(1)) + "\n\n" + json.dumps(event(2)) + "\n")

@@ -2,8 +2,8 @@
 
 Generated payloads: random bytes, invalid UTF-8, huge values, deeply nested JSON, wrong
 types, impossible dates, missing or null fields, and near-valid envelopes with one field
-broken. The pure validator sees thousands; a bounded sample goes through the Spark parsing
-transformation, where each record must land on exactly one side.
+broken. The pure validator and the scorer's Python pass see thousands; a bounded sample goes
+through the Spark parsing transformation, where each record must land on exactly one side.
 """
 
 from __future__ import annotations
@@ -52,6 +52,26 @@ def test_every_payload_is_valid_or_has_a_reason(payload):
     if reason is None:  # only a real envelope passes
         event = json.loads(payload)
         assert isinstance(event, dict) and isinstance(event["text"], str) and event["text"].strip()
+
+
+@given(st.lists(payloads, min_size=1, max_size=8))
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_dead(sample):
+    import pandas as pd
+
+    from feedback.sentiment import analyzer_for
+    from jobs.scoring import AlertRules, route
+
+    frame = pd.DataFrame({"value": sample, "topic": ["twitter-feedback"] * len(sample), "partition": [0] * len(sample),
+                          "offset": list(range(len(sample))), "timestamp_ms": [1_763_800_000_000] * len(sample)})
+    out = route(frame, analyzer_for("vader"), AlertRules(0.3, 0.9, "#neg", "#pos"))
+    sides = out[out["topic"] != "feedback-alerts"]
+    assert len(sides) == len(sample)
+    for row in sides.itertuples():
+        value = json.loads(row.value)
+        assert (row.topic == "feedback-scored") == (transforms.problem_of(sample[value["offset"]]) is None)
+        if row.topic == "feedback-deadletter":
+            assert value["reason"]
 
 
 @pytest.mark.spark

@@ -4,11 +4,12 @@ while the pipeline keeps scoring; afterwards every alert is in Slack exactly onc
     .venv/bin/python -m pytest tests/reliability/test_slack_outage.py          # fast: Slack silent for 8 s
     .venv/bin/python -m pytest tests/reliability/test_slack_outage.py --long   # Slack silent for a minute
 
-The pipeline runs in this process with a 1-second trigger. The Slack Web API stand-in
-first answers 429 with Retry-After, 500s and two time-outs (one after it recorded the
-post), then stops answering: the silence lasts at least the chosen time and until the
-events sent during it have been scored, so the test shows scoring goes on without Slack.
-The last alerts wait for no new event: the pipeline's outbox retrier posts them.
+The pipeline's three parts run in this process (scorer trigger 1 s, table writer 1 s). The
+Slack Web API stand-in first answers 429 with Retry-After, 500s and two time-outs (one
+after it recorded the post), then stops answering: the silence lasts at least the chosen
+time and until the events sent during it have been scored, so the test shows scoring and
+the tables go on without Slack. The last alerts wait for no new event: the dispatcher
+retries pending alerts every `alert_retry_s` while idle.
 """
 
 from __future__ import annotations
@@ -43,13 +44,13 @@ def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scor
     silence_s = 60 if long_variant else 8
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     with SlackWebStandIn(faults=["429", "500", "timeout", "timeout-after-post"], timeout_s=2) as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=1s", slack_timeout_s=1,
-                                     outbox_retry_s=3)
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=1s",
+                                     tables_trigger="processing-time=1s", slack_timeout_s=1, alert_retry_s=3)
 
         def scored() -> int:
             return summarize(spark, settings).scored
 
-        query = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
+        running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
         try:
             produce(topics_ready, sample_batch("outage-a", WAVE)[0])
             wait_until(lambda: scored() >= WAVE, 300, "the first wave to be scored")
@@ -66,9 +67,9 @@ def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scor
             slack.silent = False
             produce(topics_ready, sample_batch("outage-c", WAVE)[0])
             wait_until(lambda: (lambda s: s.scored >= 3 * WAVE and not s.alerts_pending)(summarize(spark, settings)),
-                       600, "every wave scored and the outbox empty")
+                       600, "every wave scored and no alert pending")
         finally:
-            query.stop()
+            running.stop()
         summary = summarize(spark, settings)
 
     table = spark.read.format("delta").load(settings.table_for("feedback_scored"))

@@ -5,9 +5,10 @@ bounded and drains) and the producer's and the driver's memory stay flat.
     .venv/bin/python -m pytest tests/reliability/test_sustained_load.py --long   # 20/s for 5 minutes
 
 The producer is the `feedback produce` command in a process of its own, replaying a file of
-unique events at the rate; the pipeline runs in this process with a 2-second trigger. Every
-2 s the test samples the consumer lag (the topics' end offsets minus the offsets the last
-batch read, from the query's progress) and the resident memory of the producer, of the
+unique events at the rate; the pipeline's three parts run in this process (the scorer's
+default trigger, the table writer's every 5 s). Every 2 s the test samples the scorer's
+consumer lag (the topics' end offsets minus the offsets its last batch read, from the
+query's progress) and the resident memory of the producer, of the
 Spark driver's JVM and of this Python process (the driver's Python side). Memory is
 reported, not asserted: a JVM grows its heap towards its limit on its own schedule, so the
 figure to read is the growth between the end of the first third and the end of the run.
@@ -27,7 +28,7 @@ import pytest
 from feedback.catalogue import FEEDBACK_TOPICS
 from feedback.kafka_client import end_offsets
 from feedback.schema import encode
-from jobs import sentiment_pipeline
+from jobs import scorer, sentiment_pipeline
 from jobs.summary import summarize
 from tests.conftest import REPO
 from tests.jobs.helpers import NEGATIVE, NEUTRAL, POSITIVE, event, offsets_now, pipeline_settings
@@ -77,8 +78,10 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_re
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     samples: dict[str, list] = {"lag": [], "producer": [], "jvm": [], "python": []}
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=2s")
-        query = sentiment_pipeline.start(spark, settings)
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=250ms",
+                                     tables_trigger="processing-time=5s")
+        running = sentiment_pipeline.start(spark, settings)
+        query = running.query(scorer.QUERY_NAME)
         try:
             while query.lastProgress is None:  # the first (empty) batch has run
                 time.sleep(0.5)
@@ -109,8 +112,10 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_re
             final_lag = consumer_lag(settings, query)
             done.set()
             sampler.join()
+            while summarize(spark, settings, alerts=False).events_in < count and time.monotonic() < deadline:
+                time.sleep(2)  # the table writer's last batch
         finally:
-            query.stop()
+            running.stop()
         summary = summarize(spark, settings)
 
     record_figures(rate=RATE, seconds=seconds, sent=count, events_in=summary.events_in, scored=summary.scored,
@@ -118,8 +123,11 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_re
                    lag_when_sending_ended=lag_when_sent, final_lag=final_lag,
                    producer_rss=growth(samples["producer"][:-1]), driver_jvm_rss=growth(samples["jvm"]),
                    driver_python_rss=growth(samples["python"]),
-                   commit_latency_ms_p50_p99=(round(summary.latency_ms.get("p50", 0)), round(summary.latency_ms.get("p99", 0))))
+                   commit_latency_ms_p50_p99=(round(summary.latency_ms.get("p50", 0)), round(summary.latency_ms.get("p99", 0))),
+                   alert_latency_ms_p50_p99=(round(summary.alert_latency_ms.get("p50", 0)),
+                                             round(summary.alert_latency_ms.get("p99", 0))))
     assert producer.returncode == 0, output
     assert f"acknowledged {count}, failed 0" in output
     assert final_lag == 0, f"the pipeline did not catch up within 300 s of the producer's end: lag {final_lag}"
     assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (count, count, 0, 0)
+    assert summary.alerts_reconciled
