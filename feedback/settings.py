@@ -94,10 +94,10 @@ class Settings(BaseSettings):
     # `available-now` or `continuous=1s` (not on Databricks). The default keeps the alert
     # path within about a second (docs/benchmarks.md measures it).
     trigger: str = "processing-time=250ms"
-    # Asynchronous progress tracking for the scorer (0: off): its offsets and commits are
+    # Asynchronous progress tracking for the scorer (unset: off): its offsets and commits are
     # checkpointed in the background every this many milliseconds instead of in each batch.
-    # Turning it off on a checkpoint that used it needs one run at 1 first (docs/pipeline.md).
-    scorer_async_progress_ms: int = Field(0, ge=0)
+    # To turn it off on a checkpoint that used it, first run at least two batches with 0.
+    scorer_async_progress_ms: Optional[int] = Field(None, ge=0)
     # The table writer's trigger: Delta commits are slow and off the alert path, so they
     # come in larger, rarer batches.
     tables_trigger: str = "processing-time=30s"

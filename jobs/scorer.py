@@ -69,11 +69,12 @@ def start(spark: SparkSession, settings: Settings, trigger: Trigger | None = Non
               .options(**spark_kafka_options(settings, "sink"))
               .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
               .queryName(QUERY_NAME).trigger(**trigger.writer_options()))
-    if settings.scorer_async_progress_ms and trigger.kind == "processing-time":
+    if settings.scorer_async_progress_ms is not None and trigger.kind == "processing-time":
         # Offsets and commits are written to the checkpoint in the background, every this
         # many milliseconds: a restart can then replay the batches since the last one.
         # Spark allows it for stateless queries into the Kafka sink with a processing-time
-        # trigger only (docs/pipeline.md).
+        # trigger only ("Asynchronous progress tracking", Databricks and Spark docs;
+        # docs/pipeline.md).
         writer = (writer.option("asyncProgressTrackingEnabled", "true")
                   .option("asyncProgressTrackingCheckpointIntervalMs", str(settings.scorer_async_progress_ms)))
     return writer.start()

@@ -29,7 +29,10 @@ def test_local_is_plaintext_at_the_local_broker():
         "kafka.bootstrap.servers": "127.0.0.1:29092",
         "kafka.request.timeout.ms": "30000",
         "kafka.security.protocol": "PLAINTEXT",
+        "kafka.fetch.max.wait.ms": "10",
     }
+    assert "kafka.fetch.max.wait.ms" not in spark_kafka_options(settings, "sink")
+    assert spark_kafka_options(settings.replace(spark_fetch_max_wait_ms=500), "source")["kafka.fetch.max.wait.ms"] == "500"
 
 
 def test_hdinsight_uses_the_advertised_broker_ips():
