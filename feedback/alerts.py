@@ -1,16 +1,16 @@
 """Alerts: what an alert says, and where it is posted.
 
-Which score alerts which channel is decided in the job (`jobs.transforms.alert_channel`);
+Which score alerts which channel is decided by the scorer (`jobs.scoring.AlertRules`);
 the message text is a pure function here. Posting goes through a `Notifier`:
 
 * `SlackNotifier`: slack_sdk's `WebClient.chat_postMessage`, with slack_sdk's retry handlers
   for rate limits (429 + Retry-After), server errors and connection errors. Each message
-  carries its outbox key in `metadata` so that, before an alert is posted again after an
+  carries its alert key in `metadata` so that, before an alert is posted again after an
   attempt whose outcome is unknown (a crash, a time-out that Slack may have processed),
   `posted_keys` can look for it in the channel's recent history (`conversations.history`).
 * `FileNotifier`: appends alerts to a JSON Lines file, when no Slack bot token is set.
 
-Exactly-once delivery is the outbox's job (jobs/outbox.py); a notifier only posts and
+Exactly-once delivery is the dispatcher's job (jobs/dispatcher.py); a notifier only posts and
 looks things up.
 """
 
@@ -61,7 +61,7 @@ class Notifier(Protocol):
         """Post one alert; return a reference (Slack's message ts). Raises on failure."""
 
     def posted_keys(self, channel: str, since: datetime) -> set[str]:
-        """Outbox keys of the alerts already in `channel` since `since`."""
+        """Alert keys of the alerts already in `channel` since `since`."""
 
 
 class FileNotifier:
@@ -104,8 +104,9 @@ class SlackNotifier:
         )
 
         # WebClient retries only connection errors by default; rate limits and 5xx are added
-        # here. A time-out is not retried in place: the alert stays pending in the outbox and
-        # is checked against the channel's history before it is posted again.
+        # here. A time-out is not retried in place: the alert stays pending in the
+        # dispatcher's record and is checked against the channel's history before it is
+        # posted again.
         self.client = client or WebClient(
             token=settings.slack_bot_token.get_secret_value(),
             base_url=settings.slack_base_url,

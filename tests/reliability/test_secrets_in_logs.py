@@ -114,7 +114,7 @@ def printed(capsys) -> list[str]:
 
 
 def error_texts(error: BaseException) -> list[str]:
-    """An error as it reaches a user: its line (how the CLI and the outbox show it) and its traceback."""
+    """An error as it reaches a user: its line (how the CLI and the dispatcher show it) and its traceback."""
     return [f"{type(error).__name__}: {error}", "".join(traceback.format_exception(error))]
 
 
