@@ -101,6 +101,10 @@ class Settings(BaseSettings):
     # The table writer's trigger: Delta commits are slow and off the alert path, so they
     # come in larger, rarer batches.
     tables_trigger: str = "processing-time=30s"
+    # How many tasks a table writer batch runs at once. Its batches are bound by fixed costs
+    # (Delta commits, look-ups), not by cores: one task writes 100,000 rows as fast as four
+    # here, and leaves the other cores to the scorer (docs/benchmarks.md).
+    tables_tasks: int = Field(1, ge=1)
     # Where a new query starts (an existing checkpoint always wins), whether a gap in the
     # retained log (retention expired under a stopped query) stops the query instead of
     # skipping silently, and how many offsets one micro-batch reads at most.

@@ -8,7 +8,8 @@ slower trigger (`tables_trigger`, default `processing-time=30s`) and, per micro-
 `foreachBatch`:
 
 1. drops replays: a record the scorer wrote again after a restart carries the same source
-   position (topic, partition, offset) as one already written, so it is dropped;
+   position (topic, partition, offset) as one already written, so it is dropped (`classify`,
+   one shuffle by id for every decision of steps 1 and 2);
 2. keeps one row per event id in `feedback_scored` (partitioned by event date): the first
    delivery wins, and a different source record with an id seen before is a duplicate,
    written to `feedback_duplicates` (so a replay of it is recognised too) and counted;
@@ -21,7 +22,7 @@ checkpoint) and `txnVersion` (the batch id) make a replayed batch's appends no-o
 earlier rows are looked up without the rows of the same (query, batch), so a replayed batch
 decides the same way.
 
-Settings: tables_trigger, checkpoint_location (this query's folder is `tables`),
+Settings: tables_trigger, tables_tasks, checkpoint_location (this query's folder is `tables`),
 table_location, starting_offsets, fail_on_data_loss, max_offsets_per_trigger.
 """
 
@@ -90,10 +91,33 @@ def deadletter_rows(records: DataFrame) -> DataFrame:
                          "raw_encoding")
 
 
-def first_per_id(rows: DataFrame) -> DataFrame:
-    """One row per event id: the first delivered (lowest source topic, partition, offset)."""
-    order = Window.partitionBy("id").orderBy(*POSITION)
-    return rows.withColumn("_n", F.row_number().over(order)).where("_n = 1").drop("_n")
+def classify(rows: DataFrame, earlier: Optional[DataFrame], tasks: int = 1) -> DataFrame:
+    """This batch's scored rows without replays, each with `is_kept` (pure).
+
+    `earlier`: rows already written (`id`, the source position, `scored`: true for the
+    scored table, false for the duplicates table), or None. A row is a replay when its
+    source position was written before or comes earlier in the batch; of the rest, a row is
+    kept when its id is not in the scored table and it is the first of its id in the batch
+    (lowest source topic, partition, offset); the others are duplicates.
+
+    One shuffle, by id into `tasks` partitions, serves every decision: both windows are
+    clustered by id.
+    """
+    new = rows.select("*", F.lit(True).alias("_new"), F.lit(False).alias("_scored"))
+    if earlier is not None:
+        ids = F.broadcast(rows.select("id").distinct())
+        old = earlier.join(ids, "id", "left_semi").select("id", *POSITION, F.lit(False).alias("_new"),
+                                                            F.col("scored").alias("_scored"))
+        new = new.unionByName(old, allowMissingColumns=True)
+    by_id = Window.partitionBy("id")
+    by_position = Window.partitionBy("id", *POSITION).orderBy("_new")  # what was written comes first
+    marked = (new.repartition(tasks, "id")
+              .withColumn("_replay", F.row_number().over(by_position) > 1)
+              .withColumn("_seen", F.max("_scored").over(by_id))
+              .where("_new and not _replay"))
+    first = Window.partitionBy("id").orderBy(*POSITION)
+    return (marked.withColumn("is_kept", (F.row_number().over(first) == 1) & ~F.col("_seen"))
+            .drop("_new", "_scored", "_replay", "_seen"))
 
 
 class TableWriter:
@@ -141,20 +165,15 @@ class TableWriter:
         started = time.monotonic()
         stamp = [F.lit(app_id).alias("query_id"), F.lit(batch_id).cast("long").alias("batch_id"),
                  F.lit(datetime.now(timezone.utc)).alias("written_at")]
-        batch = batch.persist()
+        # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
+        batch = batch.coalesce(self.settings.tables_tasks).persist()
         try:
-            scored = scored_rows(batch).dropDuplicates(list(POSITION))
-            seen_positions = None
-            for table in (SCORED_TABLE, DUPLICATES_TABLE):
-                earlier = self._earlier(spark, table, app_id, batch_id, POSITION)
-                if earlier is not None:
-                    seen_positions = earlier if seen_positions is None else seen_positions.unionByName(earlier)
-            scored = self._new(scored, seen_positions, POSITION)
-            fresh = self._new(scored, self._earlier(spark, SCORED_TABLE, app_id, batch_id, ["id"]), ["id"])
-            kept_positions = first_per_id(fresh).select(*POSITION, F.lit(True).alias("kept"))
-            classified = (scored.join(kept_positions, list(POSITION), "left")
-                          .select("*", F.coalesce("kept", F.lit(False)).alias("is_kept")).drop("kept")
-                          .select("*", *stamp).persist())
+            written = [self._earlier(spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]),
+                       self._earlier(spark, DUPLICATES_TABLE, app_id, batch_id,
+                                     ["id", *POSITION, F.lit(False).alias("scored")])]
+            written = [frame for frame in written if frame is not None]
+            earlier = written[0].unionByName(written[1]) if len(written) == 2 else (written[0] if written else None)
+            classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks).select("*", *stamp).persist()
             dead = self._new(deadletter_rows(batch).dropDuplicates(list(POSITION)),
                              self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION), POSITION)
             dead = dead.select("*", *stamp).persist()

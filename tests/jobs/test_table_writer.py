@@ -46,3 +46,21 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
     assert set(rows) == {"tw-a", "tw-b"} and rows["tw-a"]["text"] == "fine" and rows["tw-a"]["offset"] == 1
     assert rows["tw-a"]["kafka_timestamp"] is not None and rows["tw-a"]["event_date"] is not None
     assert summary.batches == 2
+
+
+def test_classify_drops_replays_and_keeps_the_first_delivery_of_each_new_id(spark):
+    from jobs.table_writer import classify
+
+    schema = "id string, source_topic string, partition int, offset long, text string"
+    rows = spark.createDataFrame([
+        ("a", "t", 0, 5, "a again"), ("a", "t", 0, 1, "a first"), ("a", "t", 0, 1, "a first"),  # a replay in the batch
+        ("b", "t", 1, 7, "b"),          # written before: a replay
+        ("c", "t", 1, 8, "c later"),    # c is in the scored table already: a duplicate
+        ("d", "t", 1, 9, "d"),          # d was a duplicate before, at another position: still new here
+    ], schema)
+    earlier = spark.createDataFrame([("b", "t", 1, 7, True), ("c", "t", 1, 2, True), ("d", "t", 0, 3, False)],
+                                    "id string, source_topic string, partition int, offset long, scored boolean")
+    out = sorted((r["id"], r["offset"], r["is_kept"]) for r in classify(rows, earlier).collect())
+    assert out == [("a", 1, True), ("a", 5, False), ("c", 8, False), ("d", 9, True)]
+    assert sorted((r["id"], r["is_kept"]) for r in classify(rows, None).collect()) == [
+        ("a", False), ("a", True), ("b", True), ("c", True), ("d", True)]
