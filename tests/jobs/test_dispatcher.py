@@ -74,12 +74,14 @@ def test_a_timeout_after_slack_posted_is_found_in_history_and_not_posted_again(t
         settings = settings_for(topics_ready, slack)
         produce(topics_ready, [alert("late", n) for n in range(3)])
         dispatch(settings)  # the first post times out (Slack kept it): an outage ends the round
-        assert read_log(topics_ready, settings.dispatcher_group)["late-0|#negative-feedback"].status == "attempted"
+        timed_out = slack.keys()[0]
+        assert read_log(topics_ready, settings.dispatcher_group)[timed_out].status == "attempted"
         dispatch(settings)
     assert Counter(slack.keys()) == {f"late-{n}|#negative-feedback": 1 for n in range(3)}
     assert "conversations.history" in slack.calls
     record = read_log(topics_ready, settings.dispatcher_group)
-    assert record["late-0|#negative-feedback"].ref == "found in channel history"
+    assert record[timed_out].ref == "found in channel history"
+    assert [key for key, r in record.items() if r.ref == "found in channel history"] == [timed_out]
 
 
 def test_a_timeout_before_slack_posted_is_posted_on_a_later_round(topics_ready):
@@ -146,11 +148,11 @@ def test_a_dispatcher_past_its_lease_posts_nothing_until_it_has_polled_again(top
         try:
             dispatcher.lease_s = 0  # as if it had stalled since its last poll
             deferred = 0
-            for _ in range(20):  # joining the group takes a few rounds
+            for _ in range(40):  # joining the group takes a few rounds
                 deferred += dispatcher.run_round(poll_timeout_ms=500).deferred
-                if deferred:
+                if len(dispatcher.records) == 3:
                     break
-            assert deferred == 3 and slack.posts == []
+            assert deferred >= 3 and slack.posts == []
             dispatcher.lease_s = 30
             dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
         finally:
