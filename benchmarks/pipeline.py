@@ -175,6 +175,31 @@ def _alert_latencies(settings: Settings, prefix: str) -> tuple[int, list[float]]
                           for r in records if r.status == "sent"]
 
 
+def _alert_path(settings: Settings, prefix: str) -> dict[str, list[float]]:
+    """Each posted alert of ids starting with `prefix`, split into the alert path's stages (ms):
+    send -> the scorer's Python pass (`scored_at`), -> the alert record in Kafka (its
+    CreateTime), -> the post (`sent_at` in the dispatcher's record)."""
+    from feedback.kafka_client import read_range
+    from feedback.schema import parse_utc
+    from jobs.dispatcher import read_log
+
+    start = {int(p): o for p, o in json.loads(settings.starting_offsets)[ALERTS_TOPIC].items()}
+    records = read_range(settings, ALERTS_TOPIC, start, end_offsets(settings, ALERTS_TOPIC)).records
+    posted = read_log(settings, settings.dispatcher_group)
+    stages: dict[str, list[float]] = {"send -> scored": [], "scored -> alert record": [], "alert record -> posted": []}
+    for record in records:
+        alert = json.loads(record.value)
+        entry = posted.get(alert["key"])
+        if not alert["event_id"].startswith(prefix) or entry is None or entry.status != "sent":
+            continue
+        sent = parse_utc(alert["kafka_timestamp"]).timestamp() * 1000
+        scored = parse_utc(alert["scored_at"]).timestamp() * 1000
+        stages["send -> scored"].append(scored - sent)
+        stages["scored -> alert record"].append(record.timestamp - scored)
+        stages["alert record -> posted"].append(parse_utc(entry.sent_at).timestamp() * 1000 - record.timestamp)
+    return stages
+
+
 def _rows_read(query) -> int:
     return sum(progress["numInputRows"] for progress in query.recentProgress)
 
@@ -222,6 +247,7 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
         warm_alerts = percentiles(_alert_latencies(run_settings, warm_prefix)[1])
         recorded, alert_ms = _alert_latencies(run_settings, prefix)
         commit_ms = _commit_latencies(spark, run_settings, prefix)
+        stages = _alert_path(run_settings, prefix)
     alerts, commits = percentiles(alert_ms), percentiles(commit_ms)
     console.print(f"{count:,} events at {rate:g}/s after {warm:,} to warm up; scorer trigger {run_settings.trigger}, "
                   f"table writer trigger {run_settings.tables_trigger}")
@@ -229,6 +255,9 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
                   f"max {max(alert_ms, default=0):,.0f} ms ({len(alert_ms):,} of {expected:,} alerts)")
     console.print(f"send -> table commit: p50 {commits.get('p50', 0):,.0f} ms, p99 {commits.get('p99', 0):,.0f} ms "
                   f"({len(commit_ms):,} of {count:,} events)")
+    console.print("where an alert's time goes: " + "; ".join(
+        f"{stage} p50 {percentiles(values).get('p50', 0):,.0f} ms, p99 {percentiles(values).get('p99', 0):,.0f} ms"
+        for stage, values in stages.items()))
     console.print(f"warm-up (the first {warm_up_s:g} s after the start): send -> alert p50 "
                   f"{warm_alerts.get('p50', 0):,.0f} ms, p99 {warm_alerts.get('p99', 0):,.0f} ms")
     return 0 if len(alert_ms) == expected and len(commit_ms) == count else 1

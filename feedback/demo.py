@@ -140,7 +140,7 @@ def pipeline_table(summary) -> Table:
     for channel, count in sorted(summary.alerts_pending.items()):
         table.add_row(f"alerts pending for {channel}", str(count))
     table.add_row("latency, send to commit", _ms(summary.latency_ms) + " (the events waited in Kafka for the run to start)")
-    table.add_row("latency, send to alert", _ms(summary.alert_latency_ms))
+    table.add_row("latency, send to alert", _ms(summary.alert_latency_ms) + " (the same wait, then the post)")
     return table
 
 
