@@ -60,9 +60,14 @@ def _unavailable(settings: Settings, error: Exception, last_failure: str | None 
             f"eventhubs_connection_string (FEEDBACK_EVENTHUBS_CONNECTION_STRING): it must be the namespace's "
             f"connection string of a shared access policy with the rights this command needs"
         )
-    hint = "is it running? `feedback kafka status` tells, `feedback kafka start` starts it" if settings.backend == "local" else (
-        "check the address, the network path (peering, firewall) and the credentials"
-    )
+    hints = {
+        "local": "is it running? `feedback kafka status` tells, `feedback kafka start` starts it",
+        # A refused login on Event Hubs often reaches kafka-python only as a closed socket.
+        "eventhubs": "check the address, the network path (firewall) and the credentials: eventhubs_connection_string "
+                     "(FEEDBACK_EVENTHUBS_CONNECTION_STRING) must be the namespace's connection string of a shared "
+                     "access policy with the rights this command needs",
+    }
+    hint = hints.get(settings.backend, "check the address, the network path (peering, firewall) and the credentials")
     cause = f"; last failure: {last_failure}" if last_failure else ""
     return KafkaUnavailable(
         f"no Kafka broker answered at {address} (backend {settings.backend!r}) within {seconds:g} s: "

@@ -84,7 +84,11 @@ def test_a_wrong_password_is_a_clear_error_within_seconds(eventhubs_like):
     with pytest.raises(KafkaUnavailable) as error:
         end_offsets(wrong, "slack-feedback")
     assert time.monotonic() - started < 30
-    assert "Authentication" in str(error.value) or "authentication" in str(error.value)
+    # kafka-python reports the refusal when it reads the broker's answer before the broker
+    # closes the connection; on a loaded machine it sometimes sees only the closed socket.
+    # Either way the error names the setting to fix, never its value.
+    assert "eventhubs_connection_string" in str(error.value)
+    assert "eHl6" not in str(error.value)
 
 
 @pytest.mark.spark
