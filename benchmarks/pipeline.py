@@ -284,6 +284,7 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
     from feedback.kafka_client import read_range
     from jobs import sentiment_pipeline
     from jobs.spark import spark_session
+    from jobs.summary import percentiles
 
     _start_broker(settings, console)
     texts = sample_texts()
@@ -306,10 +307,10 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
         if str((value.get("event") or {}).get("id", "")).startswith(prefix):
             sent = datetime.fromisoformat(value["kafka_timestamp"]).timestamp() * 1000
             latencies.append(record.timestamp - sent)
-    latencies.sort()
     if not latencies:
         console.print("no forwarded events were read back")
         return 1
-    p50, p99 = latencies[len(latencies) // 2], latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
+    figures = percentiles(latencies)
+    p50, p99 = figures["p50"], figures["p99"]
     console.print(f"{len(latencies):,} of {count:,} events forwarded; send -> forwarded: p50 {p50:,.0f} ms, p99 {p99:,.0f} ms")
     return 0 if len(latencies) == count else 1

@@ -43,7 +43,7 @@ from kafka.structs import OffsetAndMetadata
 
 from feedback.alerts import Notifier, from_rows, is_outage
 from feedback.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, FEEDBACK_TOPICS, topic
-from feedback.kafka_client import connect
+from feedback.kafka_client import connect, end_offsets, read_range
 from feedback.schema import parse_utc, utc_now_iso
 from feedback.settings import Settings
 
@@ -92,32 +92,18 @@ class RoundReport:
 
 def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str, AlertRecord]:
     """The latest record of each alert of `group` in `alerts-log`, read to its current end."""
-    consumer = connect(settings, "consumer")
-    try:
-        partitions = [TopicPartition(ALERTS_LOG_TOPIC, p) for p in sorted(consumer.partitions_for_topic(ALERTS_LOG_TOPIC) or ())]
-        if not partitions:
-            raise RuntimeError(f"topic {ALERTS_LOG_TOPIC!r} does not exist: run `feedback topics create`")
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        ends = consumer.end_offsets(partitions)
-        records: dict[str, AlertRecord] = {}
-        prefix = f"{group}|".encode("utf-8")
-        deadline = time.monotonic() + timeout_s
-        while any(consumer.position(tp) < ends[tp] for tp in partitions):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"could not read {ALERTS_LOG_TOPIC!r} to its end within {timeout_s:g} s")
-            for batch in consumer.poll(timeout_ms=500).values():
-                for message in batch:
-                    if message.key is None or not message.key.startswith(prefix):
-                        continue
-                    key = message.key[len(prefix):].decode("utf-8")
-                    if message.value is None:
-                        records.pop(key, None)
-                    else:
-                        records[key] = AlertRecord(**json.loads(message.value))
-        return records
-    finally:
-        consumer.close()
+    prefix = f"{group}|".encode("utf-8")
+    records: dict[str, AlertRecord] = {}
+    log_records = read_range(settings, ALERTS_LOG_TOPIC, {}, end_offsets(settings, ALERTS_LOG_TOPIC), timeout_s)
+    for message in log_records.records:  # in offset order: the latest record of a key wins
+        if message.key is None or not message.key.startswith(prefix):
+            continue
+        key = message.key[len(prefix):].decode("utf-8")
+        if message.value is None:
+            records.pop(key, None)
+        else:
+            records[key] = AlertRecord(**json.loads(message.value))
+    return records
 
 
 def starting_position(starting_offsets: str, partition: int) -> Optional[int]:
