@@ -271,7 +271,8 @@ def _alerts_text(text: str, settings: Settings) -> bool:
     return alert_rules(settings).channel(analyzer_for("vader").score([text])[0]) is not None
 
 
-def continuous_latency(settings: Settings, console: Console, rate: float, seconds: float) -> int:
+def continuous_latency(settings: Settings, console: Console, rate: float, seconds: float,
+                       trigger: str = "continuous=1s") -> int:
     """Send -> forwarded latency of the continuous path (Kafka to Kafka, no scoring).
 
     Measured per event as the forwarded record's Kafka timestamp (when the query's sink
@@ -290,7 +291,7 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
     texts = sample_texts()
     count = int(rate * seconds)
     with tempfile.TemporaryDirectory() as work:
-        run_settings = _fresh(settings, Path(work), trigger="continuous=1s")
+        run_settings = _fresh(settings, Path(work), trigger=trigger)
         spark = spark_session(run_settings, "bench-continuous")
         forwarded_start = end_offsets(settings, PASSTHROUGH_TOPIC)
         running = sentiment_pipeline.start(spark, run_settings, parts=["scorer"])

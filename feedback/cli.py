@@ -262,11 +262,12 @@ def bench_continuous(
     ctx: typer.Context,
     rate: float = typer.Option(50, help="Events per second."),
     seconds: float = typer.Option(30, help="How long to send."),
+    trigger: str = typer.Option("continuous=1s", help="The continuous trigger (its interval is the epoch's checkpoint)."),
 ) -> None:
     """Send-to-forwarded latency of the continuous trigger's pass-through path."""
     from benchmarks.pipeline import continuous_latency
 
-    raise typer.Exit(continuous_latency(settings_of(ctx), console, rate, seconds))
+    raise typer.Exit(continuous_latency(settings_of(ctx), console, rate, seconds, trigger))
 
 
 if __name__ == "__main__":
