@@ -159,8 +159,12 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
 
     from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
 
+    from jobs.delta_table import read_delta
+
+    batches = read_delta(spark, settings.table_for(BATCHES_TABLE))
+    if batches is None:
+        return []  # no batch committed yet
     scored = spark.read.format("delta").load(settings.table_for(SCORED_TABLE)).where(F.col("id").startswith(prefix))
-    batches = spark.read.format("delta").load(settings.table_for(BATCHES_TABLE))
     return [row["ms"] for row in scored.join(batches, ["query_id", "batch_id"]).select(
         ((F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms")).collect()]
 
@@ -205,14 +209,18 @@ def _rows_read(query) -> int:
 
 
 def latency(settings: Settings, console: Console, rate: float, seconds: float, trigger: Optional[str],
-            warm_up_s: float = 5) -> int:
+            warm_up_s: float = 5, tables_together: bool = False) -> int:
     """Send -> alert posted and send -> table commit while events arrive at `rate`.
 
     The parts start, then `warm_up_s` seconds of events warm them (Python workers start and
-    load the lexicon on their first data); the figures are of the events sent after that,
-    and the warm-up's own are printed apart: what the first seconds after a start cost.
+    load the lexicon on their first data, the table writer makes its tables); the figures are
+    of the events sent once the warm-up's events are in the tables, and the warm-up's own are
+    printed apart: what the first seconds after a start cost. `tables_together`: the table
+    writer in the scorer's Spark application (`tables_nice` unset) instead of a process of
+    its own.
     """
     from jobs import sentiment_pipeline
+    from jobs.sentiment_pipeline import tables_log
     from jobs.spark import spark_session
     from jobs.summary import percentiles
 
@@ -222,7 +230,8 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
     stamp = int(time.time())
     warm_prefix, prefix = f"warm-{stamp}-", f"lat-{stamp}-"
     with tempfile.TemporaryDirectory() as work:
-        run_settings = _fresh(settings, Path(work), **({"trigger": trigger} if trigger else {}))
+        run_settings = _fresh(settings, Path(work), **({"trigger": trigger} if trigger else {}),
+                              **({"tables_nice": None} if tables_together else {}))
         spark = spark_session(run_settings, "bench-latency")
         running = sentiment_pipeline.start(spark, run_settings)
         scoring = running.query(scorer.QUERY_NAME)
@@ -233,6 +242,10 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
             deadline = time.monotonic() + 120
             while _rows_read(scoring) < warm and time.monotonic() < deadline:
                 time.sleep(0.5)
+            deadline = time.monotonic() + 180
+            while len(_commit_latencies(spark, run_settings, warm_prefix)) < warm and time.monotonic() < deadline:
+                time.sleep(2)
+        warm_commits = percentiles(_commit_latencies(spark, run_settings, warm_prefix))
         with console.status(f"sending {count:,} events at {rate:g}/s, scorer trigger {run_settings.trigger}"):
             produce_events(settings, texts, count, prefix, rate)
         with console.status("waiting for the last alerts and the table writer"):
@@ -259,7 +272,11 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
         f"{stage} p50 {percentiles(values).get('p50', 0):,.0f} ms, p99 {percentiles(values).get('p99', 0):,.0f} ms"
         for stage, values in stages.items()))
     console.print(f"warm-up (the first {warm_up_s:g} s after the start): send -> alert p50 "
-                  f"{warm_alerts.get('p50', 0):,.0f} ms, p99 {warm_alerts.get('p99', 0):,.0f} ms")
+                  f"{warm_alerts.get('p50', 0):,.0f} ms, p99 {warm_alerts.get('p99', 0):,.0f} ms; send -> table commit "
+                  f"p50 {warm_commits.get('p50', 0):,.0f} ms, p99 {warm_commits.get('p99', 0):,.0f} ms")
+    where = ("in the scorer's Spark application" if run_settings.tables_nice is None else
+             f"in a process of its own at niceness {run_settings.tables_nice} (log: {tables_log(run_settings)})")
+    console.print(f"the table writer ran {where}")
     return 0 if len(alert_ms) == expected and len(commit_ms) == count else 1
 
 

@@ -20,6 +20,7 @@ client or Spark options never looks at the backend itself: it calls the builders
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal, Optional
@@ -43,7 +44,9 @@ def where_to_set(name: str) -> str:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+    # `FEEDBACK_<NAME>=null` unsets a setting whose default is a value (for example
+    # max_offsets_per_trigger, or tables_nice).
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True, env_parse_none_str="null")
 
     backend: Backend = "local"
 
@@ -105,6 +108,11 @@ class Settings(BaseSettings):
     # (Delta commits, look-ups), not by cores: one task writes 100,000 rows as fast as four
     # here, and leaves the other cores to the scorer (docs/benchmarks.md).
     tables_tasks: int = Field(1, ge=1)
+    # Locally, when the scorer and the table writer run in one command, the table writer runs
+    # in a process of its own at this OS niceness (1-19), so its batches take the CPU the
+    # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in
+    # one Spark application (each query in a FAIR pool), as on Databricks.
+    tables_nice: Optional[int] = Field(10, ge=1, le=19)
     # Where a new query starts (an existing checkpoint always wins), whether a gap in the
     # retained log (retention expired under a stopped query) stops the query instead of
     # skipping silently, and how many offsets one micro-batch reads at most.
@@ -213,6 +221,22 @@ class Settings(BaseSettings):
     def replace(self, **changes: Any) -> "Settings":
         """A validated copy with `changes` (values are checked as if they came from a flag)."""
         return type(self).model_validate({**self.model_dump(), **changes})
+
+    def as_environment(self) -> dict[str, str]:
+        """Every setting that is set, as the `FEEDBACK_<NAME>` variables that give it to a
+        child process (secrets included: keep the result in a child's environment only)."""
+        variables = {}
+        for name, value in self.model_dump().items():
+            if value is None:
+                value = "null"  # unset, even where the default is a value
+            elif isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            elif isinstance(value, (list, dict)):
+                value = json.dumps(value)
+            elif isinstance(value, bool):
+                value = str(value).lower()
+            variables[f"{ENV_PREFIX}{name.upper()}"] = str(value)
+        return variables
 
     # -- local paths -----------------------------------------------------------------
 

@@ -14,8 +14,10 @@ feedback topics ─▶ scorer ─┬─▶ feedback-scored ─────┬─
 
 The scorer is on the alert path and does nothing else (Kafka to Kafka, one Python pass);
 the dispatcher posts alerts exactly once; the table writer makes the Delta tables with its
-own, slower trigger. In one Spark application the two queries run in their own FAIR
-scheduler pools, so a table batch never queues the scorer behind it. With
+own, slower trigger. Locally the table writer runs in a process of its own at a lower OS
+priority (`tables_nice`), so its batches use the CPU the scorer leaves; otherwise (on
+Databricks, or with `tables_nice` unset) the two queries share one Spark application, each
+in its own FAIR scheduler pool, so a table batch never queues the scorer behind it. With
 `trigger = "continuous=1s"` the continuous path (jobs/continuous_passthrough.py) runs
 instead of the scorer.
 
@@ -27,8 +29,14 @@ channels, dispatcher_group, alert_retry_s, slack_* and alerts_file.
 from __future__ import annotations
 
 import logging
+import os
+import shutil
+import signal
+import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 from typing import Optional, Sequence
 
 from pyspark.sql import SparkSession
@@ -93,12 +101,60 @@ def _await(query) -> None:
         raise RuntimeError(f"the {query.name} query failed: {query.exception()}")
 
 
+def tables_log(settings: Settings) -> Path:
+    return settings.state_dir / "logs" / "table-writer.log"
+
+
+def tables_apart(settings: Settings, parts: Sequence[str], trigger_kind: str) -> bool:
+    """Whether `start` runs the table writer in a process of its own (see tables_process)."""
+    return (bool(settings.tables_nice) and not settings.on_databricks and "tables" in parts and "scorer" in parts
+            and trigger_kind == "processing-time")
+
+
+PARENT_VARIABLE = "SENTIMENT_PIPELINE_PARENT_PID"
+
+
+def _stop_with_parent() -> None:
+    """In a table writer started by tables_process: stop (SIGTERM to itself) once the
+    process that started it is gone, so a killed parent leaves no table writer behind."""
+    parent = os.environ.get(PARENT_VARIABLE)
+    if not parent:
+        return
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(2)
+        log.warning("the process that started this table writer (pid %s) is gone: stopping", parent)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def tables_process(settings: Settings) -> subprocess.Popen:
+    """The table writer in a process of its own at OS niceness `tables_nice` (locally), with
+    this process's settings, in this process's group; its output goes to a log file under
+    state_dir."""
+    command = [sys.executable, "-m", "jobs.sentiment_pipeline", "--part", "tables"]
+    if shutil.which("nice"):
+        command = ["nice", "-n", str(settings.tables_nice), *command]
+    # The child's settings are exactly these: from the environment, not a config file.
+    env = {**os.environ, **settings.as_environment(), "FEEDBACK_CONFIG": os.devnull, PARENT_VARIABLE: str(os.getpid())}
+    log_file = tables_log(settings)
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with log_file.open("ab") as output:
+        child = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+    log.info("the table writer runs in process %d at niceness %d; its log: %s", child.pid, settings.tables_nice,
+                log_file)
+    return child
+
+
 class Running:
     """The parts started by `start`: wait for them or stop them together."""
 
     def __init__(self, queries: list, alerts: Optional[dispatcher.Dispatcher], stop: threading.Event,
-                 thread: Optional[threading.Thread]):
+                 thread: Optional[threading.Thread], tables: Optional[subprocess.Popen] = None):
         self.queries, self.dispatcher, self._stop, self._thread = queries, alerts, stop, thread
+        self.tables = tables
         self.failure: Optional[BaseException] = None
 
     def query(self, name: str):
@@ -106,7 +162,8 @@ class Running:
 
     @property
     def is_active(self) -> bool:
-        return all(q.isActive for q in self.queries) and (self._thread is None or self._thread.is_alive())
+        return (all(q.isActive for q in self.queries) and (self._thread is None or self._thread.is_alive())
+                and (self.tables is None or self.tables.poll() is None))
 
     def await_termination(self, timeout_s: Optional[float] = None) -> None:
         """Until a part stops (or fails), or `timeout_s`; then stop them all."""
@@ -115,22 +172,38 @@ class Running:
                    for q in self.queries]
         if self._thread is not None:
             waiters.append(threading.Thread(target=lambda: (self._thread.join(), stopped.set()), daemon=True))
+        if self.tables is not None:
+            waiters.append(threading.Thread(target=lambda: (self.tables.wait(), stopped.set()), daemon=True))
         for waiter in waiters:
             waiter.start()
-        stopped.wait(timeout_s)
-        self.stop()
+        try:
+            stopped.wait(timeout_s)
+        finally:  # also on SIGTERM (see main) and Ctrl-C: the queries stop cleanly
+            self.stop()
 
     def stop(self) -> None:
         self._stop.set()
+        ended_alone = self.tables is not None and self.tables.poll() is not None
+        if self.tables is not None and not ended_alone:
+            self.tables.terminate()
         for query in self.queries:
             query.stop()
         if self._thread is not None:
             self._thread.join(timeout=60)
+        if self.tables is not None:
+            try:
+                self.tables.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.tables.kill()
+                self.tables.wait()
         failed = [q for q in self.queries if q.exception()]
         if failed:
             raise RuntimeError(f"the {failed[0].name} query failed: {failed[0].exception()}")
         if self.failure is not None:
             raise RuntimeError(f"the alert dispatcher failed: {self.failure}") from self.failure
+        if ended_alone:
+            raise RuntimeError(f"the table writer's process (pid {self.tables.pid}) ended with exit code "
+                               f"{self.tables.returncode}; see its log under state_dir/logs")
 
 
 def start(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] = None,
@@ -145,11 +218,15 @@ def start(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] 
             queries.append(continuous_passthrough.start(spark, settings, trigger))
         else:
             queries.append(_in_pool(spark, "scorer", scorer.start, settings, trigger))
+    tables = None
     if "tables" in parts:
-        queries.append(_in_pool(spark, "tables", table_writer.start, settings))
+        if tables_apart(settings, parts, trigger.kind):
+            tables = tables_process(settings)
+        else:
+            queries.append(_in_pool(spark, "tables", table_writer.start, settings))
     stop = threading.Event()
     alerts = thread = None
-    running = Running(queries, None, stop, None)
+    running = Running(queries, None, stop, None, tables)
     if "dispatcher" in parts:
         alerts = dispatcher.Dispatcher(settings, notifier or notifier_for(settings))
 
@@ -209,6 +286,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     except SettingsError as error:
         raise SystemExit(f"error: {error}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # SIGTERM (a parent stopping the table writer's process, or a supervisor) stops the parts
+    # cleanly, as Ctrl-C does.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+    _stop_with_parent()
     spark = spark_session(settings, APP_NAME) if parts != ["dispatcher"] else None
     run(spark, settings, parts=parts)
     return 0

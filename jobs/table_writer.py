@@ -42,6 +42,7 @@ from pyspark.sql.window import Window
 
 from feedback.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.settings import Settings
+from jobs.delta_table import read_delta
 from jobs.streaming import Trigger, kafka_source, parse_trigger
 from jobs.transforms import TIMESTAMP_FORMAT
 
@@ -139,11 +140,9 @@ class TableWriter:
 
     def _earlier(self, spark: SparkSession, table: str, app_id: str, batch_id: int, columns) -> Optional[DataFrame]:
         """`columns` of `table`'s rows written before this (query, batch), or None without a table."""
-        from delta.tables import DeltaTable
-
-        if not DeltaTable.isDeltaTable(spark, self.path(table)):
+        rows = read_delta(spark, self.path(table))
+        if rows is None:
             return None
-        rows = spark.read.format("delta").load(self.path(table))
         return rows.where(~((F.col("query_id") == app_id) & (F.col("batch_id") == batch_id))).select(*columns)
 
     def _new(self, rows: DataFrame, earlier: Optional[DataFrame], columns) -> DataFrame:

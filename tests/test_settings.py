@@ -78,3 +78,18 @@ def test_bootstrap_list_is_normalised():
 
 def test_state_dir_is_a_path():
     assert isinstance(load_settings(state_dir="x/y").kafka_state_dir, Path)
+
+
+def test_settings_given_to_a_child_process_through_the_environment_come_back_the_same(tmp_path, monkeypatch):
+    settings = load_settings(state_dir=tmp_path / "state", slack_bot_token="xoxb-secret", tables_nice=7,
+                             slack_feedback_channels=["#a", "#b"], fail_on_data_loss=False,
+                             starting_offsets='{"feedback-alerts": {"0": 5}}').replace(max_offsets_per_trigger=None)
+    environment = settings.as_environment()
+    assert environment["FEEDBACK_SLACK_BOT_TOKEN"] == "xoxb-secret"
+    assert environment["FEEDBACK_MAX_OFFSETS_PER_TRIGGER"] == "null"  # unset, where the default is a value
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("FEEDBACK_CONFIG", str(tmp_path / "none.toml"))
+    again = load_settings()
+    assert again.model_dump() == settings.model_dump()
+    assert again.slack_bot_token.get_secret_value() == "xoxb-secret"
