@@ -5,6 +5,7 @@
     feedback topics create|list          the catalogue's topics on the configured backend
     feedback produce --from F --topic T  replay a JSON Lines file into a topic
     feedback demo                        the whole flow locally on the sample data
+    feedback status [--watch]            each part's lag, last progress and latency; the alerts
     feedback pipeline ...                run, summarise, reprocess, report (Spark)
     feedback producer ...                X, Slack and price producers
     feedback databricks run|status|errors  operate the jobs on Azure Databricks
@@ -215,6 +216,48 @@ def produce(
         raise typer.Exit(1)
 
 
+@app.command("status")
+def status(
+    ctx: typer.Context,
+    watch: bool = typer.Option(False, "--watch", "-w", help="Refresh in place until Ctrl-C."),
+    interval: float = typer.Option(2.0, "--interval", min=0.5, help="Seconds between refreshes with --watch."),
+) -> None:
+    """Is each part keeping up: lag by partition, last progress, recent latency, alerts.
+
+    Reads the topics, the parts' checkpoints and the dispatcher's record; exit 1 if a part
+    is stalled (records to read and no progress for longer than its trigger allows).
+    """
+    from rich.live import Live
+
+    from feedback.kafka_client import KafkaUnavailable, TopicMissing
+    from feedback.kafka_options import bootstrap_servers
+    from jobs.status import gather, render
+
+    settings = settings_of(ctx)
+
+    def look():
+        try:
+            taken = gather(settings.require_complete())
+            where = f"{settings.backend} backend at {bootstrap_servers(settings)}"
+        except (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError) as error:
+            raise fail(str(error))
+        return taken, render(taken, where)
+
+    taken, view = look()
+    if not watch:
+        console.print(view)
+        raise typer.Exit(1 if any(part.stalled(taken.taken_at) for part in taken.parts) else 0)
+    import time
+
+    with Live(view, console=console, auto_refresh=False, screen=False) as live:
+        try:
+            while True:
+                time.sleep(interval)
+                live.update(look()[1], refresh=True)
+        except KeyboardInterrupt:
+            pass
+
+
 @app.command("demo")
 def demo(ctx: typer.Context) -> None:
     """Run the whole flow locally on the sample data and print a summary."""
@@ -250,11 +293,12 @@ def bench_latency(
     rate: float = typer.Option(20, help="Events per second."),
     seconds: float = typer.Option(60, help="How long to send."),
     trigger: Optional[str] = typer.Option(None, help="The scorer's trigger (default: the setting `trigger`)."),
+    tables_together: bool = typer.Option(False, help="The table writer in the scorer's Spark application, not a process of its own."),
 ) -> None:
     """End-to-end latency, send to alert and to table commit, at a fixed rate."""
     from benchmarks.pipeline import latency
 
-    raise typer.Exit(latency(settings_of(ctx), console, rate, seconds, trigger))
+    raise typer.Exit(latency(settings_of(ctx), console, rate, seconds, trigger, tables_together=tables_together))
 
 
 @bench_app.command("continuous")

@@ -114,6 +114,9 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
         "starting_offsets": json.dumps(offsets),
         "dispatcher_group": f"feedback-demo-{run}",
     })
+    config = write_run_config(run_settings, settings.state_dir / "demo" / "latest.toml")
+    console.print(f"4. in another terminal, `feedback --config {config} status --watch` follows this run "
+                  f"(and `pipeline summary` or `pipeline report` with the same --config look at it later)")
     with console.status("4. running the sentiment pipeline: scorer, alert dispatcher, table writer (available-now)"):
         spark = spark_session(run_settings, "feedback-demo")
         sentiment_pipeline.run(spark, run_settings)
@@ -121,6 +124,25 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
     where = "Slack" if run_settings.slack_bot_token else f"the local file {run_settings.alerts_path}"
     console.print(f"4. pipeline done: tables under {run_dir / 'tables'}; alerts went to {where}")
     return summary
+
+
+RUN_KEYS = ("state_dir", "local_kafka_port", "local_controller_port", "checkpoint_location", "table_location",
+            "dispatcher_group", "alerts_file")
+
+
+def write_run_config(settings: Settings, path: Path) -> Path:
+    """A config file naming a demo run's checkpoints, tables and dispatcher group, for
+    `feedback --config PATH status | pipeline summary | pipeline report`."""
+    lines = ["# The latest `feedback demo` run (written by feedback/demo.py): use with --config."]
+    for key in RUN_KEYS:
+        value = getattr(settings, key)
+        if isinstance(value, int):
+            lines.append(f"{key} = {value}")
+        else:  # paths made absolute, so the file works from any folder; JSON strings are TOML strings
+            lines.append(f"{key} = {json.dumps(value if key == 'dispatcher_group' else str(Path(value).resolve()))}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def _ms(values: dict[str, float]) -> str:

@@ -1,50 +1,178 @@
-"""A picture of the scored table (sentiment over time per source) and of the alerts per channel
-(from the dispatcher's record).
+"""A picture of what the pipeline did that reads as well for an hour of data as for a month.
 
     feedback pipeline report [--out out/sentiment.png]
+
+Four panels, from the tables the table writer makes and the dispatcher's record:
+
+1. mean sentiment per source over event time (`created_at`), with the two thresholds;
+2. the distribution of scores per source (20 bins over 0..1), with the two thresholds;
+3. alerts per channel over event time: the events past each threshold, which the scorer
+   hands to the dispatcher (the title says how many its record shows sent and pending);
+4. latency over processing time (the source record's `kafka_timestamp`): send -> scored and
+   send -> table commit, p50 and p99 per bucket.
+
+Each time axis runs from the data's first bucket to its last, in buckets that suit the
+span (`bucket_for`: one minute for a few minutes of data, a day for a month).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import pandas as pd
-
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from feedback.settings import Settings
+from jobs.delta_table import read_delta
 from jobs.dispatcher import read_log
-from jobs.table_writer import SCORED_TABLE
+from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
+
+MAX_BUCKETS = 120
+SCORE_BINS = 20
+
+
+@dataclass(frozen=True)
+class Bucket:
+    width: timedelta
+    spark: str    # the duration as Spark's window() takes it
+    label: str    # for titles: "per 5 min"
+
+
+BUCKETS = (
+    Bucket(timedelta(minutes=1), "1 minute", "minute"),
+    Bucket(timedelta(minutes=5), "5 minutes", "5 min"),
+    Bucket(timedelta(minutes=15), "15 minutes", "15 min"),
+    Bucket(timedelta(hours=1), "1 hour", "hour"),
+    Bucket(timedelta(hours=6), "6 hours", "6 h"),
+    Bucket(timedelta(days=1), "1 day", "day"),
+    Bucket(timedelta(days=7), "7 days", "week"),
+)
+
+
+def bucket_for(span: timedelta, max_buckets: int = MAX_BUCKETS) -> Bucket:
+    """The narrowest bucket that cuts `span` into at most `max_buckets` (pure)."""
+    for bucket in BUCKETS:
+        if span <= bucket.width * max_buckets:
+            return bucket
+    return BUCKETS[-1]
+
+
+def axis_limits(first: datetime, last: datetime, bucket: Bucket) -> tuple[datetime, datetime]:
+    """From the start of the first bucket to the end of the last (pure; buckets are aligned
+    to the Unix epoch, as Spark's window() aligns them)."""
+    epoch = datetime(1970, 1, 1, tzinfo=first.tzinfo)
+    start = epoch + (first - epoch) // bucket.width * bucket.width
+    end = epoch + (last - epoch) // bucket.width * bucket.width + bucket.width
+    return start, end
+
+
+def _span(frame: DataFrame, column: str) -> tuple[datetime, datetime] | None:
+    """The first and last `column` time, as naive UTC (as toPandas gives times here)."""
+    seconds = F.col(column).cast("double")
+    row = frame.agg(F.min(seconds).alias("first"), F.max(seconds).alias("last")).first()
+    if row is None or row["first"] is None:
+        return None
+    return tuple(datetime.fromtimestamp(row[name], timezone.utc).replace(tzinfo=None) for name in ("first", "last"))
+
+
+def _channel(settings: Settings):
+    return (F.when(F.col("score") < settings.negative_threshold, F.lit(settings.negative_channel))
+            .when(F.col("score") > settings.positive_threshold, F.lit(settings.positive_channel)))
 
 
 def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display needed
+    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
 
-    scored = spark.read.format("delta").load(settings.table_for(SCORED_TABLE))
-    hourly = (scored.groupBy("source", F.date_trunc("hour", "created_at").alias("hour"))
-              .agg(F.avg("score").alias("score"), F.count("*").alias("events")).orderBy("hour").toPandas())
+    scored = read_delta(spark, settings.table_for(SCORED_TABLE))
+    if scored is None:
+        raise FileNotFoundError(f"no scored table at {settings.table_for(SCORED_TABLE)}: run the pipeline first")
+    events = _span(scored, "created_at")
+    if events is None:
+        raise ValueError("the scored table is empty: nothing to draw")
+    by_event = bucket_for(events[1] - events[0])
+    event_bucket = F.window("created_at", by_event.spark).start.alias("bucket")
+    trend = (scored.groupBy("source", event_bucket).agg(F.avg("score").alias("score"))
+             .orderBy("bucket").toPandas())
+    histogram = (scored.groupBy("source", F.least(F.floor(F.col("score") * SCORE_BINS), F.lit(SCORE_BINS - 1)).alias("bin"))
+                 .count().toPandas())
+    alerts = (scored.select(event_bucket, _channel(settings).alias("channel")).where("channel is not null")
+              .groupBy("bucket", "channel").count().orderBy("bucket").toPandas())
+    latency = _latency(spark, settings, scored)
     records = read_log(settings, settings.dispatcher_group).values()
-    alerts = pd.DataFrame([(r.channel, r.status) for r in records], columns=["channel", "status"])
-    alerts = alerts.groupby(["channel", "status"]).size().reset_index(name="count")
+    sent = sum(1 for record in records if record.status == "sent")
+    pending = sum(1 for record in records if record.status != "sent")
 
-    figure, (trend, bars) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [3, 1]})
-    for source, rows in hourly.groupby("source"):
-        trend.plot(rows["hour"], rows["score"], marker=".", label=source)
-    trend.axhline(settings.negative_threshold, color="tab:red", linestyle="--", linewidth=1, label="negative threshold")
-    trend.axhline(settings.positive_threshold, color="tab:green", linestyle="--", linewidth=1, label="positive threshold")
-    trend.set(title="Mean sentiment per hour (by the time it was written)", ylabel="score (0 negative, 1 positive)", ylim=(0, 1))
-    trend.legend(loc="lower left", fontsize="small")
-    figure.autofmt_xdate()
-    if len(alerts):
-        pivot = alerts.pivot_table(index="channel", columns="status", values="count", fill_value=0)
-        pivot.plot.bar(ax=bars, stacked=True, rot=0)
-    bars.set(title="Alerts per channel", ylabel="alerts", xlabel="")
+    figure, ((trend_ax, histogram_ax), (alerts_ax, latency_ax)) = plt.subplots(2, 2, figsize=(15, 9))
+    thresholds = ((settings.negative_threshold, "tab:red", "negative threshold"),
+                  (settings.positive_threshold, "tab:green", "positive threshold"))
+    for source, rows in trend.groupby("source"):
+        trend_ax.plot(rows["bucket"], rows["score"], marker="." if len(rows) < 60 else None, label=source)
+    for value, colour, label in thresholds:
+        trend_ax.axhline(value, color=colour, linestyle="--", linewidth=1, label=label)
+    trend_ax.set(title=f"Mean sentiment per {by_event.label} (event time)", ylabel="score (0 negative, 1 positive)",
+                 ylim=(0, 1))
+    trend_ax.legend(loc="lower left", fontsize="small")
+
+    width = 1 / SCORE_BINS
+    sources = sorted(histogram["source"].unique())
+    for n, source in enumerate(sources):
+        rows = histogram[histogram["source"] == source]
+        histogram_ax.bar(rows["bin"] * width + width * (n + 0.5) / len(sources), rows["count"],
+                         width=width / len(sources), label=source)
+    for value, colour, label in thresholds:
+        histogram_ax.axvline(value, color=colour, linestyle="--", linewidth=1, label=label)
+    histogram_ax.set(title="Scores per source", xlabel="score", ylabel="events", xlim=(0, 1))
+    histogram_ax.legend(fontsize="small")
+
+    for channel, rows in alerts.groupby("channel"):
+        alerts_ax.bar(rows["bucket"], rows["count"], width=by_event.width * 0.9, align="edge", alpha=0.7, label=channel)
+    alerts_ax.set(title=f"Alerts per {by_event.label} (event time); dispatcher: {sent:,} sent, {pending:,} pending",
+                  ylabel="alerts")
+    alerts_ax.legend(fontsize="small")
+    for ax in (trend_ax, alerts_ax):
+        ax.set_xlim(*axis_limits(events[0], events[1], by_event))
+
+    if latency is not None:
+        frame, by_send, limits = latency
+        for column, style in (("scored_p50", "-"), ("scored_p99", ":"), ("commit_p50", "-"), ("commit_p99", ":")):
+            colour = "tab:blue" if column.startswith("scored") else "tab:orange"
+            stage = "send -> scored" if column.startswith("scored") else "send -> table commit"
+            latency_ax.plot(frame["bucket"], frame[column], linestyle=style, color=colour,
+                            marker="." if len(frame) < 60 else None, label=f"{stage} {column[-3:]}")
+        latency_ax.set_xlim(*limits)
+        latency_ax.set_yscale("log")
+        latency_ax.legend(fontsize="small")
+        latency_ax.set(title=f"Latency per {by_send.label} (processing time)", ylabel="seconds (log scale)")
+    for ax in (trend_ax, alerts_ax, latency_ax):
+        locator = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
     figure.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out, dpi=110)
+    figure.savefig(out, dpi=100)
     plt.close(figure)
     return out
+
+
+def _latency(spark: SparkSession, settings: Settings, scored: DataFrame):
+    """Send -> scored and send -> table commit (seconds), p50 and p99 per bucket of the
+    source records' send time, the bucket, and the axis limits; None without batches."""
+    batches = read_delta(spark, settings.table_for(BATCHES_TABLE))
+    span = _span(scored, "kafka_timestamp")
+    if batches is None or span is None:
+        return None
+    bucket = bucket_for(span[1] - span[0])
+    joined = scored.join(batches.select("query_id", "batch_id", "committed_at"), ["query_id", "batch_id"])
+    to_scored = F.col("scored_at").cast("double") - F.col("kafka_timestamp").cast("double")
+    to_commit = F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")
+    frame = (joined.groupBy(F.window("kafka_timestamp", bucket.spark).start.alias("bucket"))
+             .agg(F.percentile(to_scored, 0.5).alias("scored_p50"), F.percentile(to_scored, 0.99).alias("scored_p99"),
+                  F.percentile(to_commit, 0.5).alias("commit_p50"), F.percentile(to_commit, 0.99).alias("commit_p99"))
+             .orderBy("bucket").toPandas())
+    return frame, bucket, axis_limits(span[0], span[1], bucket)

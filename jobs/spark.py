@@ -3,18 +3,32 @@
 On Databricks the runtime's session is used as it is (`getOrCreate()`); it already has the
 Kafka connector and Delta. Locally, Spark gets the connector and Delta jars that
 `feedback jars fetch` resolved into the cache (`spark.jars`, so nothing is downloaded when
-a job starts) and Delta's SQL extension and catalog.
+a job starts), Delta's SQL extension and catalog, the FAIR pools of jobs/fairscheduler.xml
+and a quiet log configuration (jobs/log4j2-local.properties; `feedback -v` shows all).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 from feedback.jars import spark_extra_jars
 from feedback.settings import Settings
+
+
+HERE = Path(__file__).resolve().parent
+
+
+def _logging_options() -> str:
+    """Spark's log configuration: jobs/log4j2-local.properties (warnings and errors without
+    the known noise), or with Python logging at INFO (`feedback -v`) Spark's own defaults."""
+    if logging.getLogger().isEnabledFor(logging.INFO):
+        return "-Dlog4j2.level=warn"
+    return f"-Dlog4j2.configurationFile={(HERE / 'log4j2-local.properties').as_uri()}"
 
 
 def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -> SparkSession:
@@ -25,6 +39,8 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
     # Python workers run this interpreter (the project's virtual environment), not whichever
     # `python3` is first on the PATH; pyspark reads only the environment variable for that.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Spark binds to loopback below; without this it warns that the host name resolves to it.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if settings.trigger.startswith("continuous") and master == "local[2]":
         from jobs.continuous_passthrough import task_slots_needed
 
@@ -50,6 +66,7 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         # Delta rebuilds a table's state in 50 tasks by default; a laptop's tables are small.
         .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=warn")
+        .config("spark.scheduler.allocation.file", str(HERE / "fairscheduler.xml"))
+        .config("spark.driver.extraJavaOptions", _logging_options())
         .getOrCreate()
     )

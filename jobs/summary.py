@@ -16,7 +16,9 @@ from pyspark.sql import functions as F
 
 from feedback.schema import parse_utc
 from feedback.settings import Settings
+from jobs.delta_table import read_delta
 from jobs.dispatcher import AlertRecord, read_log
+from jobs.status import percentile
 from jobs.table_writer import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 
 
@@ -49,8 +51,7 @@ def percentiles(values: list[float]) -> dict[str, float]:
     """p50 and p99 of `values` (nearest rank), {} for none."""
     if not values:
         return {}
-    ordered = sorted(values)
-    return {"p50": ordered[(len(ordered) - 1) // 2], "p99": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]}
+    return {"p50": percentile(values, 0.5), "p99": percentile(values, 0.99)}
 
 
 def alert_figures(records: dict[str, AlertRecord], summary: PipelineSummary) -> None:
@@ -65,12 +66,6 @@ def alert_figures(records: dict[str, AlertRecord], summary: PipelineSummary) -> 
     summary.alert_latency_ms = percentiles(latencies)
 
 
-def _exists(spark: SparkSession, path: str) -> bool:
-    from delta.tables import DeltaTable
-
-    return DeltaTable.isDeltaTable(spark, path)
-
-
 def _percentiles(frame, column: str) -> dict[str, float]:
     row = frame.select(F.percentile(column, 0.5).alias("p50"), F.percentile(column, 0.99).alias("p99")).first()
     return {} if row is None or row["p50"] is None else {"p50": float(row["p50"]), "p99": float(row["p99"])}
@@ -83,10 +78,9 @@ def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] =
     summary = PipelineSummary()
     if alerts:
         alert_figures(read_log(settings, settings.dispatcher_group), summary)
-    batches_path = settings.table_for(BATCHES_TABLE)
-    if not _exists(spark, batches_path):
+    batches = read_delta(spark, settings.table_for(BATCHES_TABLE))
+    if batches is None:
         return summary
-    batches = spark.read.format("delta").load(batches_path)
     if query_id:
         batches = batches.where(F.col("query_id") == query_id)
     totals = batches.agg(*(F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in ("events_in", "scored", "deadlettered", "duplicates")),
@@ -100,8 +94,8 @@ def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] =
     summary.scored_per_source = {r["source"]: r["count"] for r in scored.groupBy("source").count().collect()}
     summary.alerts_expected = scored.where((F.col("score") < settings.negative_threshold)
                                            | (F.col("score") > settings.positive_threshold)).count()
-    if _exists(spark, settings.table_for(DEADLETTER_TABLE)):
-        dead = spark.read.format("delta").load(settings.table_for(DEADLETTER_TABLE))
+    dead = read_delta(spark, settings.table_for(DEADLETTER_TABLE))
+    if dead is not None:
         if query_id:
             dead = dead.where(F.col("query_id") == query_id)
         summary.deadletter_reasons = {r["reason"]: r["count"] for r in dead.groupBy("reason").count().collect()}

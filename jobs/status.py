@@ -1,0 +1,383 @@
+"""What an operator asks of a running pipeline: is each part keeping up, is anything stuck,
+what did it alert, and how fast.
+
+    feedback status              # once
+    feedback status --watch      # refreshed in place until Ctrl-C
+
+Everything comes from what the parts leave behind, so it works while they run in another
+process (or on Databricks) and needs no Spark:
+
+* the topics' end offsets, from Kafka;
+* each Spark query's position and batch times, from its checkpoint (the offsets log says
+  what a batch covers and when it started, the commit log that it finished): the scorer
+  (`scorer`), the table writer (`tables`) and the continuous path (`sentiment-continuous`);
+* the dispatcher's position, from its consumer group's committed offsets in
+  `feedback-alerts`, and its alerts and their latency, from its record `alerts-log`;
+* the scorer's send -> scored latency, from the latest records in `feedback-scored` (each
+  carries its source record's send time and the scorer's).
+
+A part is *stalled* when it has records to read and has not finished a batch (or, for the
+dispatcher, committed) for longer than its trigger allows: twice the trigger's interval
+plus 30 s. Checkpoints on Databricks (`dbfs:`, `abfss://`, `/Volumes/`) cannot be read from
+here; their parts show as unknown, and `feedback databricks status` shows the jobs' runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Optional
+from urllib.parse import urlparse
+
+from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.schema import parse_utc
+from feedback.settings import Settings
+
+Offsets = dict[str, dict[int, int]]  # topic -> partition -> offset
+
+RECENT_BATCHES = 20       # batch durations are summarised over this many of the latest
+RECENT_RECORDS = 50       # send -> scored over this many of each partition's latest records
+STALL_MARGIN_S = 30.0
+
+
+# -- pure: reading what the parts leave behind -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One micro-batch from a Spark checkpoint: what it covers, when it started and ended."""
+    batch_id: int
+    started_ms: int
+    offsets: Offsets
+    finished: Optional[datetime] = None   # None while it runs (no commit yet)
+
+    @property
+    def duration_s(self) -> Optional[float]:
+        return None if self.finished is None else self.finished.timestamp() - self.started_ms / 1000
+
+
+def parse_offset_log(text: str) -> tuple[int, Offsets]:
+    """A Spark offsets-log file -> (batch start, epoch ms; source offsets).
+
+    The file is `v1`, a line of batch metadata (`batchTimestampMs`), then one line per
+    source: the Kafka source's is `{"topic": {"partition": offset}}`.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines or not re.fullmatch(r"v\d+", lines[0].strip()):
+        raise ValueError("not a Spark offsets log file (it should start with a version line such as v1)")
+    metadata = json.loads(lines[1]) if len(lines) > 1 else {}
+    offsets: Offsets = {}
+    for line in lines[2:]:
+        source = json.loads(line)
+        if isinstance(source, dict):
+            for topic, partitions in source.items():
+                if isinstance(partitions, dict):
+                    offsets[topic] = {int(p): int(o) for p, o in partitions.items()}
+    return int(metadata.get("batchTimestampMs", 0)), offsets
+
+
+def stall_allowance_s(trigger: str) -> float:
+    """How long a part with records to read may go without finishing a batch: twice its
+    trigger's interval plus a margin (a batch may start just after the last one ended)."""
+    match = re.fullmatch(r"\s*(?:processing-time|continuous)=(\d+)(ms|s|m)\s*", trigger)
+    if not match:
+        return STALL_MARGIN_S
+    number, unit = int(match.group(1)), match.group(2)
+    return 2 * number * {"ms": 0.001, "s": 1, "m": 60}[unit] + STALL_MARGIN_S
+
+
+@dataclass(frozen=True)
+class PartitionLag:
+    topic: str
+    partition: int
+    end: int
+    position: Optional[int]   # the next offset the part will read; None when unknown
+
+    @property
+    def lag(self) -> Optional[int]:
+        return None if self.position is None else max(0, self.end - self.position)
+
+
+def lags(ends: Offsets, positions: Optional[Offsets]) -> list[PartitionLag]:
+    """Per partition of `ends`: how far `positions` is behind (a partition the part has not
+    read yet counts from offset 0)."""
+    rows = []
+    for topic in sorted(ends):
+        for partition in sorted(ends[topic]):
+            position = None if positions is None else positions.get(topic, {}).get(partition, 0)
+            rows.append(PartitionLag(topic, partition, ends[topic][partition], position))
+    return rows
+
+
+def percentile(values: list[float], q: float) -> Optional[float]:
+    """The `q` quantile (0..1) of `values` by the nearest-rank method; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered), max(1, math.ceil(q * len(ordered)))) - 1]
+
+
+@dataclass(frozen=True)
+class AlertCounts:
+    sent: int = 0
+    waiting: int = 0      # not posted yet, last attempt without an error (or none yet)
+    failing: int = 0      # not posted yet, the last attempt failed (retried later)
+    latency_ms: tuple[float, ...] = ()   # send -> posted of the latest posts, oldest first
+
+
+def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
+    """Counts and the latest send -> posted latencies from the dispatcher's records (pure)."""
+    sent, waiting, failing, posted = 0, 0, 0, []
+    for record in records:
+        if record.status == "sent":
+            sent += 1
+            sent_at = parse_utc(record.sent_at) if record.sent_at else None
+            sent_ms = record.alert.get("kafka_timestamp")
+            if sent_at is not None and sent_ms:
+                posted.append((sent_at, (sent_at - parse_utc(sent_ms)).total_seconds() * 1000))
+        elif record.last_error:
+            failing += 1
+        else:
+            waiting += 1
+    posted.sort(key=lambda item: item[0])
+    return AlertCounts(sent, waiting, failing, tuple(latency for _, latency in posted[-recent:]))
+
+
+@dataclass
+class PartStatus:
+    """One part's view: where it is in its topics, when it last moved, how fast it was."""
+    name: str
+    lags: list[PartitionLag]
+    allowance_s: float
+    last_progress: Optional[datetime] = None
+    figures: dict[str, str] = field(default_factory=dict)   # label -> figure, shown as they are
+    note: str = ""                                           # why something is unknown
+
+    @property
+    def lag(self) -> Optional[int]:
+        known = [row.lag for row in self.lags]
+        return None if not known or any(lag is None for lag in known) else sum(known)
+
+    def stalled(self, now: datetime) -> bool:
+        """Records to read, and no progress for longer than the trigger allows."""
+        if not self.lag:
+            return False
+        return self.last_progress is None or (now - self.last_progress).total_seconds() > self.allowance_s
+
+
+# -- I/O: gathering it -----------------------------------------------------------------------
+
+
+def local_folder(location: str) -> Optional[Path]:
+    """A checkpoint location as a local folder, or None where only the cluster can read it."""
+    if location.startswith("file:"):
+        return Path(urlparse(location).path)
+    if re.match(r"^[a-z][a-z0-9+.-]*:", location) or location.startswith(("/Volumes/", "/dbfs/")):
+        return None
+    return Path(location)
+
+
+def read_checkpoint(folder: Path, recent: int = RECENT_BATCHES) -> list[Batch]:
+    """The latest `recent` batches of the Spark checkpoint in `folder`, oldest first."""
+    offsets_dir, commits_dir = folder / "offsets", folder / "commits"
+    if not offsets_dir.is_dir():
+        return []
+    ids = sorted(int(f.name) for f in offsets_dir.iterdir() if f.name.isdigit())[-recent:]
+    batches = []
+    for batch_id in ids:
+        try:
+            started_ms, offsets = parse_offset_log((offsets_dir / str(batch_id)).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # being written right now
+        commit = commits_dir / str(batch_id)
+        finished = (datetime.fromtimestamp(commit.stat().st_mtime, timezone.utc) if commit.exists() else None)
+        batches.append(Batch(batch_id, started_ms, offsets, finished))
+    return batches
+
+
+def _ms(value: Optional[float]) -> str:
+    return "-" if value is None else (f"{value:,.0f} ms" if value < 10_000 else f"{value / 1000:,.1f} s")
+
+
+def spark_part(name: str, folder: Optional[Path], location: str, ends: Offsets, trigger: str) -> PartStatus:
+    """A Spark query's status from its checkpoint `folder` (None: not readable here)."""
+    status = PartStatus(name, lags(ends, None), stall_allowance_s(trigger))
+    if folder is None:
+        status.note = f"checkpoint {location} is not readable from here; see `feedback databricks status`"
+        return status
+    batches = read_checkpoint(folder)
+    done = [batch for batch in batches if batch.finished is not None]
+    if not done:
+        status.note = "not started yet (no finished batch in its checkpoint)" if not batches else "first batch running"
+        return status
+    status.lags = lags(ends, done[-1].offsets)
+    status.last_progress = done[-1].finished
+    durations = [batch.duration_s * 1000 for batch in done if batch.duration_s is not None]
+    status.figures["batches"] = f"{done[-1].batch_id + 1:,}"
+    status.figures["batch time p50 / max"] = f"{_ms(percentile(durations, 0.5))} / {_ms(max(durations))}"
+    if batches[-1].finished is None:
+        status.figures["running"] = f"batch {batches[-1].batch_id} since {_clock(batches[-1].started_ms / 1000)}"
+    return status
+
+
+def _clock(epoch_s: float) -> str:
+    return datetime.fromtimestamp(epoch_s, timezone.utc).strftime("%H:%M:%S")
+
+
+def _scorer_latency(settings: Settings, ends: dict[int, int]) -> list[float]:
+    """Send -> scored (ms) of the latest records in `feedback-scored`."""
+    from feedback.kafka_client import read_range
+
+    starts = {p: max(0, end - RECENT_RECORDS) for p, end in ends.items()}
+    values = []
+    for record in read_range(settings, SCORED_TOPIC, starts, ends, timeout_s=30).records:
+        try:
+            value = json.loads(record.value)
+            values.append(record.timestamp - parse_utc(value["kafka_timestamp"]).timestamp() * 1000)
+        except (ValueError, KeyError, TypeError):
+            continue  # not the scorer's record
+    return values
+
+
+def _group_positions(settings: Settings, group: str, partitions: Iterable[int]) -> Optional[Offsets]:
+    """The dispatcher group's committed offsets in `feedback-alerts`, or None if it has none."""
+    from kafka import TopicPartition
+    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError
+
+    from feedback.kafka_client import client
+
+    wanted = [TopicPartition(ALERTS_TOPIC, p) for p in partitions]
+    with client(settings, "admin") as admin:
+        for attempt in range(10):
+            try:
+                committed = admin.list_group_offsets({group: wanted})[group]
+                break
+            except (CoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+                # A broker whose group coordinator has not started yet (a fresh broker makes
+                # its offsets topic on the first group look-up): no group has committed.
+                if attempt == 9:
+                    return None
+                time.sleep(0.5)
+    positions = {tp.partition: meta.offset for tp, meta in committed.items() if meta.offset >= 0}
+    return {ALERTS_TOPIC: positions} if positions else None
+
+
+@dataclass
+class PipelineStatus:
+    taken_at: datetime
+    ends: Offsets
+    parts: list[PartStatus]
+    alerts: AlertCounts
+
+
+def gather(settings: Settings) -> PipelineStatus:
+    """Everything `feedback status` shows, read now."""
+    from feedback.kafka_client import end_offsets
+    from jobs import continuous_passthrough, scorer, table_writer
+    from jobs.dispatcher import read_log
+
+    now = datetime.now(timezone.utc)
+    topics = (*FEEDBACK_TOPICS, SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
+    ends = {topic: end_offsets(settings, topic) for topic in topics}
+    feedback_ends = {topic: ends[topic] for topic in FEEDBACK_TOPICS}
+    parts = []
+
+    def folder(query: str) -> Optional[Path]:
+        location = settings.checkpoint_for(query)
+        return local_folder(location)
+
+    score = spark_part("scorer", folder(scorer.QUERY_NAME), settings.checkpoint_for(scorer.QUERY_NAME),
+                       feedback_ends, settings.trigger)
+    scored_latency = _scorer_latency(settings, ends[SCORED_TOPIC])
+    if scored_latency:
+        score.figures["send -> scored p50 / p99"] = (f"{_ms(percentile(scored_latency, 0.5))} / "
+                                                    f"{_ms(percentile(scored_latency, 0.99))}")
+    parts.append(score)
+
+    records = read_log(settings, settings.dispatcher_group, timeout_s=30)
+    alerts = alert_counts(records.values())
+    positions = _group_positions(settings, settings.dispatcher_group, ends[ALERTS_TOPIC])
+    # The dispatcher polls all the time: it may fall behind by one poll's round of posts.
+    dispatch = PartStatus("dispatcher", lags({ALERTS_TOPIC: ends[ALERTS_TOPIC]}, positions),
+                          stall_allowance_s("processing-time=1s"))
+    if positions is None:
+        dispatch.note = f"group {settings.dispatcher_group!r} has committed nothing yet"
+    touched = [parse_utc(stamp) for r in records.values() for stamp in (r.sent_at, r.first_attempt_at) if stamp]
+    dispatch.last_progress = max(touched, default=None)
+    if alerts.latency_ms:
+        dispatch.figures["send -> posted p50 / p99"] = (f"{_ms(percentile(list(alerts.latency_ms), 0.5))} / "
+                                                       f"{_ms(percentile(list(alerts.latency_ms), 0.99))}")
+    parts.append(dispatch)
+
+    tables = spark_part("table writer", folder(table_writer.QUERY_NAME), settings.checkpoint_for(table_writer.QUERY_NAME),
+                        {SCORED_TOPIC: ends[SCORED_TOPIC], DEADLETTER_TOPIC: ends[DEADLETTER_TOPIC]},
+                        settings.tables_trigger)
+    parts.append(tables)
+
+    continuous = folder(continuous_passthrough.QUERY_NAME)
+    if continuous is not None and continuous.is_dir():
+        parts.append(spark_part("continuous path", continuous, settings.checkpoint_for(continuous_passthrough.QUERY_NAME),
+                                feedback_ends, "continuous=1s"))
+    return PipelineStatus(now, ends, parts, alerts)
+
+
+# -- presenting it ---------------------------------------------------------------------------
+
+
+def _ago(now: datetime, then: Optional[datetime]) -> str:
+    if then is None:
+        return "never"
+    seconds = max(0.0, (now - then).total_seconds())
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return then.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def render(status: PipelineStatus, where: str):
+    """`status` as rich renderables: the parts, the alerts, what is stalled, the topics."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    now = status.taken_at
+    parts = Table(title=f"Pipeline at {now:%H:%M:%S} UTC ({where})", title_justify="left")
+    for column in ("part", "lag", "last progress", "figures"):
+        parts.add_column(column, justify="right" if column == "lag" else "left")
+    for part in status.parts:
+        lag = "?" if part.lag is None else f"{part.lag:,}"
+        figures = "; ".join(f"{label} {value}" for label, value in part.figures.items())
+        if part.note:
+            figures = f"{figures}; {part.note}" if figures else part.note
+        parts.add_row(part.name, lag, _ago(now, part.last_progress), figures,
+                      style="red" if part.stalled(now) else None)
+    alerts = status.alerts
+    lines = [parts, Text(f"alerts: {alerts.sent:,} sent, {alerts.waiting:,} waiting, {alerts.failing:,} failing "
+                         f"(retried every alert_retry_s)")]
+    for part in status.parts:
+        if part.stalled(now):
+            since = "since it started" if part.last_progress is None else f"for {(now - part.last_progress).total_seconds():,.0f} s"
+            lines.append(Text(f"STALLED: {part.name} has {part.lag:,} records to read and no progress {since} "
+                              f"(its trigger allows {part.allowance_s:,.0f} s)", style="bold red"))
+    behind = [(part.name, row) for part in status.parts for row in part.lags if row.lag]
+    if behind:
+        table = Table(title="behind, by partition", title_justify="left")
+        for column in ("part", "topic", "partition", "end", "position", "lag"):
+            table.add_column(column, justify="left" if column in ("part", "topic") else "right")
+        for name, row in behind:
+            table.add_row(name, row.topic, str(row.partition), f"{row.end:,}", f"{row.position:,}", f"{row.lag:,}")
+        lines.append(table)
+    topics = Table(title="topics (end offsets by partition)", title_justify="left")
+    topics.add_column("topic")
+    topics.add_column("records", justify="right")
+    topics.add_column("by partition")
+    for name, ends in status.ends.items():
+        topics.add_row(name, f"{sum(ends.values()):,}", " ".join(f"{p}:{o:,}" for p, o in sorted(ends.items())))
+    lines += [topics, Text("Deployed jobs' runs: `feedback databricks status`.", style="dim")]
+    return Group(*lines)

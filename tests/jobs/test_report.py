@@ -1,0 +1,48 @@
+"""The report's time axis: buckets that suit the data's span, and limits bounded by the data."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from jobs.report import BUCKETS, MAX_BUCKETS, axis_limits, bucket_for
+
+
+@pytest.mark.parametrize("span, label", [
+    (timedelta(0), "minute"),                   # one event
+    (timedelta(hours=1), "minute"),             # the sample data: 60 buckets
+    (timedelta(hours=3), "5 min"),
+    (timedelta(hours=24), "15 min"),
+    (timedelta(days=3), "hour"),
+    (timedelta(days=14), "6 h"),
+    (timedelta(days=31), "day"),
+    (timedelta(days=365), "week"),
+    (timedelta(days=3650), "week"),             # the widest there is, even past MAX_BUCKETS
+])
+def test_the_bucket_is_the_narrowest_that_keeps_the_span_within_the_bucket_limit(span, label):
+    assert bucket_for(span).label == label
+
+
+def test_no_span_up_to_the_widest_bucket_gets_more_than_the_limit_or_a_needlessly_wide_bucket():
+    for hours in range(0, 24 * 7 * MAX_BUCKETS, 7):
+        span = timedelta(hours=hours)
+        bucket = bucket_for(span)
+        assert span <= bucket.width * MAX_BUCKETS
+        narrower = [b for b in BUCKETS if b.width < bucket.width]
+        assert all(span > b.width * MAX_BUCKETS for b in narrower)
+
+
+def test_the_axis_runs_from_the_first_bucket_to_the_end_of_the_last():
+    hour = bucket_for(timedelta(days=3))
+    start, end = axis_limits(datetime(2026, 11, 2, 9, 41), datetime(2026, 11, 5, 17, 2), hour)
+    assert (start, end) == (datetime(2026, 11, 2, 9), datetime(2026, 11, 5, 18))
+    one = axis_limits(datetime(2026, 11, 2, 9, 41, 30), datetime(2026, 11, 2, 9, 41, 30), bucket_for(timedelta(0)))
+    assert one == (datetime(2026, 11, 2, 9, 41), datetime(2026, 11, 2, 9, 42))  # one event: one minute, not years
+
+
+def test_weeks_are_aligned_as_sparks_window_aligns_them():
+    week = bucket_for(timedelta(days=365))
+    start, _ = axis_limits(datetime(2026, 11, 23, 12), datetime(2026, 11, 24), week)
+    assert (start - datetime(1970, 1, 1)) % timedelta(days=7) == timedelta(0)
+    assert start.weekday() == 3  # the Unix epoch was a Thursday, and so Spark's weekly windows start on one
