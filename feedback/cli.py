@@ -227,33 +227,39 @@ def status(
     Reads the topics, the parts' checkpoints and the dispatcher's record; exit 1 if a part
     is stalled (records to read and no progress for longer than its trigger allows).
     """
+    import time
+
     from rich.live import Live
+    from rich.text import Text
 
     from feedback.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.kafka_options import bootstrap_servers
     from jobs.status import gather, render
 
     settings = settings_of(ctx)
+    problems = (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError)
 
     def look():
-        try:
-            taken = gather(settings.require_complete())
-            where = f"{settings.backend} backend at {bootstrap_servers(settings)}"
-        except (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError) as error:
-            raise fail(str(error))
-        return taken, render(taken, where)
+        taken = gather(settings.require_complete())
+        return taken, render(taken, f"{settings.backend} backend at {bootstrap_servers(settings)}")
 
-    taken, view = look()
     if not watch:
+        try:
+            taken, view = look()
+        except problems as error:
+            raise fail(str(error))
         console.print(view)
         raise typer.Exit(1 if any(part.stalled(taken.taken_at) for part in taken.parts) else 0)
-    import time
-
-    with Live(view, console=console, auto_refresh=False, screen=False) as live:
+    with Live(Text("reading the topics and checkpoints..."), console=console, auto_refresh=False) as live:
         try:
             while True:
+                try:
+                    view = look()[1]
+                except problems as error:  # shown, and tried again: a watch outlives an outage
+                    view = Text(f"{time.strftime('%H:%M:%S')} error: {error} (trying again every {interval:g} s)",
+                                style="red")
+                live.update(view, refresh=True)
                 time.sleep(interval)
-                live.update(look()[1], refresh=True)
         except KeyboardInterrupt:
             pass
 

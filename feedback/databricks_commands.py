@@ -111,6 +111,9 @@ def _failures(connection: Connection) -> Iterator[None]:
         raise _exit(f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
                     f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired", EXIT_CONFIG)
     except PermissionDenied as error:
+        if "invalid access token" in str(error).lower():  # how the service refuses a wrong or expired token
+            raise _exit(f"the workspace {where} refused the credentials (403: {_sdk_message(error)}): "
+                        f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired", EXIT_CONFIG)
         raise _exit(f"the workspace {where} denied the call (403 {error.error_code}: {_sdk_message(error)}): the identity "
                     f"needs CAN MANAGE RUN on the job; or {CREDENTIALS_HINT}", EXIT_CONFIG)
     except DatabricksError as error:

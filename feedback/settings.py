@@ -112,7 +112,7 @@ class Settings(BaseSettings):
     # in a process of its own at this OS niceness (1-19), so its batches take the CPU the
     # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in
     # one Spark application (each query in a FAIR pool), as on Databricks.
-    tables_nice: Optional[int] = Field(10, ge=1, le=19)
+    tables_nice: Optional[int] = Field(5, ge=1, le=19)
     # Where a new query starts (an existing checkpoint always wins), whether a gap in the
     # retained log (retention expired under a stopped query) stops the query instead of
     # skipping silently, and how many offsets one micro-batch reads at most.

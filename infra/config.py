@@ -281,6 +281,11 @@ def validate(
             cidrs[key] = str(values[key]).strip()
         except ValueError as error:
             bad(key, str(error))
+    if "databricksVnetCidr" in cidrs:
+        try:
+            network_rules.managed_vnet_prefix(cidrs["databricksVnetCidr"])
+        except ValueError as error:
+            bad("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {error}", "10.139.0.0/16")
     operator = values.get("operatorCidr")
     if operator is None:
         if builds_hdinsight:

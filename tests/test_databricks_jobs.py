@@ -155,8 +155,17 @@ def test_rejected_token_names_databricks_token_and_az_login(workspace, monkeypat
 
     assert result.exit_code == 2
     message = " ".join(result.output.split())
-    assert "refused the credentials (401 UNAUTHENTICATED" in message
-    assert "az login" in message and "DATABRICKS_TOKEN" in message
+    # The service answers a wrong token with 403 "Invalid access token.", not 401: the advice
+    # is about the credentials, not about permissions on the job.
+    assert "refused the credentials (403: Invalid access token" in message
+    assert "az login" in message and "DATABRICKS_TOKEN" in message and "CAN MANAGE RUN" not in message
+
+
+def test_the_stand_in_refuses_a_request_without_credentials_with_401(workspace):
+    import requests
+
+    answer = requests.get(f"{workspace.origin}/api/2.2/jobs/list", timeout=5)
+    assert answer.status_code == 401 and answer.json()["error_code"] == "UNAUTHENTICATED"
 
 
 def test_missing_host_names_databricks_host_and_the_stack_output():

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import databricks
 
+from infra.lib import network_rules
+
 
 @dataclass(frozen=True)
 class DatabricksWorkspaceArgs:
@@ -46,8 +48,13 @@ class DatabricksWorkspace(pulumi.ComponentResource):
                 workspace_name=args.workspace_name,
                 sku=databricks.SkuArgs(name=args.sku),
                 managed_resource_group_id=args.managed_resource_group_id,
+                # "Required on create, cannot be changed" (the API version pulumi-azure-native 3.29
+                # uses; its Python type leaves it optional). Hybrid: the classic job clusters
+                # and the managed network this program peers need it.
+                compute_mode=databricks.ComputeMode.HYBRID,
                 parameters=databricks.WorkspaceCustomParametersArgs(
-                    vnet_address_prefix=databricks.WorkspaceCustomStringParameterArgs(value=args.managed_vnet_cidr)
+                    vnet_address_prefix=databricks.WorkspaceCustomStringParameterArgs(
+                        value=network_rules.managed_vnet_prefix(args.managed_vnet_cidr))
                 ),
                 tags=args.tags,
             ),

@@ -17,6 +17,18 @@ def parse_cidr(value: str, key: str) -> ipaddress.IPv4Network:
     return network
 
 
+def managed_vnet_prefix(cidr: str) -> str:
+    """A workspace's managed network /16 as the workspace API's `vnetAddressPrefix` takes it:
+    its first two octets ("10.139.0.0/16" -> "10.139"). Microsoft's quickstart templates:
+    "The first 2 octets of the virtual network /16 address range (e.g., '10.139' for the
+    address range 10.139.0.0/16)"; the REST spec's default is "10.139"."""
+    network = ipaddress.ip_network(cidr.strip(), strict=True)
+    if network.prefixlen != 16:
+        raise ValueError(f"{cidr} is a /{network.prefixlen}: an Azure Databricks managed network is a /16 "
+                         "(the workspace takes its first two octets), for example 10.139.0.0/16")
+    return ".".join(str(network.network_address).split(".")[:2])
+
+
 def overlapping_ranges(ranges: dict[str, str]) -> list[tuple[str, str]]:
     """The pairs of named ranges that overlap (peered networks need disjoint address spaces)."""
     parsed = {name: ipaddress.ip_network(cidr) for name, cidr in ranges.items()}

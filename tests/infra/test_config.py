@@ -50,9 +50,23 @@ def test_without_ssh_credentials_both_ways_are_offered():
 
 
 def test_overlapping_networks_are_refused():
-    message = problems_of(databricksVnetCidr="10.10.128.0/17")
-    assert "feedback:kafkaVnetCidr 10.10.0.0/16 overlaps feedback:databricksVnetCidr 10.10.128.0/17" in message
+    message = problems_of(databricksVnetCidr="10.10.0.0/16")
+    assert "feedback:kafkaVnetCidr 10.10.0.0/16 overlaps feedback:databricksVnetCidr 10.10.0.0/16" in message
     assert "pulumi config set feedback:databricksVnetCidr" in message
+
+
+@pytest.mark.parametrize("cidr", ["10.139.0.0/17", "10.138.0.0/15", "10.0.0.0/8"])
+def test_the_databricks_managed_network_must_be_a_slash_16(cidr):
+    message = problems_of(databricksVnetCidr=cidr)
+    assert f"feedback:databricksVnetCidr {cidr} is a /" in message and "is a /16" in message
+    assert "pulumi config set feedback:databricksVnetCidr 10.139.0.0/16" in message
+
+
+def test_the_workspace_gets_the_first_two_octets_of_its_managed_network():
+    from infra.lib.network_rules import managed_vnet_prefix
+
+    assert managed_vnet_prefix("10.139.0.0/16") == "10.139"
+    assert managed_vnet_prefix(" 172.20.0.0/16 ") == "172.20"
 
 
 def test_subnet_outside_its_network_is_refused():

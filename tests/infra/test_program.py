@@ -200,7 +200,9 @@ def test_the_workspace_is_premium_with_its_own_managed_network(stack):
     assert workspace["sku"] == {"name": "premium"}
     assert workspace["managedResourceGroupId"] == f"/subscriptions/{SUBSCRIPTION}/resourceGroups/fbk01-databricks-managed"
     assert workspace["managedResourceGroupId"] != stack.one("azure-native:resources:ResourceGroup").id
-    assert workspace["parameters"] == {"vnetAddressPrefix": {"value": "10.139.0.0/16"}}  # not injected
+    # Not injected; the API takes the managed /16's first two octets, and computeMode is required on create.
+    assert workspace["parameters"] == {"vnetAddressPrefix": {"value": "10.139"}}
+    assert workspace["computeMode"] == "Hybrid"
     assert "azure-native:authorization:getClientConfig" in stack.mocks.calls
 
 

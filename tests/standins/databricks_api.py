@@ -16,7 +16,9 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
 - `GET /api/2.2/jobs/runs/get-output?run_id=` -> `{"metadata", "error", "error_trace"}` for one
   task's run; for a multi-task run's own id it is 400 `INVALID_PARAMETER_VALUE`, as documented
   ("retrieve the output of each individual task run instead").
-- Errors: `{"error_code", "message"}`; a missing or wrong bearer token is 401 `UNAUTHENTICATED`;
+- Errors: `{"error_code", "message"}`; a request without a bearer token is 401 `UNAUTHENTICATED`;
+  a wrong or expired one is what the service answers (databricks/databricks-sdk-go#873): 403
+  `{"error_code": 403, "message": "Invalid access token."}`, `X-Databricks-Reason-Phrase` set;
   404 `RESOURCE_DOES_NOT_EXIST` for an unknown run.
 - `GET /.well-known/databricks-config`: the host metadata the SDK's `Config` reads at start-up.
 - Secrets API 2.0 (docs.databricks.com/api/azure/workspace/secrets): `GET /api/2.0/secrets/list?scope=`
@@ -142,8 +144,14 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                 return Reply(200, {"workspace_id": self.workspace_id})
             if not request.path.startswith("/api/"):
                 return _error(404, "ENDPOINT_NOT_FOUND", f"No API found for '{request.verb} {request.path}'")
-            if request.headers.get("authorization") != f"Bearer {self.token}":
-                return _error(401, "UNAUTHENTICATED", "Invalid access token.")
+            authorization = request.headers.get("authorization")
+            if authorization is None:
+                return _error(401, "UNAUTHENTICATED", "Unauthorized")
+            if authorization != f"Bearer {self.token}":
+                # What the service answers for a wrong or expired token: 403 with a numeric
+                # error_code and the reason in a header (databricks/databricks-sdk-go#873).
+                return Reply(403, {"error_code": 403, "message": "Invalid access token."},
+                             {"X-Databricks-Reason-Phrase": "Invalid access token."})
             if self.faults:
                 fault = self.faults.pop(0)
                 if fault == "403":
