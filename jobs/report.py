@@ -130,15 +130,30 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
     histogram_ax.set(title="Scores per source", xlabel="score", ylabel="events", xlim=(0, 1))
     histogram_ax.legend(fontsize="small")
 
-    for channel, rows in alerts.groupby("channel"):
-        alerts_ax.bar(rows["bucket"], rows["count"], width=by_event.width * 0.9, align="edge", alpha=0.7, label=channel)
+    if len(alerts):
+        stacked = alerts.pivot_table(index="bucket", columns="channel", values="count", fill_value=0)
+        bottom = None
+        for channel in stacked.columns:
+            alerts_ax.bar(stacked.index, stacked[channel], width=by_event.width * 0.9, align="edge", bottom=bottom,
+                          label=channel, color="tab:red" if channel == settings.negative_channel else "tab:green")
+            bottom = stacked[channel] if bottom is None else bottom + stacked[channel]
     alerts_ax.set(title=f"Alerts per {by_event.label} (event time); dispatcher: {sent:,} sent, {pending:,} pending",
                   ylabel="alerts")
     alerts_ax.legend(fontsize="small")
     for ax in (trend_ax, alerts_ax):
         ax.set_xlim(*axis_limits(events[0], events[1], by_event))
 
-    if latency is not None:
+    if latency is not None and len(latency[0]) < 3:
+        # All sent within a bucket or two (a backlog run): the percentiles as bars.
+        frame = latency[0]
+        labels = ["send -> scored p50", "send -> scored p99", "send -> table commit p50", "send -> table commit p99"]
+        values = [frame[column].max() for column in ("scored_p50", "scored_p99", "commit_p50", "commit_p99")]
+        latency_ax.barh(labels, values, color=["tab:blue", "tab:blue", "tab:orange", "tab:orange"])
+        for n, value in enumerate(values):
+            latency_ax.text(value, n, f" {value:,.1f} s", va="center")
+        latency_ax.invert_yaxis()
+        latency_ax.set(title="Latency (all events sent within a minute or two)", xlabel="seconds")
+    elif latency is not None:
         frame, by_send, limits = latency
         for column, style in (("scored_p50", "-"), ("scored_p99", ":"), ("commit_p50", "-"), ("commit_p99", ":")):
             colour = "tab:blue" if column.startswith("scored") else "tab:orange"
@@ -149,7 +164,7 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
         latency_ax.set_yscale("log")
         latency_ax.legend(fontsize="small")
         latency_ax.set(title=f"Latency per {by_send.label} (processing time)", ylabel="seconds (log scale)")
-    for ax in (trend_ax, alerts_ax, latency_ax):
+    for ax in (trend_ax, alerts_ax) + ((latency_ax,) if latency is not None and len(latency[0]) >= 3 else ()):
         locator = mdates.AutoDateLocator()
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))

@@ -31,18 +31,30 @@ from jobs.spark import spark_session  # noqa: E402
 from producers.replay import replay  # noqa: E402
 
 
+def _event(line: str):
+    try:
+        event = json.loads(line)
+        parse_utc(event["created_at"])
+        return event
+    except (ValueError, KeyError, TypeError):
+        return None  # a line the pipeline dead-letters: kept as it is
+
+
 def spread(source: Path, target: Path, days: float) -> None:
     """`source`'s events with `created_at` spread evenly over `days` before the last one's,
     each with a new id (so a second replay is not a duplicate); other lines as they are."""
     lines = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
-    events = [json.loads(line) for line in lines]
-    last = max(parse_utc(event["created_at"]) for event in events)
+    events = [_event(line) for line in lines]
+    last = max(parse_utc(event["created_at"]) for event in events if event)
     out = []
-    for n, event in enumerate(events):
-        created = last - timedelta(days=days) * (1 - n / max(1, len(events) - 1))
-        event = {**event, "id": f"{event['id']}-spread", "created_at": created.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                 "ingested_at": created.strftime("%Y-%m-%dT%H:%M:%SZ")}
-        out.append(json.dumps(event, ensure_ascii=False))
+    for n, (line, event) in enumerate(zip(lines, events)):
+        if event is None:
+            out.append(line)
+            continue
+        created = last - timedelta(days=days) * (1 - n / max(1, len(lines) - 1))
+        stamp = created.strftime("%Y-%m-%dT%H:%M:%SZ")
+        out.append(json.dumps({**event, "id": f"{event['id']}-spread", "created_at": stamp, "ingested_at": stamp},
+                              ensure_ascii=False))
     target.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 

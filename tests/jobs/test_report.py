@@ -46,3 +46,29 @@ def test_weeks_are_aligned_as_sparks_window_aligns_them():
     start, _ = axis_limits(datetime(2026, 11, 23, 12), datetime(2026, 11, 24), week)
     assert (start - datetime(1970, 1, 1)) % timedelta(days=7) == timedelta(0)
     assert start.weekday() == 3  # the Unix epoch was a Thursday, and so Spark's weekly windows start on one
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+@pytest.mark.parametrize("minutes", [0, 30])  # a backlog (latency as bars) and a stream (latency over time)
+def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_hour(topics_ready, spark, tmp_path, minutes):
+    from pyspark.sql import functions as F
+
+    from jobs.report import render
+    from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
+
+    settings = topics_ready.replace(table_location=str(tmp_path / "tables"), dispatcher_group=f"report-{minutes}")
+    rows = spark.range(600).select(
+        F.when(F.col("id") % 2 == 0, "twitter").otherwise("slack").alias("source"),
+        (F.lit("2026-11-02 00:00:00").cast("timestamp") + F.make_interval(mins=F.col("id").cast("int") * 2)).alias("created_at"),
+        ((F.col("id") * 37 % 100) / 100).alias("score"),
+        (F.lit("2026-11-23 12:00:00").cast("timestamp")
+         + F.make_interval(secs=(F.col("id") * (minutes * 60 / 600)).cast("decimal(10,3)"))).alias("kafka_timestamp"),
+        F.lit("q").alias("query_id"), (F.col("id") % 3).alias("batch_id"))
+    rows = rows.withColumn("scored_at", F.col("kafka_timestamp") + F.expr("interval 400 milliseconds"))
+    rows.write.format("delta").save(settings.table_for(SCORED_TABLE))
+    spark.range(3).select(F.lit("q").alias("query_id"), F.col("id").alias("batch_id"),
+                          F.lit(f"2026-11-23 12:{minutes:02d}:40").cast("timestamp").alias("committed_at")) \
+        .write.format("delta").save(settings.table_for(BATCHES_TABLE))
+    out = render(spark, settings, tmp_path / "report.png")
+    assert out.stat().st_size > 20_000  # a drawn picture, not an empty canvas
