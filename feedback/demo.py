@@ -127,7 +127,7 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
 
 
 RUN_KEYS = ("state_dir", "local_kafka_port", "local_controller_port", "checkpoint_location", "table_location",
-            "dispatcher_group", "alerts_file")
+            "dispatcher_group", "alerts_file", "starting_offsets")
 
 
 def write_run_config(settings: Settings, path: Path) -> Path:
@@ -139,7 +139,8 @@ def write_run_config(settings: Settings, path: Path) -> Path:
         if isinstance(value, int):
             lines.append(f"{key} = {value}")
         else:  # paths made absolute, so the file works from any folder; JSON strings are TOML strings
-            lines.append(f"{key} = {json.dumps(value if key == 'dispatcher_group' else str(Path(value).resolve()))}")
+            plain = key in ("dispatcher_group", "starting_offsets")
+            lines.append(f"{key} = {json.dumps(value if plain else str(Path(value).resolve()))}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -157,6 +157,7 @@ class PartStatus:
     last_progress: Optional[datetime] = None
     figures: dict[str, str] = field(default_factory=dict)   # label -> figure, shown as they are
     note: str = ""                                           # why something is unknown
+    running_since: Optional[datetime] = None                 # the start of a batch still running
 
     @property
     def lag(self) -> Optional[int]:
@@ -167,7 +168,8 @@ class PartStatus:
         """Records to read, and no progress for longer than the trigger allows."""
         if not self.lag:
             return False
-        return self.last_progress is None or (now - self.last_progress).total_seconds() > self.allowance_s
+        since = self.last_progress or self.running_since  # a first batch that runs is progress too
+        return since is None or (now - since).total_seconds() > self.allowance_s
 
 
 # -- I/O: gathering it -----------------------------------------------------------------------
@@ -204,15 +206,44 @@ def _ms(value: Optional[float]) -> str:
     return "-" if value is None else (f"{value:,.0f} ms" if value < 10_000 else f"{value / 1000:,.1f} s")
 
 
-def spark_part(name: str, folder: Optional[Path], location: str, ends: Offsets, trigger: str) -> PartStatus:
-    """A Spark query's status from its checkpoint `folder` (None: not readable here)."""
+def starting_positions(starting_offsets: str, ends: Offsets) -> Optional[Offsets]:
+    """Where a part without a checkpoint will start in each partition of `ends` (the setting
+    `starting_offsets`): `earliest` is offset 0 (or the log's start, which only shortens the
+    lag), `latest` the end, an offsets JSON its offsets (-2 earliest, -1 latest; a topic it does
+    not name starts at earliest, as the Spark parts do). None if unreadable."""
+    text = starting_offsets.strip()
+    if text == "earliest":
+        return {topic: {p: 0 for p in parts} for topic, parts in ends.items()}
+    if text == "latest":
+        return {topic: dict(parts) for topic, parts in ends.items()}
+    try:
+        given = json.loads(text)
+        named = all(given.get(topic) for topic in ends)
+        positions = {}
+        for topic, parts in ends.items():
+            positions[topic] = {}
+            for p, end in parts.items():
+                offset = int(given[topic].get(str(p), -2)) if named else -2
+                positions[topic][p] = end if offset == -1 else (0 if offset == -2 else offset)
+        return positions
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def spark_part(name: str, folder: Optional[Path], location: str, ends: Offsets, trigger: str,
+               starting_offsets: str = "earliest") -> PartStatus:
+    """A Spark query's status from its checkpoint `folder` (None: not readable here); before
+    its first batch, its lag counts from where `starting_offsets` starts it."""
     status = PartStatus(name, lags(ends, None), stall_allowance_s(trigger))
     if folder is None:
         status.note = f"checkpoint {location} is not readable from here; see `feedback databricks status`"
         return status
     batches = read_checkpoint(folder)
     done = [batch for batch in batches if batch.finished is not None]
+    if batches and batches[-1].finished is None:
+        status.running_since = datetime.fromtimestamp(batches[-1].started_ms / 1000, timezone.utc)
     if not done:
+        status.lags = lags(ends, starting_positions(starting_offsets, ends))
         status.note = "not started yet (no finished batch in its checkpoint)" if not batches else "first batch running"
         return status
     status.lags = lags(ends, done[-1].offsets)
@@ -292,8 +323,9 @@ def gather(settings: Settings) -> PipelineStatus:
         return local_folder(location)
 
     score = spark_part("scorer", folder(scorer.QUERY_NAME), settings.checkpoint_for(scorer.QUERY_NAME),
-                       feedback_ends, settings.trigger)
-    scored_latency = _scorer_latency(settings, ends[SCORED_TOPIC])
+                       feedback_ends, settings.trigger, settings.starting_offsets)
+    # The latest records in feedback-scored are this scorer's once it has made progress.
+    scored_latency = _scorer_latency(settings, ends[SCORED_TOPIC]) if score.last_progress else []
     if scored_latency:
         score.figures["send -> scored p50 / p99"] = (f"{_ms(percentile(scored_latency, 0.5))} / "
                                                     f"{_ms(percentile(scored_latency, 0.99))}")
@@ -306,6 +338,8 @@ def gather(settings: Settings) -> PipelineStatus:
     dispatch = PartStatus("dispatcher", lags({ALERTS_TOPIC: ends[ALERTS_TOPIC]}, positions),
                           stall_allowance_s("processing-time=1s"))
     if positions is None:
+        dispatch.lags = lags({ALERTS_TOPIC: ends[ALERTS_TOPIC]},
+                             starting_positions(settings.starting_offsets, {ALERTS_TOPIC: ends[ALERTS_TOPIC]}))
         dispatch.note = f"group {settings.dispatcher_group!r} has committed nothing yet"
     touched = [parse_utc(stamp) for r in records.values() for stamp in (r.sent_at, r.first_attempt_at) if stamp]
     dispatch.last_progress = max(touched, default=None)
@@ -316,13 +350,13 @@ def gather(settings: Settings) -> PipelineStatus:
 
     tables = spark_part("table writer", folder(table_writer.QUERY_NAME), settings.checkpoint_for(table_writer.QUERY_NAME),
                         {SCORED_TOPIC: ends[SCORED_TOPIC], DEADLETTER_TOPIC: ends[DEADLETTER_TOPIC]},
-                        settings.tables_trigger)
+                        settings.tables_trigger, settings.starting_offsets)
     parts.append(tables)
 
     continuous = folder(continuous_passthrough.QUERY_NAME)
     if continuous is not None and continuous.is_dir():
         parts.append(spark_part("continuous path", continuous, settings.checkpoint_for(continuous_passthrough.QUERY_NAME),
-                                feedback_ends, "continuous=1s"))
+                                feedback_ends, "continuous=1s", settings.starting_offsets))
     return PipelineStatus(now, ends, parts, alerts)
 
 
@@ -362,9 +396,14 @@ def render(status: PipelineStatus, where: str):
                          f"(retried every alert_retry_s)")]
     for part in status.parts:
         if part.stalled(now):
-            since = "since it started" if part.last_progress is None else f"for {(now - part.last_progress).total_seconds():,.0f} s"
-            lines.append(Text(f"STALLED: {part.name} has {part.lag:,} records to read and no progress {since} "
-                              f"(its trigger allows {part.allowance_s:,.0f} s)", style="bold red"))
+            if part.last_progress is None and part.running_since is None:
+                lines.append(Text(f"NOT RUNNING: {part.name} has {part.lag:,} records to read and has not finished a "
+                                  "batch yet (is it started, with these settings?)", style="bold red"))
+            else:
+                since = part.last_progress or part.running_since
+                lines.append(Text(f"STALLED: {part.name} has {part.lag:,} records to read and no progress for "
+                                  f"{(now - since).total_seconds():,.0f} s (its trigger allows "
+                                  f"{part.allowance_s:,.0f} s)", style="bold red"))
     behind = [(part.name, row) for part in status.parts for row in part.lags if row.lag]
     if behind:
         table = Table(title="behind, by partition", title_justify="left")

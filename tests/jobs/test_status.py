@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -52,6 +53,9 @@ def test_a_part_is_stalled_only_with_records_to_read_and_no_progress_for_longer_
     assert not PartStatus("p", [PartitionLag("t", 0, 10, 10)], 30, last_progress=now - timedelta(hours=3)).stalled(now)
     assert PartStatus("p", behind, 30, last_progress=None).stalled(now)
     assert not PartStatus("p", [PartitionLag("t", 0, 10, None)], 30).stalled(now)  # unknown is not stalled
+    # A first batch that is running counts as progress from its start.
+    assert not PartStatus("p", behind, 30, running_since=now - timedelta(seconds=20)).stalled(now)
+    assert PartStatus("p", behind, 30, running_since=now - timedelta(seconds=40)).stalled(now)
 
 
 def _record(key: str, status: str, sent_after_ms: int | None = None, error: str | None = None) -> AlertRecord:
@@ -69,6 +73,18 @@ def test_alerts_are_counted_sent_waiting_or_failing_with_the_latest_posts_latenc
     assert (counts.sent, counts.waiting, counts.failing) == (2, 2, 1)
     assert counts.latency_ms == (400.0, 900.0)  # ordered by when they were posted
     assert alert_counts(records, recent=1).latency_ms == (900.0,)
+
+
+def test_a_part_without_a_checkpoint_starts_where_starting_offsets_says():
+    from jobs.status import starting_positions
+
+    ends = {"a": {0: 10, 1: 4}, "b": {0: 7}}
+    assert starting_positions("earliest", ends) == {"a": {0: 0, 1: 0}, "b": {0: 0}}
+    assert starting_positions("latest", ends) == ends
+    given = '{"a": {"0": 6, "1": -1}, "b": {"0": -2}, "other": {"0": 1}}'
+    assert starting_positions(given, ends) == {"a": {0: 6, 1: 4}, "b": {0: 0}}
+    assert starting_positions('{"a": {"0": 6}}', ends) == {"a": {0: 0, 1: 0}, "b": {0: 0}}  # b not named: earliest
+    assert starting_positions("not json", ends) is None
 
 
 def test_percentile_is_nearest_rank():
@@ -116,10 +132,13 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
     produce(topics_ready, records)
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, start)
-        before = {part.name: part for part in gather(settings).parts}
+        before_status = gather(settings)
+        before_taken, before = before_status.taken_at, {part.name: part for part in before_status.parts}
         assert list(before) == ["scorer", "dispatcher", "table writer"]
-        assert before["scorer"].lag is None and "not started" in before["scorer"].note
-        assert before["dispatcher"].lag is None and "committed nothing" in before["dispatcher"].note
+        # Not started: the lag counts from where starting_offsets starts each part.
+        assert before["scorer"].lag == len(records) and "not started" in before["scorer"].note
+        assert before["dispatcher"].lag == 0 and "committed nothing" in before["dispatcher"].note
+        assert before["scorer"].stalled(before_taken)  # records to read, never progressed: what a stopped part looks like
 
         sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
         after = gather(settings)
@@ -155,11 +174,15 @@ def test_the_status_command_shows_every_part_and_says_where_deployed_runs_are(to
     from typer.testing import CliRunner
 
     from feedback.cli import app
+    from tests.jobs.helpers import event, produce
 
+    produce(topics_ready, [("twitter-feedback", b"k", json.dumps(event("status-cli", 1, "Fine.")).encode())])
     result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
                                       "status"], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
-    for line in ("scorer", "dispatcher", "table writer", "not started yet", "feedback databricks status", "feedback-alerts"):
+    # No part runs with these settings while the feedback topics hold records: said, and exit 1.
+    assert result.exit_code == 1, result.output
+    for line in ("scorer", "dispatcher", "table writer", "not started yet", "NOT RUNNING: scorer has",
+                 "feedback databricks status", "feedback-alerts"):
         assert line in result.output
 
 
