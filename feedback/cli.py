@@ -320,5 +320,28 @@ def bench_continuous(
     raise typer.Exit(continuous_latency(settings_of(ctx), console, rate, seconds, trigger))
 
 
+def task(argv: Optional[list[str]] = None) -> int:
+    """Entry point `feedback-task`: a `feedback` command as a Databricks Python wheel task runs it.
+
+    A Typer (click) app ends every run with SystemExit, 0 included, and Databricks reports a
+    wheel task whose entry point raises SystemExit(0) as failed (kedro-org/kedro#1807 and
+    #3191): here a command that succeeds returns normally, and one that fails raises
+    SystemExit with its code after printing its error.
+    """
+    import sys
+
+    try:
+        code = app(args=sys.argv[1:] if argv is None else argv, standalone_mode=False)
+    except typer.Abort:
+        raise SystemExit(1) from None
+    except typer.TyperException as error:  # a usage error, such as a bad parameter: shown as the CLI shows it
+        if hasattr(error, "show"):
+            error.show()
+        raise SystemExit(getattr(error, "exit_code", 1)) from None
+    if isinstance(code, int) and code != 0:
+        raise SystemExit(code)
+    return 0
+
+
 if __name__ == "__main__":
     app()

@@ -19,8 +19,10 @@ SCOPE = "feedback"
 RUNTIME = "17.3.x-scala2.13"
 PACKAGE = "feedback_analytics"
 # The wheel's console scripts the tasks call (pyproject.toml [project.scripts]).
-PIPELINE_ENTRY_POINT, CLI_ENTRY_POINT = "feedback-pipeline", "feedback"
-ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_POINT: "feedback.cli:app"}
+# The wheel tasks' entry points return normally on success: Databricks reports a task whose
+# entry point raises SystemExit(0), as a Typer app does, as failed (feedback.cli.task).
+PIPELINE_ENTRY_POINT, CLI_ENTRY_POINT = "feedback-pipeline", "feedback-task"
+ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_POINT: "feedback.cli:task"}
 PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
 # The pipeline's parts, one task each: `jobs.sentiment_pipeline:main --part <name>`. The scorer
 # (feedback topics -> feedback-scored, feedback-deadletter, feedback-alerts), the alert

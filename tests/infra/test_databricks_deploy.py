@@ -237,7 +237,7 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
         assert task["jobClusterKey"] == cluster["jobClusterKey"]
         assert "dependsOns" not in task  # continuous jobs allow no task dependencies
         wheel_task = task["pythonWheelTask"]
-        assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback")
+        assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback-task")
         assert wheel_task["parameters"] == ["--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS,
                                             "--state-dir", "/dbfs/feedback/producers-state", "producer", name]
 
