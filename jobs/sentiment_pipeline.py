@@ -116,10 +116,13 @@ PARENT_VARIABLE = "SENTIMENT_PIPELINE_PARENT_PID"
 
 def _stop_with_parent() -> None:
     """In a table writer started by tables_process: stop (SIGTERM to itself) once the
-    process that started it is gone, so a killed parent leaves no table writer behind."""
+    process that started it is gone, so a killed parent leaves no table writer behind; and
+    leave Ctrl-C, which a terminal sends to the whole process group, to the parent, which
+    then stops this process (pyspark's JVM ignores SIGINT too)."""
     parent = os.environ.get(PARENT_VARIABLE)
     if not parent:
         return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while os.getppid() == int(parent):
