@@ -87,12 +87,16 @@ def reprocess(
 
 @app.command("report")
 def report(ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"), help="Where to write the PNG.")) -> None:
-    """Render sentiment over time per source and alerts per channel to a PNG; print its path."""
-    from jobs.report import render
+    """Draw sentiment over time, the score distribution, alerts per channel and latency to a PNG; print its path."""
+    from jobs.report import NothingToDraw, render
     from jobs.spark import spark_session
 
     settings = _settings(ctx)
-    console.print(str(render(spark_session(settings, "feedback-report"), settings, out).resolve()))
+    try:
+        console.print(str(render(spark_session(settings, "feedback-report"), settings, out).resolve()))
+    except NothingToDraw as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        raise typer.Exit(1)
 
 
 @app.command("price-trend")

@@ -30,6 +30,10 @@ from jobs.dispatcher import read_log
 from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
 
 MAX_BUCKETS = 120
+
+
+class NothingToDraw(RuntimeError):
+    """No scored table at the configured location, or an empty one."""
 SCORE_BINS = 20
 
 
@@ -91,10 +95,11 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
 
     scored = read_delta(spark, settings.table_for(SCORED_TABLE))
     if scored is None:
-        raise FileNotFoundError(f"no scored table at {settings.table_for(SCORED_TABLE)}: run the pipeline first")
+        raise NothingToDraw(f"no scored table at {settings.table_for(SCORED_TABLE)}: run the pipeline first (after "
+                            "`make demo`, add --config .state/demo/latest.toml to draw the demo's run)")
     events = _span(scored, "created_at")
     if events is None:
-        raise ValueError("the scored table is empty: nothing to draw")
+        raise NothingToDraw(f"the scored table at {settings.table_for(SCORED_TABLE)} is empty: nothing to draw")
     by_event = bucket_for(events[1] - events[0])
     event_bucket = F.window("created_at", by_event.spark).start.alias("bucket")
     trend = (scored.groupBy("source", event_bucket).agg(F.avg("score").alias("score"))

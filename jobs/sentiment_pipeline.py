@@ -114,7 +114,7 @@ def tables_apart(settings: Settings, parts: Sequence[str], trigger_kind: str) ->
 PARENT_VARIABLE = "SENTIMENT_PIPELINE_PARENT_PID"
 
 
-def _stop_with_parent() -> None:
+def _follow_parent() -> None:
     """In a table writer started by tables_process: stop (SIGTERM to itself) once the
     process that started it is gone, so a killed parent leaves no table writer behind; and
     leave Ctrl-C, which a terminal sends to the whole process group, to the parent, which
@@ -292,7 +292,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     # SIGTERM (a parent stopping the table writer's process, or a supervisor) stops the parts
     # cleanly, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
-    _stop_with_parent()
+    _follow_parent()
     spark = spark_session(settings, APP_NAME) if parts != ["dispatcher"] else None
     run(spark, settings, parts=parts)
     return 0

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -279,21 +278,20 @@ def _group_positions(settings: Settings, group: str, partitions: Iterable[int]) 
     """The dispatcher group's committed offsets in `feedback-alerts`, or None if it has none."""
     from kafka import TopicPartition
     from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError
+    from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
     from feedback.kafka_client import client
 
     wanted = [TopicPartition(ALERTS_TOPIC, p) for p in partitions]
+    # A fresh broker makes its offsets topic on the first group look-up, answering "coordinator
+    # not available" meanwhile: asked again for up to 5 s, then no group has committed.
+    retrying = Retrying(retry=retry_if_exception_type((CoordinatorNotAvailableError, CoordinatorLoadInProgressError)),
+                        stop=stop_after_delay(5), wait=wait_fixed(0.5), reraise=True)
     with client(settings, "admin") as admin:
-        for attempt in range(10):
-            try:
-                committed = admin.list_group_offsets({group: wanted})[group]
-                break
-            except (CoordinatorNotAvailableError, CoordinatorLoadInProgressError):
-                # A broker whose group coordinator has not started yet (a fresh broker makes
-                # its offsets topic on the first group look-up): no group has committed.
-                if attempt == 9:
-                    return None
-                time.sleep(0.5)
+        try:
+            committed = retrying(admin.list_group_offsets, {group: wanted})[group]
+        except (CoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+            return None
     positions = {tp.partition: meta.offset for tp, meta in committed.items() if meta.offset >= 0}
     return {ALERTS_TOPIC: positions} if positions else None
 

@@ -72,3 +72,16 @@ def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_h
         .write.format("delta").save(settings.table_for(BATCHES_TABLE))
     out = render(spark, settings, tmp_path / "report.png")
     assert out.stat().st_size > 20_000  # a drawn picture, not an empty canvas
+
+
+@pytest.mark.spark
+def test_the_report_without_tables_says_where_it_looked_and_what_to_run(spark, tmp_path):
+    from typer.testing import CliRunner
+
+    from feedback.cli import app
+
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "pipeline", "report", "--out", str(tmp_path / "r.png")])
+    assert result.exit_code == 1, result.output
+    message = " ".join(result.output.split())
+    assert f"no scored table at {tmp_path}" in message and "run the pipeline first" in message
+    assert not (tmp_path / "r.png").exists()
