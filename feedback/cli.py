@@ -286,11 +286,13 @@ def bench_producer(
 
 
 @bench_app.command("pipeline")
-def bench_pipeline(ctx: typer.Context, events: int = typer.Option(100_000, min=100, help="Events to score.")) -> None:
+def bench_pipeline(ctx: typer.Context, events: int = typer.Option(100_000, min=100, help="Events to score."),
+                   warm_up: int = typer.Option(2_000, min=1, help="Events each part runs over first, from the same "
+                                                                  "checkpoint, before the measured backlog.")) -> None:
     """The scorer's and the table writer's rates against raw VADER on the same texts and cores."""
     from benchmarks.pipeline import throughput
 
-    raise typer.Exit(throughput(settings_of(ctx), console, events))
+    raise typer.Exit(throughput(settings_of(ctx), console, events, warm_up))
 
 
 @bench_app.command("latency")
