@@ -2,7 +2,8 @@
 
 create/update: read the `kafka-env` and `kafka-broker` configurations the cluster uses, apply
 the pure edits of infra.lib.kafka_config, post each one that changes as a new desired config
-with a new tag, then restart Kafka (INSTALLED, then STARTED, waiting for each request) when a
+with a new tag, then restart Kafka (maintenance mode on, INSTALLED, then STARTED at service level, waiting for
+each request, maintenance mode off) when a
 configuration changed or a broker still runs on stale configuration. Applied again, the edits
 change nothing, so nothing is posted and Kafka is not restarted.
 diff: a change of cluster (its instance id), endpoint or login. delete: nothing to undo (the

@@ -1,11 +1,13 @@
-"""IP advertising and broker discovery against a loopback stand-in of Ambari's REST API."""
+"""IP advertising, Kafka's restart and broker discovery against a loopback stand-in of Ambari's REST API."""
 
 from __future__ import annotations
 
 import pytest
 
 from infra.lib import kafka_config
-from infra.providers.ambari import AmbariClient, AmbariEndpoint, AmbariError
+import requests
+
+from infra.providers.ambari import AmbariClient, AmbariEndpoint, AmbariError, AmbariOutcomeUnknown
 from infra.providers.broker_discovery import BrokerDiscoveryProvider
 from infra.providers.ip_advertising import IpAdvertisingProvider
 from tests.standins.ambari import KAFKA_ENV_TEMPLATE, AmbariStandIn
@@ -96,13 +98,13 @@ def test_a_service_already_in_the_state_answers_empty_and_is_not_polled(ambari):
 
 
 def test_failed_restart_names_ambaris_request_id(ambari):
-    ambari.fail_states = {"STARTED"}
+    ambari.outcomes = {"STARTED": "FAILED"}
 
     with pytest.raises(AmbariError) as raised:
         IpAdvertisingProvider().create(props(ambari))
 
     message = str(raised.value)
-    assert "Ambari request 2" in message and "FAILED" in message and "Background Operations" in message
+    assert "Ambari request 2" in message and "ended FAILED" in message and "Background Operations" in message
 
 
 def test_a_restart_that_never_finishes_fails_within_the_bound(ambari):
@@ -111,7 +113,9 @@ def test_a_restart_that_never_finishes_fails_within_the_bound(ambari):
     with pytest.raises(AmbariError) as raised:
         IpAdvertisingProvider().create(props(ambari, poll_interval_s=0.01, restart_timeout_s=0.2))
 
-    assert "Ambari request 1 is still IN_PROGRESS" in str(raised.value)
+    message = str(raised.value)
+    assert message.startswith("Ambari request 1 (Stop KAFKA") and "is still IN_PROGRESS" in message
+    assert "after 0.2s" in message and ambari.maintenance_state == "OFF"
 
 
 def test_wrong_cluster_login_gives_a_clear_message(ambari):
@@ -175,6 +179,163 @@ def test_writes_carry_the_header_ambari_requires(ambari):
     # ... and the real client sends it.
     IpAdvertisingProvider().create(props(ambari))
     assert ambari.state_changes() == ["INSTALLED", "STARTED"]
+
+
+# -- Kafka's restart (Microsoft's IP-advertising procedure) ---------------------------------
+
+
+SERVICE_LEVEL = {"level": "SERVICE", "cluster_name": "fbk01-kafka", "service_name": "KAFKA"}
+
+
+def client_for(standin: AmbariStandIn, sleep=None, attempts: int = 3) -> AmbariClient:
+    endpoint = AmbariEndpoint(standin.base_url, standin.cluster, standin.username, standin.password,
+                              request_timeout_s=5, attempts=attempts, retry_wait_s=0)
+    return AmbariClient(endpoint, sleep=sleep or (lambda _s: None))
+
+
+def raw_put(standin: AmbariStandIn, path: str, body: dict) -> requests.Response:
+    """A PUT sent without our client, to check the stand-in against Ambari's documented behaviour."""
+    return requests.put(f"{standin.base_url}/api/v1/clusters/{standin.cluster}{path}", json=body, timeout=5,
+                        auth=(standin.username, standin.password), headers={"X-Requested-By": "ambari"})
+
+
+def test_restart_turns_maintenance_mode_on_around_the_stop_and_the_start(ambari):
+    IpAdvertisingProvider().create(props(ambari))
+
+    assert ambari.timeline == ["maintenance ON", "request 1 INSTALLED", "request 2 STARTED", "maintenance OFF"]
+    assert ambari.maintenance_state == "OFF" and ambari.service_state == "STARTED"
+
+
+def test_state_changes_are_service_level_and_maintenance_mode_is_set_as_ambaris_ui_does(ambari):
+    IpAdvertisingProvider().create(props(ambari))
+
+    on, stop, start, off = ambari.service_puts
+    assert on["Body"] == {"ServiceInfo": {"maintenance_state": "ON"}} and set(on["RequestInfo"]) == {"context"}
+    assert off["Body"] == {"ServiceInfo": {"maintenance_state": "OFF"}} and set(off["RequestInfo"]) == {"context"}
+    assert stop["Body"] == {"ServiceInfo": {"state": "INSTALLED"}} and start["Body"] == {"ServiceInfo": {"state": "STARTED"}}
+    for change in (stop, start):
+        assert change["RequestInfo"]["operation_level"] == SERVICE_LEVEL
+        assert "feedback: advertise broker IP addresses" in change["RequestInfo"]["context"]
+
+
+def test_standin_skips_a_cluster_level_change_to_a_service_in_maintenance_mode(ambari):
+    stop = {"ServiceInfo": {"state": "INSTALLED"}}
+    assert raw_put(ambari, "/services/KAFKA", {"RequestInfo": {"context": "on"},
+                                                "Body": {"ServiceInfo": {"maintenance_state": "ON"}}}).status_code == 200
+
+    # No operation level is a cluster-level operation: 200, an empty body, and nothing done.
+    for request_info in ({"context": "no level"},
+                         {"context": "cluster", "operation_level": {"level": "CLUSTER", "cluster_name": ambari.cluster}}):
+        skipped = raw_put(ambari, "/services/KAFKA", {"RequestInfo": request_info, "Body": stop})
+        assert (skipped.status_code, skipped.content) == (200, b"")
+    assert ambari.requests == {} and ambari.service_state == "STARTED"
+    # A malformed level is refused, as RequestOperationLevel does.
+    wrong = raw_put(ambari, "/services/KAFKA", {"RequestInfo": {"operation_level": {"level": "RACK", "cluster_name": "c"}},
+                                                 "Body": stop})
+    assert wrong.status_code == 400 and "Wrong operation level value: RACK" in wrong.text
+    # At service level the change goes through.
+    accepted = raw_put(ambari, "/services/KAFKA", {"RequestInfo": {"operation_level": SERVICE_LEVEL}, "Body": stop})
+    assert accepted.status_code == 202 and accepted.json()["Requests"]["id"] == 1
+
+
+def test_a_state_change_ambari_skips_is_an_error_not_already_done(ambari):
+    class ClusterLevelClient(AmbariClient):
+        def operation_level(self, service: str) -> dict[str, str]:
+            return {}  # what the client sent before: no level, so Ambari takes the change as cluster-level
+
+    with pytest.raises(AmbariError) as raised:
+        ClusterLevelClient(client_for(ambari).endpoint).restart_service("KAFKA", "test", 0, 30)
+
+    message = str(raised.value)
+    assert "made no request" in message and "KAFKA is STARTED" in message and "maintenance mode" in message
+    assert ambari.requests == {}  # the restart silently did nothing
+    assert ambari.timeline == ["maintenance ON", "skipped INSTALLED (CLUSTER level, maintenance ON)", "maintenance OFF"]
+
+
+@pytest.mark.parametrize("state", ["FAILED", "ABORTED", "TIMEDOUT", "SKIPPED_FAILED"])
+def test_a_request_that_fails_ends_the_wait_naming_its_state(ambari, state):
+    ambari.outcomes = {"INSTALLED": state}
+
+    with pytest.raises(AmbariError) as raised:
+        IpAdvertisingProvider().create(props(ambari))
+
+    message = str(raised.value)
+    assert message.startswith(f"Ambari request 1 (Stop KAFKA") and f"ended {state}" in message
+    assert "Background Operations" in message and "`pulumi up` again" in message
+    assert ambari.state_changes() == ["INSTALLED"]  # no start after a failed stop
+    assert ambari.maintenance_changes() == ["ON", "OFF"]  # maintenance mode off again after the failure
+
+
+@pytest.mark.parametrize("state", ["HOLDING", "HOLDING_FAILED", "HOLDING_TIMEDOUT"])
+def test_a_request_holding_for_an_operator_ends_the_wait_naming_its_state(ambari, state):
+    ambari.outcomes = {"STARTED": state}
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        assert len(sleeps) < 20, f"still polling a request that is {state}"
+
+    with pytest.raises(AmbariError) as raised:
+        client_for(ambari, sleep=sleep).restart_service("KAFKA", "test", poll_interval_s=5, timeout_s=3600)
+
+    message = str(raised.value)
+    assert message.startswith(f"Ambari request 2 (Start KAFKA") and f"is {state} " in message
+    assert "operator" in message and "retry or skip" in message and "`pulumi up` again" in message
+    assert ambari.requests[2].status == state and sleeps == [5, 5]  # one wait per request, then it ended
+    assert ambari.maintenance_changes() == ["ON", "OFF"]
+
+
+def test_a_state_change_is_sent_once_even_when_the_gateway_answers_503(ambari):
+    ambari.write_faults = {"state": ["503-applied"]}  # Ambari accepted the stop; its answer was lost
+
+    with pytest.raises(AmbariOutcomeUnknown) as raised:
+        IpAdvertisingProvider().create(props(ambari, attempts=5))
+
+    state_puts = [body for body in ambari.service_puts if "state" in body["Body"]["ServiceInfo"]]
+    assert len(state_puts) == 1 and list(ambari.requests) == [1]  # a repeat would have made a second request
+    message = str(raised.value)
+    assert "503" in message and "not safe to repeat" in message
+    assert "Background Operations" in message and "`pulumi up` again" in message
+    assert ambari.maintenance_changes() == ["ON", "OFF"]
+
+
+def test_a_new_desired_config_is_sent_once_and_pulumi_up_again_finishes_the_job(ambari):
+    ambari.write_faults = {"desired_config": ["503-applied"]}  # kafka-env saved, answer lost
+
+    with pytest.raises(AmbariOutcomeUnknown, match="may have been saved") as raised:
+        IpAdvertisingProvider().create(props(ambari, attempts=5))
+    assert "`pulumi up` again" in str(raised.value)
+    assert [kind for kind, tags in ambari.configs.items() if len(tags) > 1] == ["kafka-env"]
+    assert sum(1 for verb, path in ambari.writes() if path.endswith(ambari.cluster)) == 1
+
+    again = IpAdvertisingProvider().create(props(ambari))  # the next `pulumi up`
+
+    assert again.outs["changed_configs"] == ["kafka-broker"]
+    assert ambari.state_changes() == ["INSTALLED", "STARTED"] and ambari.stale is False
+
+
+def test_reads_and_maintenance_mode_are_retried_on_server_errors(ambari):
+    ambari.faults = ["503"]  # the first read
+    ambari.write_faults = {"maintenance_state": ["503", "503-applied"]}
+
+    IpAdvertisingProvider().create(props(ambari, attempts=3))
+
+    assert ambari.calls[0] == ambari.calls[1] and ambari.calls[0][0] == "GET"
+    turn_on = [body for body in ambari.service_puts if body["Body"]["ServiceInfo"].get("maintenance_state") == "ON"]
+    assert len(turn_on) == 3  # 503, 503 after applying, then 200
+    assert ambari.timeline == ["maintenance ON", "request 1 INSTALLED", "request 2 STARTED", "maintenance OFF"]
+
+
+def test_maintenance_mode_left_on_is_reported_with_the_way_to_turn_it_off(ambari):
+    ambari.write_faults = {"maintenance_state": ["ok", "503", "503", "503"]}  # ON works, OFF never does
+
+    with pytest.raises(AmbariError) as raised:
+        IpAdvertisingProvider().create(props(ambari, attempts=3))
+
+    message = str(raised.value)
+    assert message.startswith("KAFKA restarted (Ambari requests [1, 2]), but maintenance mode of KAFKA is still ON")
+    assert "Turn Off Maintenance Mode" in message
+    assert ambari.maintenance_state == "ON" and ambari.service_state == "STARTED"
 
 
 # -- broker discovery -----------------------------------------------------------------------

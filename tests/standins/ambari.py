@@ -1,8 +1,10 @@
 """A loopback stand-in for the parts of Apache Ambari's REST API that the infra providers use.
 
 Follows Apache Ambari's API reference (ambari-server/docs/api/v1: index.md, configuration.md,
-update-service.md, host-components.md, hosts.md) and Microsoft's "Manage HDInsight clusters by
-using the Apache Ambari REST API" (learn.microsoft.com/azure/hdinsight/hdinsight-hadoop-manage-ambari-rest-api):
+update-service.md, host-components.md, hosts.md), Ambari's server where the reference is silent
+(ServiceResourceProvider.updateServices, MaintenanceStateHelper, RequestOperationLevel,
+HostRoleStatus) and Microsoft's "Manage HDInsight clusters by using the Apache Ambari REST API"
+(learn.microsoft.com/azure/hdinsight/hdinsight-hadoop-manage-ambari-rest-api):
 
 - basic auth (401 otherwise); writes need `X-Requested-By` (400 "CSRF protection is turned on" otherwise);
 - `GET /api/v1/clusters/C?fields=Clusters/desired_configs` -> `{"Clusters": {"desired_configs": {type: {"tag", "version"}}}}`;
@@ -10,15 +12,27 @@ using the Apache Ambari REST API" (learn.microsoft.com/azure/hdinsight/hdinsight
   "properties_attributes"}]}` (empty `items` for an unknown tag);
 - `PUT /api/v1/clusters/C` with `{"Clusters": {"desired_config": {"type", "tag", "properties", ...}}}` makes a new
   version the desired one (400 if the tag already exists for that type); Kafka's hosts then report stale configs;
-- `PUT /api/v1/clusters/C/services/S` with `{"RequestInfo": {"context"}, "Body": {"ServiceInfo": {"state"}}}`:
-  202 `{"href", "Requests": {"id", "status": "Accepted"}}`, or 200 with an empty body when S is already in that state;
+- `GET /api/v1/clusters/C/services/S` -> `{"ServiceInfo": {"cluster_name", "service_name", "state", "maintenance_state"}}`;
+- `PUT /api/v1/clusters/C/services/S` with `{"RequestInfo": {"context", "operation_level"?}, "Body": {"ServiceInfo":
+  {"maintenance_state"?, "state"?}}}`. `maintenance_state` (ON or OFF; 400 otherwise) is set first and makes no
+  request. A `state` change then answers 202 `{"href", "Requests": {"id", "status": "Accepted"}}`, or 200 with an
+  empty body and nothing done when S already is in that state, or when Ambari skips S: the operation level
+  (`RequestInfo.operation_level.level`, CLUSTER when absent) is CLUSTER, or HOST, and S is in maintenance mode.
+  A malformed `operation_level` (unknown level, no `cluster_name`) is a 400, as in RequestOperationLevel;
 - `GET /api/v1/clusters/C/requests/N` -> `{"Requests": {"id", "request_context", "request_status", "progress_percent"}}`,
-  IN_PROGRESS for `polls_to_finish` polls, then COMPLETED (or FAILED for the states in `fail_states`);
+  IN_PROGRESS for `polls_to_finish` polls, then COMPLETED, or the state `outcomes` names for the request's target
+  state: FAILED, ABORTED, TIMEDOUT, SKIPPED_FAILED (final), or HOLDING, HOLDING_FAILED, HOLDING_TIMEDOUT (where
+  the request then stays, waiting for an operator);
 - `GET /api/v1/clusters/C/services/KAFKA/components/KAFKA_BROKER` -> `host_components[].HostRoles`
   (`host_name`, `stale_configs`); `GET /api/v1/clusters/C/hosts/H` -> `{"Hosts": {"host_name", "ip"}}`.
 
-Faults for tests, consumed one per request in order: `"500"`, `"503"` (answer that status).
-`hang = True` keeps every request IN_PROGRESS.
+What tests look at: `timeline` (maintenance changes, requests made and skips, in order), `service_puts` (the
+bodies of service PUTs), `state_changes()`, `maintenance_changes()`, `writes()`.
+
+Faults for tests: `faults`, consumed one per request in order: `"500"`, `"503"` (answer that status).
+`write_faults`, consumed one per write of a kind (`"state"`, `"maintenance_state"`, `"desired_config"`):
+`"503"` answers 503 and does nothing; `"503-applied"` does the write, then answers 503 (a gateway that lost
+Ambari's answer); `"ok"` lets that write through. `hang = True` keeps every request IN_PROGRESS.
 """
 
 from __future__ import annotations
@@ -79,12 +93,16 @@ class AmbariStandIn(LoopbackHTTP):
         }
     )
     polls_to_finish: int = 2
-    fail_states: set[str] = field(default_factory=set)
+    outcomes: dict[str, str] = field(default_factory=dict)  # target state -> how its request ends
     hang: bool = False
     faults: list[str] = field(default_factory=list)
+    write_faults: dict[str, list[str]] = field(default_factory=dict)
     service_state: str = "STARTED"
+    maintenance_state: str = "OFF"
     stale: bool = False
     calls: list[tuple[str, str]] = field(default_factory=list)
+    timeline: list[str] = field(default_factory=list)
+    service_puts: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> Reply:
         self._lock = threading.Lock()
@@ -115,6 +133,9 @@ class AmbariStandIn(LoopbackHTTP):
 
     def writes(self) -> list[tuple[str, str]]:
         return [call for call in self.calls if call[0] == "PUT"]
+
+    def maintenance_changes(self) -> list[str]:
+        return [entry.split()[-1] for entry in self.timeline if entry.startswith("maintenance ")]
 
     # -- the API --------------------------------------------------------------------------
 
@@ -153,8 +174,10 @@ class AmbariStandIn(LoopbackHTTP):
                 return self._put_desired_config(body)
             if verb == "GET" and rest == ["configurations"]:
                 return self._configurations(query)
+            if verb == "GET" and len(rest) == 2 and rest[0] == "services":
+                return self._service(rest[1])
             if verb == "PUT" and len(rest) == 2 and rest[0] == "services":
-                return self._set_service_state(rest[1], body)
+                return self._update_service(rest[1], body)
             if verb == "GET" and len(rest) == 2 and rest[0] == "requests":
                 return self._request_status(int(rest[1]))
             if verb == "GET" and rest == ["services", "KAFKA", "components", "KAFKA_BROKER"]:
@@ -182,7 +205,18 @@ class AmbariStandIn(LoopbackHTTP):
             })
         return self._answer(200, {"href": self._href("/configurations"), "items": items})
 
+    def _write_fault(self, kind: str) -> str | None:
+        queued = self.write_faults.get(kind) or []
+        return queued.pop(0) if queued else None
+
     def _put_desired_config(self,  body: dict) -> Reply:
+        fault = self._write_fault("desired_config")
+        if fault == "503":
+            return self._error(503, "Service Unavailable")
+        reply = self._apply_desired_config(body)
+        return self._error(503, "Service Unavailable") if fault == "503-applied" else reply
+
+    def _apply_desired_config(self,  body: dict) -> Reply:
         desired = body.get("Clusters", {}).get("desired_config")
         entries = desired if isinstance(desired, list) else [desired] if desired else []
         if not entries:
@@ -203,16 +237,64 @@ class AmbariStandIn(LoopbackHTTP):
                 self.stale = True
         return self._answer(200)
 
-    def _set_service_state(self,  service: str, body: dict) -> Reply:
+    def _service(self, service: str) -> Reply:
         if service != "KAFKA":
             return self._error(404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
-        state = body.get("Body", {}).get("ServiceInfo", {}).get("state")
+        return self._answer(200, {"href": self._href(f"/services/{service}"), "ServiceInfo": {
+            "cluster_name": self.cluster, "service_name": service, "state": self.service_state,
+            "maintenance_state": self.maintenance_state}})
+
+    def _update_service(self,  service: str, body: dict) -> Reply:
+        if service != "KAFKA":
+            return self._error(404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
+        self.service_puts.append(body)
+        info = body.get("Body", {}).get("ServiceInfo", {})
+        request_info = body.get("RequestInfo", {})
+        reply = self._answer(200)  # nothing to do is not an error
+        for key, apply in (("maintenance_state", lambda: self._set_maintenance(info["maintenance_state"])),
+                           ("state", lambda: self._change_state(service, info["state"], request_info))):
+            if key not in info:
+                continue
+            fault = self._write_fault(key)
+            if fault == "503":
+                return self._error(503, "Service Unavailable")
+            reply = apply()
+            if fault == "503-applied":
+                return self._error(503, "Service Unavailable")
+            if reply.status >= 400:
+                return reply
+        return reply
+
+    def _set_maintenance(self, value: object) -> Reply:
+        if value not in ("ON", "OFF"):
+            # MaintenanceState.valueOf, then "can only set" for the IMPLIED_* values.
+            return self._error(400, "Invalid arguments, can only set maintenance state to one of [OFF, ON]")
+        if value != self.maintenance_state:  # setting the value it has changes nothing
+            self.maintenance_state = str(value)
+            self.timeline.append(f"maintenance {value}")
+        return self._answer(200)
+
+    def _change_state(self, service: str, state: object, request_info: dict) -> Reply:
         if state not in ("INSTALLED", "STARTED"):
-            return self._error(400, f"Invalid Request: unsupported state {state!r}")
+            return self._error(400, f"Invalid arguments, invalid desired state, desiredState={state}")
+        level = "CLUSTER"  # updateServices: "Can not determine request operation level" -> Cluster
+        operation = request_info.get("operation_level")
+        if isinstance(operation, dict) and "level" in operation:
+            level = str(operation["level"]).strip().upper()
+            if level not in ("CLUSTER", "SERVICE", "HOST", "HOST_COMPONENT"):
+                return self._error(400, f"Wrong operation level value: {operation['level']}")
+            if "cluster_name" not in operation:
+                return self._error(400, "Mandatory key operation_level/cluster_name for operation level is not specified")
+        # MaintenanceStateHelper: the service check admits only CLUSTER when in maintenance; each host
+        # component's check (IMPLIED_FROM_SERVICE) admits SERVICE and HOST_COMPONENT, not HOST.
+        if self.maintenance_state != "OFF" and level in ("CLUSTER", "HOST"):
+            self.timeline.append(f"skipped {state} ({level} level, maintenance {self.maintenance_state})")
+            return self._answer(200)
         if state == self.service_state:
             return self._answer(200)
         request_id = len(self.requests) + 1
-        self.requests[request_id] = AmbariRequest(request_id, body.get("RequestInfo", {}).get("context", ""), service, state)
+        self.requests[request_id] = AmbariRequest(request_id, request_info.get("context", ""), service, state)
+        self.timeline.append(f"request {request_id} {state}")
         return self._answer(202, {"href": self._href(f"/requests/{request_id}"), "Requests": {"id": request_id, "status": "Accepted"}})
 
     def _request_status(self,  request_id: int) -> Reply:
@@ -222,12 +304,13 @@ class AmbariStandIn(LoopbackHTTP):
         if request.status == "IN_PROGRESS" and not self.hang:
             request.polls += 1
             if request.polls >= self.polls_to_finish:
-                request.status = "FAILED" if request.state in self.fail_states else "COMPLETED"
+                request.status = self.outcomes.get(request.state, "COMPLETED")
                 if request.status == "COMPLETED":
                     self.service_state = request.state
                     if request.state == "STARTED":
                         self.stale = False
-        progress = 100 if request.status != "IN_PROGRESS" else min(90, 100 * request.polls // max(1, self.polls_to_finish))
+        running = request.status == "IN_PROGRESS" or request.status.startswith("HOLDING")
+        progress = min(90, 100 * request.polls // max(1, self.polls_to_finish)) if running else 100
         return self._answer(200, {
             "href": self._href(f"/requests/{request_id}"),
             "Requests": {"id": request_id, "cluster_name": self.cluster, "request_context": request.context,
