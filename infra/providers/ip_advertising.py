@@ -2,10 +2,10 @@
 
 create/update: read the `kafka-env` and `kafka-broker` configurations the cluster uses, apply
 the pure edits of infra.lib.kafka_config, post each one that changes as a new desired config
-with a new tag, then restart Kafka (maintenance mode on, INSTALLED, then STARTED at service level, waiting for
-each request, maintenance mode off) when a
-configuration changed or a broker still runs on stale configuration. Applied again, the edits
-change nothing, so nothing is posted and Kafka is not restarted.
+with a new tag, then restart Kafka (maintenance mode on, INSTALLED, then STARTED at service
+level, waiting for each request, maintenance mode off) when a configuration changed or a
+broker still runs on stale configuration. Applied again, the edits change nothing, so
+nothing is posted and Kafka is not restarted.
 diff: a change of cluster (its instance id), endpoint or login. delete: nothing to undo (the
 configuration is harmless and goes with the cluster).
 """
