@@ -1,10 +1,15 @@
-"""`feedback databricks ...`: run the deployed jobs now, see their state, read a failed run's error.
+"""`feedback databricks ...`: start or pause the deployed jobs, see their state, read a run's errors.
 
-    feedback databricks run feedback-pipeline --timeout 1200      run now, wait until it ends
-    feedback databricks run feedback-pipeline --until running     ... or only until it has started
-    feedback databricks status [NAME ...]                         jobs and their last runs
-    feedback databricks errors --job feedback-pipeline            why the last run failed
-    feedback databricks errors 123456                             ... or one run, by id
+    feedback databricks run feedback-pipeline                    a continuous job: its active run, or resume
+                                                                 it, or restart it; wait until it runs
+    feedback databricks run some-batch-job --timeout 1200        any other job: Run now, wait until it ends
+    feedback databricks pause feedback-pipeline                  pause a continuous job, cancel its run
+    feedback databricks status [NAME ...]                        jobs, their trigger and last runs
+    feedback databricks errors --job feedback-pipeline           why the last run's tasks failed
+    feedback databricks errors 123456                            ... or one run's, by id
+
+`run` on a continuous job (both deployed jobs are) does not call Run now while the job has an
+active run: Run now would cancel that run and start another. See `databricks_jobs.start_job`.
 
 The workspace URL comes from --host or DATABRICKS_HOST (`pulumi stack output
 databricksWorkspaceUrl`). Credentials are the SDK's own (databricks-sdk unified authentication):
@@ -33,7 +38,7 @@ from rich.table import Table
 
 from feedback import databricks_jobs as jobs
 
-app = typer.Typer(help="The Databricks jobs (databricks-sdk): run now and wait, status, a failed run's error.",
+app = typer.Typer(help="The Databricks jobs (databricks-sdk): start or pause, status, a run's errors.",
                   no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
@@ -103,9 +108,9 @@ def _failures(connection: Connection) -> Iterator[None]:
         yield
     except Failure as failure:
         raise _exit(str(failure), failure.code)
-    except (jobs.JobNotFound, jobs.AmbiguousJob) as error:
+    except (jobs.JobNotFound, jobs.AmbiguousJob, jobs.NotContinuous, jobs.RunStatusMissing) as error:
         raise _exit(str(error), EXIT_FAILED)
-    except jobs.RunTimedOut as error:
+    except (jobs.RunTimedOut, jobs.NoRunStarted) as error:
         raise _exit(str(error), EXIT_TIMED_OUT)
     except Unauthenticated as error:
         raise _exit(f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
@@ -115,7 +120,8 @@ def _failures(connection: Connection) -> Iterator[None]:
             raise _exit(f"the workspace {where} refused the credentials (403: {_sdk_message(error)}): "
                         f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired", EXIT_CONFIG)
         raise _exit(f"the workspace {where} denied the call (403 {error.error_code}: {_sdk_message(error)}): the identity "
-                    f"needs CAN MANAGE RUN on the job; or {CREDENTIALS_HINT}", EXIT_CONFIG)
+                    "needs CAN MANAGE RUN on the job to run or cancel it, and CAN MANAGE (or IS OWNER) to pause or "
+                    f"resume a continuous job, which edits its settings; or {CREDENTIALS_HINT}", EXIT_CONFIG)
     except DatabricksError as error:
         raise _exit(f"the Databricks API at {where} answered {error.error_code}: {error}", EXIT_FAILED)
     except TimeoutError as error:
@@ -147,19 +153,51 @@ def _when(ms: Optional[int]) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _print_errors(failures: List[jobs.TaskError], run: jobs.RunState) -> None:
-    if not failures:
-        console.print(f"run {run.run_id}: {run.summary} {escape(run.state_message)} (no task reported an error)",
+def _url(run: jobs.RunState) -> str:
+    return f" - {run.run_page_url}" if run.run_page_url else ""
+
+
+def _print_errors(report: jobs.RunErrors, run: jobs.RunState) -> None:
+    for history in report.recovered + report.retrying:
+        failed = ", ".join(f"attempt {a.attempt_number} {a.termination_code or a.life_cycle_state}"
+                           for a in history.earlier_failures)
+        latest = history.latest
+        outcome = (f"retried, then succeeded (attempt {latest.attempt_number})" if latest.succeeded else
+                   f"retrying: attempt {latest.attempt_number} is {latest.life_cycle_state}")
+        console.print(f"task {history.task_key}: {failed}; {outcome} (not an error)", highlight=False)
+    if not report.failures:
+        console.print(f"run {run.run_id}: {run.summary} {escape(run.message)} (no task reported an error)",
                       highlight=False)
         return
-    for failure in failures:
-        console.rule(f"task {failure.task_key} (task run {failure.run_id}): {failure.result_state or '?'}")
-        if failure.state_message:
-            console.print(escape(failure.state_message), highlight=False)
+    for failure in report.failures:
+        earlier = failure.earlier_failed_attempts
+        retried = f", after {earlier} failed attempt(s)" if earlier else ""
+        console.rule(f"task {failure.task_key} (task run {failure.run_id}, attempt {failure.attempt_number}{retried}): "
+                     f"{failure.termination_code or '?'}")
+        if failure.message:
+            console.print(escape(failure.message), highlight=False)
         if failure.error:
             console.print(f"[bold]error:[/bold] {escape(failure.error)}", highlight=False)
         if failure.error_trace:
             console.print(escape(failure.error_trace), highlight=False, soft_wrap=True)
+
+
+def _report_start(job: jobs.JobRef, start: jobs.Start) -> None:
+    where = f"{job.name} (job {job.job_id})"
+    if start.action == "run-now":
+        console.print(f"started run {start.run_id} of {where}", highlight=False)
+    elif start.action == "already-running" and start.active is not None:
+        console.print(f"{where} is continuous and already running: run {start.run_id} ({start.active.summary})"
+                      f"{_url(start.active)}; no new run started (Run now would cancel this one and start another)",
+                      highlight=False)
+    elif start.action == "restarted":
+        console.print(f"{where} is continuous and unpaused but had no active run (between two runs, or backing off "
+                      f"after failed runs): Run now restarted it as run {start.run_id}", highlight=False)
+    else:
+        console.print(f"resumed {where}: continuous.pause_status PAUSED -> UNPAUSED"
+                      + (f"; its active run is {start.run_id} ({start.active.summary}){_url(start.active)}"
+                         if start.active else "; Databricks starts its run (usually within a minute)"),
+                      highlight=False)
 
 
 @app.command("run")
@@ -168,22 +206,32 @@ def run(
     name: str = typer.Argument(..., help="The job's name, e.g. feedback-pipeline."),
     timeout: float = typer.Option(1200, "--timeout", min=0, help="Seconds to wait at most; the run keeps going after."),
     poll_interval: float = typer.Option(10, "--poll-interval", min=0, help="Seconds between two looks at the run."),
-    until: str = typer.Option("terminated", "--until", help="terminated: wait for the run's end; running: only until "
-                              "it has started (for continuous streaming jobs)."),
-    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the run, or only trigger it."),
+    until: Optional[str] = typer.Option(None, "--until", help="terminated: wait for the run's end; running: only until "
+                                        "it has started. Default: running for a continuous job, terminated otherwise."),
+    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the run, or only start it."),
 ) -> None:
-    """Run a job now and wait for it, with progress. A failed run prints its tasks' errors and exits 1."""
-    if until not in ("terminated", "running"):
+    """Have a run of the job going and wait for it, with progress. A failed run prints its tasks' errors and exits 1.
+
+    A continuous job is not run now while it runs: its active run is reported; a paused one is
+    resumed; one with no active run (backing off after failures) is restarted with Run now.
+    Any other job is run now.
+    """
+    if until not in (None, "terminated", "running"):
         raise typer.BadParameter("terminated or running", param_hint="--until")
     connection = _connection(ctx)
     with _failures(connection):
         w = workspace_client(connection)
         job = jobs.find_job(w, name)
-        run_id = jobs.start_run(w, job.job_id)
-        console.print(f"started run {run_id} of {job.name} (job {job.job_id})", highlight=False)
+        start = jobs.start_job(w, job.job_id)
+        _report_start(job, start)
         if not wait:
             return
+        wait_until = until or ("terminated" if start.action == "run-now" else "running")
         started = time.monotonic()
+        run_id = start.run_id
+        if run_id is None:
+            run_id = jobs.wait_for_active_run(w, job.job_id, timeout_s=timeout, poll_interval_s=poll_interval).run_id
+            console.print(f"run {run_id} of {job.name} started", highlight=False)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                       console=console, transient=True) as progress:
             task = progress.add_task(f"run {run_id}: starting", total=None)
@@ -191,18 +239,53 @@ def run(
             def on_change(state: jobs.RunState) -> None:
                 progress.update(task, description=f"run {run_id}: {state.summary}")
                 progress.console.print(f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
-                                       + (f" - {escape(state.state_message)}" if state.state_message else ""),
+                                       + (f" - {escape(state.message)}" if state.message else ""),
                                        highlight=False)
 
-            state = jobs.wait_for_run(w, run_id, timeout_s=timeout, poll_interval_s=poll_interval,
-                                      until=until, on_change=on_change)  # type: ignore[arg-type]
-        if state.succeeded or (until == "running" and not state.is_terminal):
-            console.print(f"run {run_id}: {state.summary}" + (f" - {state.run_page_url}" if state.run_page_url else ""),
-                          highlight=False)
+            state = jobs.wait_for_run(w, run_id, timeout_s=max(timeout - (time.monotonic() - started), 0),
+                                      poll_interval_s=poll_interval, until=wait_until,  # type: ignore[arg-type]
+                                      on_change=on_change)
+        if state.succeeded or (wait_until == "running" and not state.is_terminal):
+            console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
             return
-        _print_errors(jobs.task_errors(w, run_id), state)
+        _print_errors(jobs.run_errors(w, run_id), state)
         raise Failure(f"run {run_id} of {job.name} ended {state.summary}"
                       + (f": {state.run_page_url}" if state.run_page_url else ""))
+
+
+@app.command("pause")
+def pause(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The continuous job's name, e.g. feedback-pipeline."),
+    keep_run: bool = typer.Option(False, "--keep-run/--cancel-run", help="Leave the active run going (pausing only "
+                                  "stops new runs), or cancel it (the default)."),
+    timeout: float = typer.Option(600, "--timeout", min=0, help="Seconds to wait at most for the cancelled run "
+                                  "to end."),
+    poll_interval: float = typer.Option(10, "--poll-interval", min=0, help="Seconds between two looks at the run."),
+) -> None:
+    """Pause a continuous job (continuous.pause_status PAUSED) and cancel its active run. `run` resumes it."""
+    connection = _connection(ctx)
+    with _failures(connection):
+        w = workspace_client(connection)
+        job = jobs.find_job(w, name)
+        was_unpaused, active = jobs.pause_job(w, job)
+        where = f"{job.name} (job {job.job_id})"
+        console.print(f"paused {where}: continuous.pause_status UNPAUSED -> PAUSED; Databricks starts no new run"
+                      if was_unpaused else f"{where} was already paused", highlight=False)
+        if not active:
+            console.print("no active run", highlight=False)
+            return
+        if keep_run:
+            for state in active:
+                console.print(f"run {state.run_id} keeps running ({state.summary}){_url(state)}; "
+                              "`pause` without --keep-run cancels it", highlight=False)
+            return
+        for state in active:
+            jobs.cancel_run(w, state.run_id)
+            console.print(f"cancelling run {state.run_id} ({state.summary})", highlight=False)
+        for state in active:
+            ended = jobs.wait_for_run(w, state.run_id, timeout_s=timeout, poll_interval_s=poll_interval)
+            console.print(f"run {ended.run_id}: {ended.summary}{_url(ended)}", highlight=False)
 
 
 @app.command("status")
@@ -210,20 +293,22 @@ def status(
     ctx: typer.Context,
     names: Optional[List[str]] = typer.Argument(None, help="Job names (default: every job in the workspace)."),
 ) -> None:
-    """The jobs and the state of each one's last run."""
+    """The jobs, their trigger (continuous: unpaused or paused) and the state of each one's last run."""
     connection = _connection(ctx)
     with _failures(connection):
         w = workspace_client(connection)
         rows = jobs.job_statuses(w, names or [])
-        table = Table("job", "job id", "last run", "state", "result", "started", "message", title="Databricks jobs")
+        table = Table("job", "job id", "trigger", "last run", "state", "termination", "started", "message",
+                      title="Databricks jobs")
         table.add_column("url", overflow="fold")
         for row in rows:
+            trigger = f"continuous, {row.continuous.lower()}" if row.continuous else "-"
             last = row.last_run
             if last is None:
-                table.add_row(row.job.name, str(row.job.job_id), "-", "never run", "", "", "", "")
+                table.add_row(row.job.name, str(row.job.job_id), trigger, "-", "never run", "", "", "", "")
                 continue
-            table.add_row(row.job.name, str(row.job.job_id), str(last.run_id), last.life_cycle_state,
-                          last.result_state or "", _when(last.start_time_ms), escape(last.state_message),
+            table.add_row(row.job.name, str(row.job.job_id), trigger, str(last.run_id), last.life_cycle_state,
+                          last.termination_code or "", _when(last.start_time_ms), escape(last.message),
                           last.run_page_url or "")
         console.print(table)
         if not rows:
@@ -233,12 +318,20 @@ def status(
 @app.command("errors")
 def errors(
     ctx: typer.Context,
-    run_id: Optional[int] = typer.Argument(None, help="The run's id (see `status`)."),
+    run: Optional[str] = typer.Argument(None, metavar="RUN_ID", help="The run's id (see `status`)."),
     job: Optional[str] = typer.Option(None, "--job", help="Instead of a run id: the last run of this job."),
 ) -> None:
-    """A run's failed tasks with their error and stack trace (jobs/runs/get-output per task run)."""
-    if (run_id is None) == (job is None):
+    """A run's failed tasks with their error and stack trace (jobs/runs/get-output per task run).
+
+    A task is judged by its last attempt: one that failed and was retried successfully is listed
+    as such, not as an error. Works on an active run too (a continuous job's run never ends).
+    """
+    if (run is None) == (job is None):
         raise typer.BadParameter("give a run id or --job NAME, not both", param_hint="RUN_ID / --job")
+    if run is not None and not run.isdigit():
+        # `errors feedback-pipeline` reads naturally but names a job, not a run.
+        raise typer.BadParameter(f"{run!r} is not a run id; for a job's last run: --job {run}", param_hint="RUN_ID")
+    run_id = int(run) if run is not None else None
     connection = _connection(ctx)
     with _failures(connection):
         w = workspace_client(connection)
@@ -249,8 +342,5 @@ def errors(
                 raise Failure(f"job {ref.name} (job {ref.job_id}) has never run")
             run_id = state.run_id
         state = jobs.get_run_state(w, run_id)
-        console.print(f"run {run_id}: {state.summary}" + (f" - {state.run_page_url}" if state.run_page_url else ""),
-                      highlight=False)
-        if state.succeeded or not state.is_terminal:
-            return
-        _print_errors(jobs.task_errors(w, run_id), state)
+        console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
+        _print_errors(jobs.run_errors(w, run_id), state)

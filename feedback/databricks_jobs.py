@@ -1,34 +1,63 @@
-"""Operating the Databricks jobs through `databricks-sdk`: run one now, wait, status, errors.
+"""Operating the Databricks jobs through `databricks-sdk`: start, pause, wait, status, errors.
 
 Every function takes a `databricks.sdk.WorkspaceClient` and plain arguments and returns plain
 records; nothing here prints or reads the environment. The client (its host and credentials)
 is built by the caller: `feedback.databricks_commands` for the CLI, a test for the stand-in.
 
-    run_id = start_run(w, find_job(w, "feedback-pipeline").job_id)
-    run = wait_for_run(w, run_id, timeout_s=1200, poll_interval_s=10, on_change=print)
-    if not run.succeeded:
-        for failure in task_errors(w, run_id): ...
+    job = find_job(w, "feedback-pipeline")
+    start = start_job(w, job.job_id)              # Run now, or the continuous job's own run
+    run_id = start.run_id or wait_for_active_run(w, job.job_id, timeout_s=120, poll_interval_s=5).run_id
+    run = wait_for_run(w, run_id, timeout_s=1200, poll_interval_s=10, until="running", on_change=print)
+    report = run_errors(w, run_id)                # failed tasks' errors; retried-then-succeeded apart
 
-The Jobs API calls behind them (the SDK's, API 2.2): `jobs/list` (with `name`), `jobs/run-now`,
-`jobs/runs/get`, `jobs/runs/list` (`job_id`, `limit`) and `jobs/runs/get-output`, which only
-answers for one task's run: a multi-task run's errors are read task by task.
+A continuous job (one whose settings have `continuous`; both of this project's jobs are) is
+not started with Run now while it runs: Databricks keeps one run of it going, and Run now on a
+continuous job cancels the active run and starts a new one (databricks/terraform-provider-databricks,
+jobs/jobs_api_go_sdk.go: "calling RunNow() on a continuous job works, cancelling the active run
+if there is one, and resetting the exponential backoff timer"). So `start_job`
+- reports the active run of an unpaused continuous job;
+- resumes a paused one (`continuous.pause_status` UNPAUSED), after which Databricks starts the run;
+- uses Run now only for an unpaused continuous job with no active run (between two runs, or
+  backing off after failed runs: "Run jobs continuously" documents Run now for that) and for
+  any job that is not continuous.
+`pause_job` sets `continuous.pause_status` PAUSED, which stops Databricks starting runs; the
+active run keeps going until it is cancelled ("When you pause a trigger, any currently active
+runs continue", Databricks' "Pause and resume job triggers"), which `cancel_run` does.
+
+A run's state is read from its `status` (`RunStatus`: `state`, `termination_details`); the
+older `state` field is deprecated in the Jobs API and in the SDK ("Deprecated. Please use the
+`status` field instead.") and is not read.
+
+The Jobs API calls behind them (the SDK's, API 2.2): `jobs/list` (with `name`), `jobs/get`,
+`jobs/update` (`new_settings` with only `continuous`), `jobs/run-now`, `jobs/runs/get`,
+`jobs/runs/list` (`job_id`, `limit`, `active_only`), `jobs/runs/cancel` and
+`jobs/runs/get-output`, which only answers for one task's run: a multi-task run's errors are
+read task by task.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Optional
 
 from databricks.sdk import WorkspaceClient
-from databricks.sdk.service.jobs import BaseRun, Run, RunTask
+from databricks.sdk.service.jobs import BaseRun, Continuous, JobSettings, PauseStatus, Run, RunTask
 
-# Life-cycle states after which a run changes no more (Jobs API `RunLifeCycleState`).
-TERMINAL_STATES = frozenset({"TERMINATED", "SKIPPED", "INTERNAL_ERROR"})
+# `RunStatus.state` (RunLifecycleStateV2State): QUEUED, PENDING, BLOCKED, WAITING, RUNNING,
+# TERMINATING, TERMINATED. Skipped runs and internal errors are TERMINATED with that
+# `termination_details.code`, so TERMINATED is the only state after which a run changes no more.
+TERMINAL_STATES = frozenset({"TERMINATED"})
 # States in which the run's code is executing or has finished executing.
 STARTED_STATES = frozenset({"RUNNING", "TERMINATING"}) | TERMINAL_STATES
+# Termination codes of a task that ended well (`TerminationCodeCode`).
+TASK_SUCCESS_CODES = frozenset({"SUCCESS", "SUCCESS_WITH_FAILURES"})
+# A task that never ran (an upstream task failed, or it was disabled) has no output of its own.
+NO_OUTPUT_CODES = frozenset({"SKIPPED", "DISABLED"})
 
 WaitUntil = Literal["terminated", "running"]
+StartAction = Literal["run-now", "already-running", "resumed", "restarted"]
 
 
 @dataclass(frozen=True)
@@ -39,13 +68,13 @@ class JobRef:
 
 @dataclass(frozen=True)
 class RunState:
-    """One look at a run: what `jobs/runs/get` (or one row of `jobs/runs/list`) said."""
+    """One look at a run: the `status` of `jobs/runs/get` (or of one row of `jobs/runs/list`)."""
 
     run_id: int
     job_id: Optional[int]
     life_cycle_state: str
-    result_state: Optional[str] = None
-    state_message: str = ""
+    termination_code: Optional[str] = None
+    message: str = ""
     run_page_url: Optional[str] = None
     start_time_ms: Optional[int] = None
     end_time_ms: Optional[int] = None
@@ -56,30 +85,100 @@ class RunState:
 
     @property
     def succeeded(self) -> bool:
-        return self.life_cycle_state == "TERMINATED" and self.result_state == "SUCCESS"
+        return self.life_cycle_state == "TERMINATED" and self.termination_code == "SUCCESS"
 
     @property
     def summary(self) -> str:
-        """`TERMINATED/FAILED` or `RUNNING`."""
-        return f"{self.life_cycle_state}/{self.result_state}" if self.result_state else self.life_cycle_state
+        """`TERMINATED/RUN_EXECUTION_ERROR` or `RUNNING`."""
+        return f"{self.life_cycle_state}/{self.termination_code}" if self.termination_code else self.life_cycle_state
+
+
+@dataclass(frozen=True)
+class TaskAttempt:
+    """One attempt of one task of a run: `jobs/runs/get` lists one `tasks[]` entry per attempt."""
+
+    task_key: str
+    run_id: Optional[int]
+    attempt_number: int
+    life_cycle_state: str
+    termination_code: Optional[str]
+    message: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.life_cycle_state == "TERMINATED" and self.termination_code in TASK_SUCCESS_CODES
+
+    @property
+    def failed(self) -> bool:
+        return self.life_cycle_state == "TERMINATED" and not self.succeeded
+
+
+@dataclass(frozen=True)
+class TaskHistory:
+    """Every attempt of one task in a run, oldest first."""
+
+    task_key: str
+    attempts: tuple[TaskAttempt, ...]
+
+    @property
+    def latest(self) -> TaskAttempt:
+        return self.attempts[-1]
+
+    @property
+    def earlier_failures(self) -> tuple[TaskAttempt, ...]:
+        return tuple(attempt for attempt in self.attempts[:-1] if attempt.failed)
 
 
 @dataclass(frozen=True)
 class TaskError:
-    """Why one task of a run did not succeed: its state and `jobs/runs/get-output`'s error."""
+    """Why one task of a run did not succeed: its last attempt and `jobs/runs/get-output`'s error."""
 
     task_key: str
-    run_id: int
-    result_state: Optional[str]
-    state_message: str
+    run_id: Optional[int]
+    attempt_number: int
+    termination_code: Optional[str]
+    message: str
     error: Optional[str]
     error_trace: Optional[str]
+    earlier_failed_attempts: int = 0
+
+
+@dataclass(frozen=True)
+class RunErrors:
+    """What went wrong in a run, task by task, judged by each task's last attempt.
+
+    `failures`: tasks whose last attempt failed (with its error). `recovered`: tasks that
+    failed, were retried and then succeeded; not errors. `retrying`: tasks that failed and
+    whose retry has not ended yet (a continuous job's task retry mode ON_FAILURE).
+    """
+
+    failures: list[TaskError]
+    recovered: list[TaskHistory]
+    retrying: list[TaskHistory]
 
 
 @dataclass(frozen=True)
 class JobStatus:
     job: JobRef
     last_run: Optional[RunState]
+    continuous: Optional[str] = None  # the continuous job's pause status; None: not continuous
+
+
+@dataclass(frozen=True)
+class Start:
+    """What `start_job` did to have a run of the job going.
+
+    run-now: a job that is not continuous, triggered with `jobs/run-now`.
+    already-running: an unpaused continuous job's active run, left alone (no call made).
+    resumed: a paused continuous job, unpaused; `run_id` is its active run if it had one,
+        otherwise None until Databricks starts one (`wait_for_active_run`).
+    restarted: an unpaused continuous job with no active run (between runs, or backing off
+        after failures), restarted with `jobs/run-now`.
+    """
+
+    action: StartAction
+    run_id: Optional[int]
+    active: Optional[RunState] = None  # the active run's state, when one was found rather than started
 
 
 class JobNotFound(LookupError):
@@ -99,6 +198,24 @@ class AmbiguousJob(LookupError):
                          "rename or delete the extra ones in the workspace, or pass --job-id")
 
 
+class NotContinuous(ValueError):
+    """The job has no `continuous` settings, so it has no pause status."""
+
+    def __init__(self, job: JobRef) -> None:
+        self.job = job
+        super().__init__(f"job {job.name} (job {job.job_id}) is not continuous (its settings have no `continuous`): "
+                         "there is nothing to pause; cancel its active run in the workspace instead")
+
+
+class RunStatusMissing(RuntimeError):
+    """The API answered a run without `status`, which is the only state this module reads."""
+
+    def __init__(self, run_id: Optional[int]) -> None:
+        super().__init__(f"the Jobs API answered run {run_id} without its `status` field (Jobs API 2.2 "
+                         "`RunStatus`; the older `state` is deprecated and not read): check that --host is the "
+                         "workspace URL and that databricks-sdk is the version requirements.txt pins")
+
+
 class RunTimedOut(TimeoutError):
     """The run had not reached the wanted state within the time-out. It keeps running."""
 
@@ -107,6 +224,16 @@ class RunTimedOut(TimeoutError):
         where = run.run_page_url or f"run id {run.run_id}"
         super().__init__(f"run {run.run_id} was still {run.summary} after {waited_s:.0f}s "
                          f"(waiting until {until}); it keeps going on Databricks: follow it at {where}")
+
+
+class NoRunStarted(TimeoutError):
+    """A resumed continuous job had no active run within the time-out."""
+
+    def __init__(self, job_id: int, waited_s: float) -> None:
+        self.job_id, self.waited_s = job_id, waited_s
+        super().__init__(f"job {job_id} is unpaused but Databricks had started no run of it after {waited_s:.0f}s "
+                         "(it normally does within a minute); look at the job in the workspace "
+                         "(Jobs & Pipelines), or `feedback databricks status` again later")
 
 
 # -- jobs ---------------------------------------------------------------------------------
@@ -128,17 +255,44 @@ def find_job(w: WorkspaceClient, name: str) -> JobRef:
     return matches[0]
 
 
+def continuous_settings(w: WorkspaceClient, job_id: int) -> Optional[Continuous]:
+    """The job's `continuous` settings (`jobs/get`), or None when the job is not continuous."""
+    settings = w.jobs.get(job_id=job_id).settings
+    return settings.continuous if settings else None
+
+
+def pause_status(continuous: Continuous) -> str:
+    """PAUSED or UNPAUSED; the API's default for a continuous job without one is UNPAUSED."""
+    return continuous.pause_status.value if continuous.pause_status else PauseStatus.UNPAUSED.value
+
+
+def set_pause_status(w: WorkspaceClient, job_id: int, continuous: Continuous, status: str) -> None:
+    """Set `continuous.pause_status` with `jobs/update`, keeping the rest of `continuous`.
+
+    `jobs/update` replaces each top-level field of `new_settings` whole ("Partially updating
+    nested fields is not supported"), so the job's whole `continuous` object is sent back with
+    only `pause_status` changed: sending `{"pause_status": ...}` alone would drop
+    `task_retry_mode` (the deployed ON_FAILURE) back to its default, NEVER.
+    """
+    new = dataclasses.replace(continuous, pause_status=PauseStatus(status))
+    w.jobs.update(job_id=job_id, new_settings=JobSettings(continuous=new))
+
+
 # -- runs ---------------------------------------------------------------------------------
 
 
 def _state_of(run: Run | BaseRun) -> RunState:
-    state = run.state
+    status = run.status
+    if status is None or status.state is None:
+        raise RunStatusMissing(run.run_id)
+    details = status.termination_details
+    message = (details.message if details else None) or (status.queue_details.message if status.queue_details else None)
     return RunState(
         run_id=run.run_id,
         job_id=run.job_id,
-        life_cycle_state=state.life_cycle_state.value if state and state.life_cycle_state else "UNKNOWN",
-        result_state=state.result_state.value if state and state.result_state else None,
-        state_message=(state.state_message or "") if state else "",
+        life_cycle_state=status.state.value,
+        termination_code=details.code.value if details and details.code else None,
+        message=message or "",
         run_page_url=run.run_page_url,
         start_time_ms=run.start_time or None,
         end_time_ms=run.end_time or None,
@@ -152,6 +306,45 @@ def start_run(w: WorkspaceClient, job_id: int) -> int:
 
 def get_run_state(w: WorkspaceClient, run_id: int) -> RunState:
     return _state_of(w.jobs.get_run(run_id=run_id))
+
+
+def active_runs(w: WorkspaceClient, job_id: int) -> list[RunState]:
+    """The job's runs that are QUEUED, PENDING, RUNNING or TERMINATING, newest first."""
+    return [_state_of(run) for run in w.jobs.list_runs(job_id=job_id, active_only=True)]
+
+
+def cancel_run(w: WorkspaceClient, run_id: int) -> None:
+    """Ask for the run to be cancelled (`jobs/runs/cancel`); it ends asynchronously."""
+    w.jobs.cancel_run(run_id=run_id)
+
+
+def start_job(w: WorkspaceClient, job_id: int) -> Start:
+    """Have a run of the job going, the way its trigger calls for (see the module docstring)."""
+    continuous = continuous_settings(w, job_id)
+    if continuous is None:
+        return Start("run-now", start_run(w, job_id))
+    active = active_runs(w, job_id)
+    if pause_status(continuous) == PauseStatus.PAUSED.value:
+        set_pause_status(w, job_id, continuous, PauseStatus.UNPAUSED.value)
+        return Start("resumed", active[0].run_id, active[0]) if active else Start("resumed", None)
+    if active:
+        return Start("already-running", active[0].run_id, active[0])
+    return Start("restarted", start_run(w, job_id))
+
+
+def pause_job(w: WorkspaceClient, job: JobRef) -> tuple[bool, list[RunState]]:
+    """Pause a continuous job; returns whether it was unpaused before, and its active runs.
+
+    Raises NotContinuous for a job without `continuous` settings. The active runs are left
+    running (cancel them with `cancel_run`): pausing only stops Databricks starting new ones.
+    """
+    continuous = continuous_settings(w, job.job_id)
+    if continuous is None:
+        raise NotContinuous(job)
+    was_unpaused = pause_status(continuous) != PauseStatus.PAUSED.value
+    if was_unpaused:
+        set_pause_status(w, job.job_id, continuous, PauseStatus.PAUSED.value)
+    return was_unpaused, active_runs(w, job.job_id)
 
 
 def wait_for_run(
@@ -177,8 +370,8 @@ def wait_for_run(
     last: Optional[RunState] = None
     while True:
         run = get_run_state(w, run_id)
-        if on_change is not None and (last is None or (run.life_cycle_state, run.result_state, run.state_message)
-                                      != (last.life_cycle_state, last.result_state, last.state_message)):
+        if on_change is not None and (last is None or (run.life_cycle_state, run.termination_code, run.message)
+                                      != (last.life_cycle_state, last.termination_code, last.message)):
             on_change(run)
         last = run
         if run.life_cycle_state in wanted:
@@ -189,32 +382,78 @@ def wait_for_run(
         sleep(min(poll_interval_s, max(timeout_s - waited, 0)))
 
 
-def _not_succeeded(task: RunTask) -> bool:
-    state = task.state
-    return not (state and state.result_state and state.result_state.value in ("SUCCESS", "SUCCESS_WITH_FAILURES"))
+def wait_for_active_run(
+    w: WorkspaceClient,
+    job_id: int,
+    *,
+    timeout_s: float,
+    poll_interval_s: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> RunState:
+    """Poll `jobs/runs/list?active_only=true` until the job has an active run (after a resume).
+
+    "A delay exists between a run finishing and a new run starting. This delay should be less
+    than 60 seconds" ("Run jobs continuously"). Raises NoRunStarted after `timeout_s`.
+    """
+    started = clock()
+    while True:
+        active = active_runs(w, job_id)
+        if active:
+            return active[0]
+        waited = clock() - started
+        if waited >= timeout_s:
+            raise NoRunStarted(job_id, waited)
+        sleep(min(poll_interval_s, max(timeout_s - waited, 0)))
 
 
-def task_errors(w: WorkspaceClient, run_id: int) -> list[TaskError]:
-    """The error and trace of every task of the run that did not succeed.
+def _attempt_of(task: RunTask) -> TaskAttempt:
+    status = task.status
+    if status is None or status.state is None:
+        raise RunStatusMissing(task.run_id)
+    details = status.termination_details
+    return TaskAttempt(
+        task_key=task.task_key,
+        run_id=task.run_id,
+        attempt_number=task.attempt_number or 0,
+        life_cycle_state=status.state.value,
+        termination_code=details.code.value if details and details.code else None,
+        message=(details.message if details else None) or "",
+    )
 
-    `jobs/runs/get-output` answers only for a task's own run id, so the run's tasks are read
-    first. Tasks skipped because an upstream task failed (UPSTREAM_FAILED) have no output of
+
+def task_histories(run: Run) -> list[TaskHistory]:
+    """The run's tasks, each with its attempts ordered by `attempt_number`, in the run's order."""
+    by_key: dict[str, list[TaskAttempt]] = {}
+    for task in run.tasks or []:
+        by_key.setdefault(task.task_key, []).append(_attempt_of(task))
+    return [TaskHistory(key, tuple(sorted(attempts, key=lambda attempt: attempt.attempt_number)))
+            for key, attempts in by_key.items()]
+
+
+def run_errors(w: WorkspaceClient, run_id: int) -> RunErrors:
+    """The error and trace of every task whose last attempt failed, and the tasks that recovered.
+
+    `jobs/runs/get` lists one entry per task attempt, so a task that failed and was retried
+    appears once per attempt; only its last attempt says whether it failed. `jobs/runs/get-output`
+    answers only for a task's own run id, so each failed task's last attempt is asked for its
+    error. Tasks that never ran (SKIPPED: an upstream task failed; DISABLED) have no output of
     their own and are reported with their state only.
     """
     run = w.jobs.get_run(run_id=run_id)
-    failures = []
-    for task in run.tasks or []:
-        if not _not_succeeded(task):
-            continue
-        state = task.state
-        result = state.result_state.value if state and state.result_state else None
-        error = trace = None
-        if result not in ("UPSTREAM_FAILED", "UPSTREAM_CANCELED", "EXCLUDED", "DISABLED") and task.run_id:
-            output = w.jobs.get_run_output(run_id=task.run_id)
-            error, trace = output.error, output.error_trace
-        failures.append(TaskError(task.task_key, task.run_id, result, (state.state_message or "") if state else "",
-                                  error, trace))
-    return failures
+    failures, recovered, retrying = [], [], []
+    for history in task_histories(run):
+        latest = history.latest
+        if latest.failed:
+            error = trace = None
+            if latest.termination_code not in NO_OUTPUT_CODES and latest.run_id:
+                output = w.jobs.get_run_output(run_id=latest.run_id)
+                error, trace = output.error, output.error_trace
+            failures.append(TaskError(latest.task_key, latest.run_id, latest.attempt_number, latest.termination_code,
+                                      latest.message, error, trace, len(history.earlier_failures)))
+        elif history.earlier_failures:
+            (recovered if latest.succeeded else retrying).append(history)
+    return RunErrors(failures, recovered, retrying)
 
 
 def last_run(w: WorkspaceClient, job_id: int) -> Optional[RunState]:
@@ -225,7 +464,11 @@ def last_run(w: WorkspaceClient, job_id: int) -> Optional[RunState]:
 
 
 def job_statuses(w: WorkspaceClient, names: Iterable[str] = ()) -> list[JobStatus]:
-    """The named jobs (all jobs when none are named) with their last run, sorted by name."""
+    """The named jobs (all jobs when none are named) with their trigger and last run, sorted by name."""
     wanted = list(names)
     jobs = [find_job(w, name) for name in wanted] if wanted else list_jobs(w)
-    return [JobStatus(job, last_run(w, job.job_id)) for job in sorted(jobs, key=lambda job: (job.name, job.job_id))]
+    statuses = []
+    for job in sorted(jobs, key=lambda job: (job.name, job.job_id)):
+        continuous = continuous_settings(w, job.job_id)
+        statuses.append(JobStatus(job, last_run(w, job.job_id), pause_status(continuous) if continuous else None))
+    return statuses

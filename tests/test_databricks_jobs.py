@@ -1,6 +1,9 @@
 """`feedback databricks ...` through the real databricks-sdk client, against a loopback stand-in
 of the Jobs API 2.2 (tests/standins/databricks_api.py). Credentials come the SDK's way: the
-personal access token in DATABRICKS_TOKEN; the host is passed with --host."""
+personal access token in DATABRICKS_TOKEN; the host is passed with --host.
+
+    .venv/bin/python -m pytest -q tests/test_databricks_jobs.py
+"""
 
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ from typer.testing import CliRunner
 from feedback import databricks_jobs as jobs
 from feedback.databricks_commands import app as databricks_app
 from feedback.settings import load_settings
-from tests.standins.databricks_api import ENDLESS_SCRIPT, FAILED_SCRIPT, TOKEN, DatabricksJobsStandIn
+from tests.standins.databricks_api import (ENDLESS_SCRIPT, FAILED_SCRIPT, SUCCESS_SCRIPT, TOKEN,
+                                          DatabricksJobsStandIn)
 
 TRACE = ("Traceback (most recent call last):\n  File \"jobs/sentiment_pipeline.py\", line 88, in run\n"
          "KafkaException: Failed to construct kafka consumer: bootstrap 10.0.0.4:9092 unreachable")
@@ -89,12 +93,12 @@ def test_failed_run_shows_the_failed_tasks_error_and_trace_and_exits_1(workspace
     run = next(iter(workspace.runs.values()))
     # get-output is asked for the failed task's own run, never the multi-task run's id
     assert [r.query["run_id"] for r in workspace.calls("/api/2.2/jobs/runs/get-output")] == [
-        str(run.task_run_ids["score"])]
+        str(run.task_run_ids[("score", 0)])]
     assert "task score" in result.output
     assert "KafkaException: Failed to construct kafka consumer" in result.output
     assert 'File "jobs/sentiment_pipeline.py", line 88, in run' in result.output
     assert "task ingest" not in result.output
-    assert f"run {run.run_id} of feedback-pipeline ended TERMINATED/FAILED" in result.output
+    assert f"run {run.run_id} of feedback-pipeline ended TERMINATED/RUN_EXECUTION_ERROR" in result.output
 
 
 def test_wait_times_out_within_its_bound_with_the_run_url(workspace):
@@ -201,10 +205,12 @@ def test_status_table_shows_each_job_and_its_last_run(workspace):
     assert result.exit_code == 0, result.output
     rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
             for line in result.output.splitlines() if line.startswith("│")}
-    assert rows["feedback-pipeline"][:5] == ["feedback-pipeline", str(pipeline), str(newest), "TERMINATED", "FAILED"]
-    assert rows["producer-prices"][:5] == ["producer-prices", str(prices), str(prices_run), "TERMINATED", "SUCCESS"]
-    assert rows["producer-x"][3] == "never run"
-    assert rows["feedback-pipeline"][5] == "2026-01-01 00:00:00 UTC"
+    assert rows["feedback-pipeline"][:6] == ["feedback-pipeline", str(pipeline), "-", str(newest), "TERMINATED",
+                                             "RUN_EXECUTION_ERROR"]
+    assert rows["producer-prices"][:6] == ["producer-prices", str(prices), "-", str(prices_run), "TERMINATED",
+                                           "SUCCESS"]
+    assert rows["producer-x"][4] == "never run"
+    assert rows["feedback-pipeline"][6] == "2026-01-01 00:00:00 UTC"
     assert all(r.query["limit"] == "1" for r in workspace.calls("/api/2.2/jobs/runs/list"))
 
 
@@ -216,7 +222,7 @@ def test_errors_of_a_jobs_last_run_fetches_the_failed_tasks_output(workspace):
     result = invoke(*fast(workspace, "errors", "--job", "feedback-pipeline"))
 
     assert result.exit_code == 0, result.output
-    assert f"run {run_id}: TERMINATED/FAILED" in result.output
+    assert f"run {run_id}: TERMINATED/RUN_EXECUTION_ERROR" in result.output
     assert "ValueError: bad trigger 'sometimes'" in result.output
     assert "KafkaException" in result.output
 
@@ -247,16 +253,18 @@ def test_unavailable_api_fails_within_the_retry_timeout(workspace):
 
 def test_permission_denied_says_which_permission_is_needed(workspace):
     workspace.add_job("feedback-pipeline")
-    workspace.faults.extend(["", "403"])  # the name lookup passes, run-now is refused
+    workspace.faults.extend(["", "", "403"])  # the name lookup and jobs/get pass, run-now is refused
 
     result = invoke(*fast(workspace, "run", "feedback-pipeline"))
 
     assert result.exit_code == 2
     message = " ".join(result.output.split())
     assert "403 PERMISSION_DENIED" in message and "CAN MANAGE RUN" in message
+    assert [r.path for r in workspace.requests if r.path.startswith("/api/")][-1] == "/api/2.2/jobs/run-now"
+    assert not workspace.runs
 
 
-@pytest.mark.parametrize("command", [[], ["run"], ["status"], ["errors"]])
+@pytest.mark.parametrize("command", [[], ["run"], ["pause"], ["status"], ["errors"]])
 def test_every_command_has_help(command):
     result = invoke(*command, "--help")
 
@@ -291,3 +299,266 @@ def test_a_missing_scope_is_a_clear_error(workspace):
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
         load_settings(databricks_secret_scope="nope", dbutils=dbutils)  # pragma: allowlist secret
+
+
+# -- continuous jobs ------------------------------------------------------------------------
+
+RUNNING_CONTINUOUSLY = {"pause_status": "UNPAUSED", "task_retry_mode": "ON_FAILURE"}
+PAUSED = {"pause_status": "PAUSED", "task_retry_mode": "ON_FAILURE"}
+
+
+def test_run_of_a_running_continuous_job_reports_its_active_run_and_calls_no_run_now(workspace):
+    job_id = workspace.add_job("feedback-producers", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+
+    result = invoke(*fast(workspace, "run", "feedback-producers", "--until", "running", "--timeout", "5",
+                          "--poll-interval", "0.01"))
+
+    assert result.exit_code == 0, result.output
+    [active] = workspace.runs.values()  # the one Databricks started itself
+    assert active.trigger == "CONTINUOUS"
+    # Run now would have cancelled this run and started another; nothing was changed either
+    assert not workspace.calls("/api/2.2/jobs/run-now") and not workspace.calls("/api/2.2/jobs/update")
+    assert active.active and active.cancelled_at_poll is None
+    [listing] = workspace.calls("/api/2.2/jobs/runs/list")
+    assert listing.query["active_only"] == "true" and listing.query["job_id"] == str(job_id)
+    message = " ".join(result.output.split())
+    assert f"feedback-producers (job {job_id}) is continuous and already running: run {active.run_id}" in message
+    assert f"run {active.run_id}: RUNNING - {workspace.origin}/?o=1234567890123456#job/{job_id}/run/{active.run_id}" \
+        in result.output.replace("\n", "")
+
+
+def test_run_no_wait_of_a_running_continuous_job_reports_the_runs_state_and_url(workspace):
+    job_id = workspace.add_job("feedback-producers", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+
+    result = invoke(*fast(workspace, "run", "feedback-producers", "--no-wait"))
+
+    assert result.exit_code == 0, result.output
+    [active] = workspace.runs.values()
+    url = f"{workspace.origin}/?o=1234567890123456#job/{job_id}/run/{active.run_id}"
+    assert f"already running: run {active.run_id} (PENDING) - {url}" in result.output.replace("\n", "")
+    assert not workspace.calls("/api/2.2/jobs/run-now") and not workspace.calls("/api/2.2/jobs/runs/get")
+
+
+def test_run_of_a_continuous_job_waits_only_until_running_by_default(workspace):
+    workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--timeout", "3", "--poll-interval", "0.01"))
+
+    # with the default of a job that is not continuous (until terminated) this would time out, exit 3
+    assert result.exit_code == 0, result.output
+    assert len(workspace.calls("/api/2.2/jobs/runs/get")) == 2  # PENDING, then RUNNING
+
+
+def test_run_of_a_paused_continuous_job_resumes_it_and_reports_the_run_databricks_starts(workspace):
+    job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=PAUSED, scheduler_delay=3)
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--timeout", "5", "--poll-interval", "0.01"))
+
+    assert result.exit_code == 0, result.output
+    [update] = workspace.calls("/api/2.2/jobs/update")
+    # only `continuous`, and all of it: jobs/update replaces a top-level field whole, so sending
+    # pause_status alone would reset task_retry_mode to NEVER
+    assert update.json() == {"job_id": job_id, "new_settings": {"continuous": RUNNING_CONTINUOUSLY}}
+    assert workspace.jobs[job_id].continuous == RUNNING_CONTINUOUSLY
+    assert not workspace.calls("/api/2.2/jobs/run-now")
+    [started] = workspace.runs.values()
+    assert started.trigger == "CONTINUOUS"
+    assert len(workspace.calls("/api/2.2/jobs/runs/list")) >= 2  # it was waited for, not there at once
+    message = " ".join(result.output.split())
+    assert f"resumed feedback-pipeline (job {job_id}): continuous.pause_status PAUSED -> UNPAUSED" in message
+    assert f"run {started.run_id}: RUNNING" in message
+
+
+def test_run_of_a_continuous_job_without_an_active_run_restarts_it_with_run_now(workspace):
+    # unpaused, but backing off after failed runs: Databricks starts no run until the back-off ends
+    job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY,
+                               backing_off=True)
+
+    result = invoke(*fast(workspace, "run", "feedback-pipeline", "--timeout", "5", "--poll-interval", "0.01"))
+
+    assert result.exit_code == 0, result.output
+    [run_now] = workspace.calls("/api/2.2/jobs/run-now")
+    assert run_now.json() == {"job_id": job_id}
+    assert not workspace.calls("/api/2.2/jobs/update")
+    [restarted] = workspace.runs.values()
+    assert restarted.trigger == "CONTINUOUS_RESTART" and not workspace.jobs[job_id].backing_off
+    assert f"Run now restarted it as run {restarted.run_id}" in " ".join(result.output.split())
+
+
+def test_pause_sets_paused_first_then_cancels_the_active_run(workspace):
+    job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+
+    result = invoke(*fast(workspace, "pause", "feedback-pipeline", "--timeout", "5", "--poll-interval", "0.01"))
+
+    assert result.exit_code == 0, result.output
+    [update] = workspace.calls("/api/2.2/jobs/update")
+    assert update.json() == {"job_id": job_id, "new_settings": {"continuous": PAUSED}}
+    [run] = workspace.runs.values()
+    [cancel] = workspace.calls("/api/2.2/jobs/runs/cancel")
+    assert cancel.json() == {"run_id": run.run_id}
+    # paused before the cancel: cancelling the run of an unpaused job makes Databricks start another
+    assert workspace.requests.index(update) < workspace.requests.index(cancel)
+    assert f"run {run.run_id}: TERMINATED/USER_CANCELED" in result.output
+    assert invoke(*fast(workspace, "status")).exit_code == 0  # more requests: still no new run
+    assert list(workspace.runs) == [run.run_id]
+    assert "paused feedback-pipeline" in result.output
+
+
+def test_pause_with_keep_run_leaves_the_active_run_going(workspace):
+    workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+
+    result = invoke(*fast(workspace, "pause", "feedback-pipeline", "--keep-run"))
+
+    assert result.exit_code == 0, result.output
+    [run] = workspace.runs.values()
+    assert not workspace.calls("/api/2.2/jobs/runs/cancel") and run.active
+    assert workspace.jobs[run.job.job_id].continuous == PAUSED
+    assert f"run {run.run_id} keeps running" in " ".join(result.output.split())
+
+
+def test_pause_of_a_job_that_is_not_continuous_changes_nothing_and_says_why(workspace):
+    workspace.add_job("nightly-report")
+
+    result = invoke(*fast(workspace, "pause", "nightly-report"))
+
+    assert result.exit_code == 1
+    assert "is not continuous" in " ".join(result.output.split())
+    assert not workspace.calls("/api/2.2/jobs/update") and not workspace.calls("/api/2.2/jobs/runs/cancel")
+
+
+def test_status_shows_whether_a_continuous_job_is_paused(workspace):
+    workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+    workspace.add_job("feedback-producers", script=ENDLESS_SCRIPT, continuous=PAUSED)
+
+    result = invoke(*fast(workspace, "status"))
+
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
+            for line in result.output.splitlines() if line.startswith("│")}
+    assert rows["feedback-pipeline"][2] == "continuous, unpaused" and rows["feedback-pipeline"][4] == "PENDING"
+    assert rows["feedback-producers"][2] == "continuous, paused" and rows["feedback-producers"][4] == "never run"
+
+
+def test_the_stand_in_run_now_on_a_running_continuous_job_cancels_its_run(workspace):
+    """What `run` avoids (terraform-provider-databricks: RunNow() on a continuous job cancels the active run)."""
+    job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
+    w = WorkspaceClient(config=Config(host=workspace.origin, retry_timeout_seconds=5))
+    [first] = jobs.active_runs(w, job_id)
+
+    second = jobs.start_run(w, job_id)
+
+    assert jobs.get_run_state(w, first.run_id).life_cycle_state == "TERMINATING"
+    assert jobs.get_run_state(w, first.run_id).summary == "TERMINATED/USER_CANCELED"
+    assert [run.run_id for run in jobs.active_runs(w, job_id)] == [second]
+
+
+# -- status, not the deprecated state; task attempts ----------------------------------------
+
+
+def test_run_states_are_read_from_status_when_the_deprecated_state_is_absent():
+    with DatabricksJobsStandIn(legacy_state=False) as workspace:
+        workspace.add_job("nightly-report", script=SUCCESS_SCRIPT)
+        failing = workspace.add_job("feedback-pipeline", tasks=("score",), script=FAILED_SCRIPT, failing_task="score",
+                                    error="ValueError: bad trigger 'sometimes'")
+        failed_run = workspace.add_finished_run(failing)
+
+        ran = invoke(*fast(workspace, "run", "nightly-report", "--timeout", "5", "--poll-interval", "0.01"))
+        errors = invoke(*fast(workspace, "errors", "--job", "feedback-pipeline"))
+
+        answers = [workspace._run_json(run) for run in workspace.runs.values()]
+    assert all("state" not in answer and all("state" not in task for task in answer["tasks"]) for answer in answers)
+    assert ran.exit_code == 0, ran.output
+    assert "TERMINATED/SUCCESS" in ran.output
+    assert errors.exit_code == 0, errors.output
+    assert f"run {failed_run}: TERMINATED/RUN_EXECUTION_ERROR" in errors.output
+    assert "ValueError: bad trigger 'sometimes'" in errors.output
+
+
+def test_a_task_retried_then_succeeded_is_not_reported_as_an_error(workspace):
+    job_id = workspace.add_job("feedback-pipeline", tasks=("scorer", "dispatcher"), script=FAILED_SCRIPT,
+                               failing_task="scorer", error="KafkaException: scorer failed", error_trace=TRACE,
+                               retried_tasks={"dispatcher": 1}, retry_error="SlackApiError: ratelimited")
+    run_id = workspace.add_finished_run(job_id)
+    run = workspace.runs[run_id]
+
+    result = invoke(*fast(workspace, "errors", "--job", "feedback-pipeline"))
+
+    assert result.exit_code == 0, result.output
+    # only the failed task's own last attempt is asked for its output
+    assert [r.query["run_id"] for r in workspace.calls("/api/2.2/jobs/runs/get-output")] == [
+        str(run.task_run_ids[("scorer", 0)])]
+    message = " ".join(result.output.split())
+    assert "KafkaException: scorer failed" in message
+    assert ("task dispatcher: attempt 0 RUN_EXECUTION_ERROR; retried, then succeeded (attempt 1) (not an error)"
+            in message)
+    assert "SlackApiError" not in message and "task dispatcher (task run" not in message
+
+
+def test_a_task_that_failed_on_every_attempt_is_reported_once_from_its_last_attempt(workspace):
+    job_id = workspace.add_job("feedback-pipeline", tasks=("scorer", "tables"), script=FAILED_SCRIPT,
+                               failing_task="scorer", error="KafkaException: still failing", error_trace=TRACE,
+                               retried_tasks={"scorer": 2}, retry_error="KafkaException: first attempts")
+    run = workspace.runs[workspace.add_finished_run(job_id)]
+
+    result = invoke(*fast(workspace, "errors", str(run.run_id)))
+
+    assert result.exit_code == 0, result.output
+    last = run.task_run_ids[("scorer", 2)]
+    assert [r.query["run_id"] for r in workspace.calls("/api/2.2/jobs/runs/get-output")] == [str(last)]
+    message = " ".join(result.output.split())
+    assert message.count("task scorer (task run") == 1
+    assert f"task scorer (task run {last}, attempt 2, after 2 failed attempt(s)): RUN_EXECUTION_ERROR" in message
+    assert "KafkaException: still failing" in message and "first attempts" not in message
+
+
+def test_errors_of_a_continuous_jobs_active_run_shows_a_task_being_retried(workspace):
+    workspace.add_job("feedback-pipeline", tasks=("scorer", "dispatcher"), script=ENDLESS_SCRIPT,
+                      continuous=RUNNING_CONTINUOUSLY, retried_tasks={"dispatcher": 1})
+    invoke(*fast(workspace, "status"))  # Databricks has started the job's run
+    [run] = workspace.runs.values()
+    run.polls = 1  # RUNNING
+
+    result = invoke(*fast(workspace, "errors", "--job", "feedback-pipeline"))
+
+    assert result.exit_code == 0, result.output
+    message = " ".join(result.output.split())
+    assert f"run {run.run_id}: RUNNING" in message
+    assert "task dispatcher: attempt 0 RUN_EXECUTION_ERROR; retrying: attempt 1 is RUNNING (not an error)" in message
+    assert "(no task reported an error)" in message
+    assert not workspace.calls("/api/2.2/jobs/runs/get-output")
+
+
+def test_errors_given_a_job_name_instead_of_a_run_id_says_to_use_job():
+    result = invoke("errors", "feedback-pipeline")
+
+    assert result.exit_code == 2
+    assert "--job feedback-pipeline" in " ".join(result.output.split())
+
+
+def documented_commands() -> list[list[str]]:
+    """The `feedback databricks ...` lines of docs/databricks.md's code blocks, without comments."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "databricks.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    return [shlex.split(line.split("  #")[0])[2:] for block in blocks for line in block.splitlines()
+            if line.startswith("feedback databricks ")]
+
+
+def test_every_command_in_the_docs_parses(workspace):
+    commands = documented_commands()
+    assert len(commands) >= 7 and ["errors", "--job", "feedback-pipeline"] in commands
+    workspace.add_job("feedback-pipeline")
+    for args in commands:
+        if "--host" in args:  # the example host is not reachable from here: the stand-in stands in
+            args = [workspace.origin if previous == "--host" else arg for previous, arg in zip([""] + args, args)]
+            result = invoke(*args)
+            assert result.exit_code == 0, (args, result.output)
+            continue
+        # Without a host every command stops at the missing host, after its arguments were parsed:
+        # a usage error (exit 2 too) prints Click's "Usage:" instead.
+        result = invoke(*args)
+        assert "Usage:" not in result.output, (args, result.output)
+        assert result.exit_code == 2 and "no Databricks workspace URL" in " ".join(result.output.split()), args

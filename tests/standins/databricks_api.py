@@ -6,13 +6,29 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
 - `GET /api/2.2/jobs/list?name=&limit=&page_token=` -> `{"jobs": [{"job_id", "created_time",
   "creator_user_name", "settings": {"name", ...}}], "has_more", "next_page_token"}`; `name` is an
   exact, case-insensitive filter; `limit` is 1..100 (default 20); `jobs` is absent when empty.
+- `GET /api/2.2/jobs/get?job_id=` -> `{"job_id", "created_time", "creator_user_name",
+  "run_as_user_name", "settings": {"name", "max_concurrent_runs", "format", "tasks",
+  "continuous"?}}`; an unknown job is 400 `INVALID_PARAMETER_VALUE`.
+- `POST /api/2.2/jobs/update` with `{"job_id", "new_settings", "fields_to_remove"}` -> `{}`:
+  each top-level field of `new_settings` replaces the old one whole ("Partially updating nested
+  fields is not supported"), so a `continuous` without `task_retry_mode` drops it.
+  `POST /api/2.2/jobs/reset` with `{"job_id", "new_settings"}` -> `{}` replaces all settings.
+  A `continuous.pause_status` other than PAUSED or UNPAUSED is 400 `INVALID_PARAMETER_VALUE`.
 - `POST /api/2.2/jobs/run-now` with `{"job_id"}` -> `{"run_id", "number_in_job"}`; an unknown
-  job is 400 `INVALID_PARAMETER_VALUE`.
+  job is 400 `INVALID_PARAMETER_VALUE`. On a continuous job it cancels the active run, if any,
+  starts a new one (trigger CONTINUOUS_RESTART) and ends a back-off (terraform-provider-databricks,
+  jobs/jobs_api_go_sdk.go: "calling RunNow() on a continuous job works, cancelling the active run
+  if there is one, and resetting the exponential backoff timer").
 - `GET /api/2.2/jobs/runs/get?run_id=` -> a run: `job_id`, `run_id`, `run_page_url`,
-  `start_time`, `end_time`, `state: {life_cycle_state, result_state (terminal only),
-  state_message, user_cancelled_or_timedout}`, `tasks: [{task_key, run_id, state}]`.
-- `GET /api/2.2/jobs/runs/list?job_id=&limit=` -> `{"runs": [...newest first], "has_more"}`;
-  `limit` is 1..25.
+  `start_time`, `end_time`, `trigger`, `status: {state, termination_details: {code, type,
+  message}}` (once TERMINATING or TERMINATED), the deprecated `state: {life_cycle_state,
+  result_state, state_message, user_cancelled_or_timedout}` (left out with `legacy_state=False`),
+  and `tasks: [{task_key, run_id, attempt_number, status, state}]`, one entry per task attempt.
+- `GET /api/2.2/jobs/runs/list?job_id=&limit=&active_only=` -> `{"runs": [...newest first],
+  "has_more"}`; `limit` is 1..25; `active_only=true` keeps the runs that are QUEUED, PENDING,
+  RUNNING or TERMINATING; `active_only` and `completed_only` both true is 400.
+- `POST /api/2.2/jobs/runs/cancel` with `{"run_id"}` -> `{}`; the run is cancelled
+  asynchronously: the next `runs/get` says TERMINATING, the one after TERMINATED/USER_CANCELED.
 - `GET /api/2.2/jobs/runs/get-output?run_id=` -> `{"metadata", "error", "error_trace"}` for one
   task's run; for a multi-task run's own id it is 400 `INVALID_PARAMETER_VALUE`, as documented
   ("retrieve the output of each individual task run instead").
@@ -27,8 +43,17 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
   `RESOURCE_DOES_NOT_EXIST`. The scopes and their secrets are `secrets` (scope -> key -> value).
 
 A job's runs follow its `script`: the life-cycle states one `runs/get` after another, the last
-one repeating (so a script ending in RUNNING never ends, for time-out tests). A failing task
-is named by `failing_task`; its `get-output` carries `error` and `error_trace`.
+one repeating (so a script ending in RUNNING never ends, for time-out tests and continuous
+jobs). A failing task is named by `failing_task`; its `get-output` carries `error` and
+`error_trace`. `retried_tasks` names tasks whose first attempts failed (with `retry_error`)
+before the attempt that follows the script; they show once the run is RUNNING.
+
+A continuous job (`continuous` set) behaves as "Run jobs continuously" says: while it is
+unpaused and has no active run, the scheduler starts one (trigger CONTINUOUS) after
+`scheduler_delay` further API requests ("A delay exists between a run finishing and a new run
+starting"), unless the job is `backing_off` after failed runs, which only Run now ends. Pausing
+starts no run and leaves the active one going ("When you pause a trigger, any currently active
+runs continue"). The scheduler acts at the start of each authorised `/api/` request.
 
 Faults for tests, consumed one per `/api/` request in order: `"403"` (PERMISSION_DENIED),
 `"429"` (REQUEST_LIMIT_EXCEEDED, `Retry-After: 1`), `"503"` (TEMPORARILY_UNAVAILABLE,
@@ -52,6 +77,15 @@ SUCCESS_SCRIPT = (("PENDING", None), ("RUNNING", None), ("TERMINATED", "SUCCESS"
 FAILED_SCRIPT = (("PENDING", None), ("RUNNING", None), ("TERMINATED", "FAILED"))
 ENDLESS_SCRIPT = (("PENDING", None), ("RUNNING", None))
 
+ACTIVE_STATES = ("QUEUED", "PENDING", "RUNNING", "TERMINATING")
+# The deprecated `state.result_state` of a terminated run or task, and its `status.termination_details`.
+TERMINATION = {
+    "SUCCESS": {"code": "SUCCESS", "type": "SUCCESS", "message": ""},
+    "FAILED": {"code": "RUN_EXECUTION_ERROR", "type": "CLIENT_ERROR",
+               "message": "Workload failed, see run output for details"},
+    "CANCELED": {"code": "USER_CANCELED", "message": "Run cancelled."},
+}
+
 
 @dataclass
 class Job:
@@ -62,6 +96,25 @@ class Job:
     failing_task: Optional[str] = None
     error: str = ""
     error_trace: str = ""
+    continuous: Optional[dict] = None  # the job's `continuous` settings; None: not a continuous job
+    backing_off: bool = False
+    scheduler_delay: int = 0
+    retried_tasks: dict[str, int] = field(default_factory=dict)  # task key -> failed attempts before the last
+    retry_error: str = ""
+    retry_error_trace: str = ""
+    _scheduler_wait: Optional[int] = None
+
+    def settings(self, *, with_tasks: bool) -> dict:
+        settings: dict = {"name": self.name, "max_concurrent_runs": 1, "format": "MULTI_TASK"}
+        if with_tasks:
+            settings["tasks"] = [{"task_key": key} for key in self.tasks]
+        if self.continuous is not None:
+            settings["continuous"] = dict(self.continuous)
+        return settings
+
+    @property
+    def unpaused(self) -> bool:
+        return self.continuous is not None and self.continuous.get("pause_status", "UNPAUSED") == "UNPAUSED"
 
 
 @dataclass
@@ -69,11 +122,19 @@ class JobRun:
     run_id: int
     job: Job
     number_in_job: int
-    task_run_ids: dict[str, int]
+    task_run_ids: dict[tuple[str, int], int]  # (task key, attempt number) -> the attempt's run id
+    trigger: str = "ONE_TIME"
     polls: int = 0
+    cancelled_at_poll: Optional[int] = None
 
     def state(self) -> tuple[str, Optional[str]]:
+        if self.cancelled_at_poll is not None:
+            return ("TERMINATING", None) if self.polls <= self.cancelled_at_poll else ("TERMINATED", "CANCELED")
         return self.job.script[min(self.polls, len(self.job.script) - 1)]
+
+    @property
+    def active(self) -> bool:
+        return self.state()[0] in ACTIVE_STATES
 
 
 def _error(status: int, code: str, message: str, headers: Optional[dict] = None) -> Reply:
@@ -87,10 +148,22 @@ def _int(value: Optional[str]) -> Optional[int]:
         return None
 
 
+def _states(life_cycle: str, result: Optional[str], message: str) -> tuple[dict, dict]:
+    """A run's or task's `status` and its deprecated `state`, for one legacy (life cycle, result)."""
+    status: dict = {"state": life_cycle}
+    state: dict = {"life_cycle_state": life_cycle, "state_message": message,
+                   "user_cancelled_or_timedout": result == "CANCELED"}
+    if result is not None:
+        state["result_state"] = result
+        status["termination_details"] = dict(TERMINATION[result], message=message or TERMINATION[result]["message"])
+    return status, state
+
+
 @dataclass(eq=False)
 class DatabricksJobsStandIn(LoopbackHTTP):
     token: str = TOKEN
     workspace_id: str = WORKSPACE_ID
+    legacy_state: bool = True  # also send the deprecated `state` next to `status`
     faults: list[str] = field(default_factory=list)
     requests: list[Request] = field(default_factory=list)
     jobs: dict[int, Job] = field(default_factory=dict)
@@ -107,8 +180,13 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         return self._next_id
 
     def add_job(self, name: str, *, tasks: tuple[str, ...] = ("main",), script=SUCCESS_SCRIPT,
-                failing_task: Optional[str] = None, error: str = "", error_trace: str = "") -> int:
-        job = Job(self._new_id(), name, tasks, tuple(script), failing_task, error, error_trace)
+                failing_task: Optional[str] = None, error: str = "", error_trace: str = "",
+                continuous: Optional[dict] = None, backing_off: bool = False, scheduler_delay: int = 0,
+                retried_tasks: Optional[dict[str, int]] = None, retry_error: str = "",
+                retry_error_trace: str = "") -> int:
+        job = Job(self._new_id(), name, tasks, tuple(script), failing_task, error, error_trace,
+                  dict(continuous) if continuous is not None else None, backing_off, scheduler_delay,
+                  dict(retried_tasks or {}), retry_error, retry_error_trace)
         self.jobs[job.job_id] = job
         return job.job_id
 
@@ -118,8 +196,26 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         run.polls = len(run.job.script)
         return run.run_id
 
+    def active_runs(self, job_id: int) -> list[JobRun]:
+        return [run for run in self.runs.values() if run.job.job_id == job_id and run.active]
+
     def calls(self, path: str) -> list[Request]:
         return [request for request in self.requests if request.path == path]
+
+    # -- the continuous scheduler ----------------------------------------------------
+
+    def _schedule(self) -> None:
+        for job in self.jobs.values():
+            if not job.unpaused or job.backing_off or self.active_runs(job.job_id):
+                job._scheduler_wait = None
+                continue
+            if job._scheduler_wait is None:
+                job._scheduler_wait = job.scheduler_delay
+            if job._scheduler_wait > 0:
+                job._scheduler_wait -= 1
+                continue
+            job._scheduler_wait = None
+            self._start(job, trigger="CONTINUOUS")
 
     # -- the API ---------------------------------------------------------------------
 
@@ -163,11 +259,16 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                                   {"Retry-After": "1"})
                 if fault == "500":
                     return _error(500, "INTERNAL_ERROR", "Internal error.")
+            self._schedule()
             route = {
                 ("GET", "/api/2.2/jobs/list"): self._jobs_list,
+                ("GET", "/api/2.2/jobs/get"): self._jobs_get,
+                ("POST", "/api/2.2/jobs/update"): self._jobs_update,
+                ("POST", "/api/2.2/jobs/reset"): self._jobs_reset,
                 ("POST", "/api/2.2/jobs/run-now"): self._run_now,
                 ("GET", "/api/2.2/jobs/runs/get"): self._runs_get,
                 ("GET", "/api/2.2/jobs/runs/list"): self._runs_list,
+                ("POST", "/api/2.2/jobs/runs/cancel"): self._runs_cancel,
                 ("GET", "/api/2.2/jobs/runs/get-output"): self._runs_get_output,
                 ("GET", "/api/2.0/secrets/list"): self._secrets_list,
                 ("GET", "/api/2.0/secrets/get"): self._secrets_get,
@@ -188,60 +289,138 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         page = listed[offset:offset + limit]
         body: dict = {"has_more": offset + limit < len(listed)}
         if page:
+            # without expand_tasks, a listed job's settings carry no tasks
             body["jobs"] = [{"job_id": job.job_id, "created_time": START_MS, "creator_user_name": "ops@example.com",
-                             "settings": {"name": job.name, "max_concurrent_runs": 1, "format": "MULTI_TASK"}}
-                            for job in page]
+                             "settings": job.settings(with_tasks=False)} for job in page]
         if body["has_more"]:
             body["next_page_token"] = f"page-{offset + limit}"
         return Reply(200, body)
 
-    def _start(self, job: Job) -> JobRun:
-        run = JobRun(self._new_id(), job, 1 + sum(r.job is job for r in self.runs.values()),
-                     {key: self._new_id() for key in job.tasks})
+    def _job_of(self, job_id) -> Optional[Job]:
+        return self.jobs.get(job_id) if isinstance(job_id, int) else None
+
+    def _jobs_get(self, request: Request) -> Reply:
+        job = self._job_of(_int(request.query.get("job_id")))
+        if job is None:
+            return _error(400, "INVALID_PARAMETER_VALUE", f"Job {request.query.get('job_id')} does not exist.")
+        return Reply(200, {"job_id": job.job_id, "created_time": START_MS, "creator_user_name": "ops@example.com",
+                           "run_as_user_name": "ops@example.com", "settings": job.settings(with_tasks=True)})
+
+    def _json_body(self, request: Request) -> Optional[dict]:
+        if not request.headers.get("content-type", "").startswith("application/json"):
+            return None
+        body = request.json()
+        return body if isinstance(body, dict) else None
+
+    def _apply_settings(self, job: Job, settings: dict) -> Optional[Reply]:
+        """Set the top-level fields the stand-in models; each replaces the old one whole."""
+        if "continuous" in settings:
+            continuous = settings["continuous"]
+            pause = continuous.get("pause_status", "UNPAUSED") if isinstance(continuous, dict) else None
+            if pause not in ("PAUSED", "UNPAUSED"):
+                return _error(400, "INVALID_PARAMETER_VALUE", f"Invalid continuous settings: {continuous!r}")
+            job.continuous = dict(continuous)
+        if "name" in settings:
+            job.name = settings["name"]
+        return None
+
+    def _jobs_update(self, request: Request) -> Reply:
+        body = self._json_body(request)
+        if body is None:
+            return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
+        job = self._job_of(body.get("job_id"))
+        if job is None:
+            return _error(400, "INVALID_PARAMETER_VALUE", f"Job {body.get('job_id')} does not exist.")
+        for name in body.get("fields_to_remove") or []:
+            if name == "continuous":
+                job.continuous = None
+        problem = self._apply_settings(job, body.get("new_settings") or {})
+        return problem or Reply(200, {})
+
+    def _jobs_reset(self, request: Request) -> Reply:
+        body = self._json_body(request)
+        if body is None:
+            return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
+        job = self._job_of(body.get("job_id"))
+        if job is None:
+            return _error(400, "INVALID_PARAMETER_VALUE", f"Job {body.get('job_id')} does not exist.")
+        settings = body.get("new_settings")
+        if not isinstance(settings, dict):
+            return _error(400, "INVALID_PARAMETER_VALUE", "Missing required field: new_settings")
+        job.continuous = None  # every setting is replaced: what new_settings lacks is gone
+        return self._apply_settings(job, settings) or Reply(200, {})
+
+    def _start(self, job: Job, trigger: str = "ONE_TIME") -> JobRun:
+        task_run_ids = {(key, attempt): self._new_id()
+                        for key in job.tasks for attempt in range(job.retried_tasks.get(key, 0) + 1)}
+        run = JobRun(self._new_id(), job, 1 + sum(r.job is job for r in self.runs.values()), task_run_ids, trigger)
         self.runs[run.run_id] = run
         return run
 
     def _run_now(self, request: Request) -> Reply:
-        if not request.headers.get("content-type", "").startswith("application/json"):
+        body = self._json_body(request)
+        if body is None:
             return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
-        body = request.json() or {}
         job_id = body.get("job_id")
         if not isinstance(job_id, int):
             return _error(400, "INVALID_PARAMETER_VALUE", "Missing required field: job_id")
         job = self.jobs.get(job_id)
         if job is None:
             return _error(400, "INVALID_PARAMETER_VALUE", f"Job {job_id} does not exist.")
-        run = self._start(job)
+        trigger = "ONE_TIME"
+        if job.continuous is not None:
+            for active in self.active_runs(job.job_id):
+                active.cancelled_at_poll = active.polls
+            job.backing_off = False
+            trigger = "CONTINUOUS_RESTART"
+        run = self._start(job, trigger)
         return Reply(200, {"run_id": run.run_id, "number_in_job": run.number_in_job})
+
+    def _task_json(self, run: JobRun, key: str, attempt: int, life_cycle: str, result: Optional[str]) -> dict:
+        message = ""
+        if result is not None and key == run.job.failing_task and result == "FAILED":
+            message = TERMINATION["FAILED"]["message"]
+        elif result == "FAILED":
+            result = "SUCCESS"  # the run failed because of another task
+        status, state = _states(life_cycle, result, message)
+        task = {"task_key": key, "run_id": run.task_run_ids[(key, attempt)], "attempt_number": attempt,
+                "start_time": START_MS, "status": status}
+        if self.legacy_state:
+            task["state"] = state
+        return task
 
     def _run_json(self, run: JobRun) -> dict:
         life_cycle, result = run.state()
-        terminal = life_cycle in ("TERMINATED", "SKIPPED", "INTERNAL_ERROR")
+        terminal = life_cycle == "TERMINATED"
         message = {"PENDING": "Waiting for cluster", "RUNNING": "In run"}.get(life_cycle, "")
         if result == "FAILED":
             message = f"Task {run.job.failing_task} failed with message: Workload failed, see run output for details."
-        state: dict = {"life_cycle_state": life_cycle, "state_message": message, "user_cancelled_or_timedout": False}
-        if result is not None:
-            state["result_state"] = result
+        elif result == "CANCELED":
+            message = TERMINATION["CANCELED"]["message"]
+        status, state = _states(life_cycle, result, message)
         tasks = []
-        for key, task_run_id in run.task_run_ids.items():
-            task_state: dict = {"life_cycle_state": life_cycle, "state_message": "",
-                                "user_cancelled_or_timedout": False}
-            if result is not None:
-                failed = result == "FAILED" and key == run.job.failing_task
-                task_state["result_state"] = "FAILED" if failed else result if result != "FAILED" else "SUCCESS"
-                if failed:
-                    task_state["state_message"] = "Workload failed, see run output for details"
-            tasks.append({"task_key": key, "run_id": task_run_id, "state": task_state, "attempt_number": 0,
-                          "start_time": START_MS})
-        return {
+        for key in run.job.tasks:
+            failed_attempts = run.job.retried_tasks.get(key, 0) if life_cycle != "PENDING" else 0
+            for attempt in range(failed_attempts):
+                failed_status, failed_state = _states("TERMINATED", "FAILED", TERMINATION["FAILED"]["message"])
+                entry = {"task_key": key, "run_id": run.task_run_ids[(key, attempt)], "attempt_number": attempt,
+                         "start_time": START_MS, "status": failed_status}
+                if self.legacy_state:
+                    entry["state"] = failed_state
+                tasks.append(entry)
+            task_result = "CANCELED" if result == "CANCELED" else result
+            tasks.append(self._task_json(run, key, failed_attempts, life_cycle, task_result))
+        body = {
             "job_id": run.job.job_id, "run_id": run.run_id, "number_in_job": run.number_in_job,
             "run_name": run.job.name, "creator_user_name": "ops@example.com", "run_type": "JOB_RUN",
-            "format": "MULTI_TASK", "trigger": "ONE_TIME",
+            "format": "MULTI_TASK", "trigger": run.trigger,
             "run_page_url": f"{self.origin}/?o={self.workspace_id}#job/{run.job.job_id}/run/{run.run_id}",
             "start_time": START_MS, "end_time": START_MS + 60_000 if terminal else 0,
-            "state": state, "tasks": tasks,
+            "status": status, "tasks": tasks,
         }
+        if self.legacy_state:
+            body["state"] = state
+        return body
 
     def _runs_get(self, request: Request) -> Reply:
         run = self.runs.get(_int(request.query.get("run_id")))
@@ -255,13 +434,27 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         limit = _int(request.query.get("limit", "20"))
         if limit is None or not 1 <= limit <= 25:
             return _error(400, "INVALID_PARAMETER_VALUE", "limit must be between 1 and 25")
+        active_only = request.query.get("active_only") == "true"
+        if active_only and request.query.get("completed_only") == "true":
+            return _error(400, "INVALID_PARAMETER_VALUE", "active_only and completed_only cannot both be true")
         job_id = _int(request.query.get("job_id"))
         listed = [run for run in sorted(self.runs.values(), key=lambda r: -r.run_id)
-                  if job_id is None or run.job.job_id == job_id]
+                  if (job_id is None or run.job.job_id == job_id) and (run.active or not active_only)]
         body: dict = {"has_more": len(listed) > limit}
         if listed:
             body["runs"] = [self._run_json(run) for run in listed[:limit]]
         return Reply(200, body)
+
+    def _runs_cancel(self, request: Request) -> Reply:
+        body = self._json_body(request)
+        if body is None:
+            return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
+        run = self.runs.get(body.get("run_id")) if isinstance(body.get("run_id"), int) else None
+        if run is None:
+            return _error(404, "RESOURCE_DOES_NOT_EXIST", f"Run {body.get('run_id')} does not exist.")
+        if run.active and run.cancelled_at_poll is None:
+            run.cancelled_at_poll = run.polls
+        return Reply(200, {})
 
     def _runs_get_output(self, request: Request) -> Reply:
         run_id = _int(request.query.get("run_id"))
@@ -270,11 +463,14 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                           "Retrieving the output of runs with multiple tasks is not supported. "
                           "Please retrieve the output of each individual task run instead.")
         for run in self.runs.values():
-            for key, task_run_id in run.task_run_ids.items():
+            for (key, attempt), task_run_id in run.task_run_ids.items():
                 if task_run_id != run_id:
                     continue
-                body: dict = {"metadata": {"job_id": run.job.job_id, "run_id": task_run_id, "task_key": key}}
-                if run.state()[1] == "FAILED" and key == run.job.failing_task:
+                body: dict = {"metadata": {"job_id": run.job.job_id, "run_id": task_run_id, "task_key": key,
+                                           "attempt_number": attempt}}
+                if attempt < run.job.retried_tasks.get(key, 0):
+                    body["error"], body["error_trace"] = run.job.retry_error, run.job.retry_error_trace
+                elif run.state()[1] == "FAILED" and key == run.job.failing_task:
                     body["error"], body["error_trace"] = run.job.error, run.job.error_trace
                 return Reply(200, body)
         return _error(404, "RESOURCE_DOES_NOT_EXIST", f"Run {run_id} does not exist.")
