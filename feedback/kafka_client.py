@@ -9,6 +9,8 @@ range back.
 from __future__ import annotations
 
 import logging
+import socket
+import ssl
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,21 +53,34 @@ class _LastFailure(logging.Handler):
             self.message = text
 
 
-def _unavailable(settings: Settings, error: Exception, last_failure: str | None = None) -> KafkaUnavailable:
+def _credentials_setting(settings: Settings, role: Role) -> str:
+    """The setting that holds the password `role` signs in with (see kafka_options.eventhubs_password)."""
+    if role == "consumer" and settings.eventhubs_listen_connection_string is not None:
+        return "eventhubs_listen_connection_string"
+    return "eventhubs_connection_string"
+
+
+def _unavailable(settings: Settings, role: Role, error: Exception, last_failure: str | None = None,
+                 login_failed: bool = False) -> KafkaUnavailable:
+    """The error for a client that did not connect within the bound. `login_failed`: the broker
+    was reached (TLS included) but the client still got no connection, so the login is what
+    failed, whether or not kafka-python read the broker's refusal before the socket closed."""
     seconds = settings.kafka_connect_timeout_ms / 1000
     address = bootstrap_servers(settings)
+    setting = _credentials_setting(settings, role)
+    fix = (f"check {setting} (FEEDBACK_{setting.upper()}): it must be the namespace's connection string of a shared "
+           "access policy with the rights this command needs")
     if last_failure and "SaslAuthenticationFailed" in last_failure:
+        return KafkaUnavailable(f"the broker at {address} refused the credentials (SASL authentication failed): {fix}")
+    if login_failed:
         return KafkaUnavailable(
-            f"the broker at {address} refused the credentials (SASL authentication failed): check "
-            f"eventhubs_connection_string (FEEDBACK_EVENTHUBS_CONNECTION_STRING): it must be the namespace's "
-            f"connection string of a shared access policy with the rights this command needs"
+            f"the broker at {address} accepted the connection and the TLS handshake, then closed the connection "
+            f"during the login (SASL) within {seconds:g} s, which is how a wrong password ends when the client does "
+            f"not get to read the refusal: {fix}"
         )
     hints = {
         "local": "is it running? `feedback kafka status` tells, `feedback kafka start` starts it",
-        # A refused login on Event Hubs often reaches kafka-python only as a closed socket.
-        "eventhubs": "check the address, the network path (firewall) and the credentials: eventhubs_connection_string "
-                     "(FEEDBACK_EVENTHUBS_CONNECTION_STRING) must be the namespace's connection string of a shared "
-                     "access policy with the rights this command needs",
+        "eventhubs": f"check the address, the network path (firewall) and the credentials: {fix}",
     }
     hint = hints.get(settings.backend, "check the address, the network path (peering, firewall) and the credentials")
     cause = f"; last failure: {last_failure}" if last_failure else ""
@@ -73,6 +88,20 @@ def _unavailable(settings: Settings, error: Exception, last_failure: str | None 
         f"no Kafka broker answered at {address} (backend {settings.backend!r}) within {seconds:g} s: "
         f"{hint} ({type(error).__name__}: {error}{cause})"
     )
+
+
+def _tls_handshake_completes(config: dict, timeout_s: float) -> bool:
+    """True when the first bootstrap address accepts a TCP connection and completes a TLS
+    handshake, trusting what the client trusts, within `timeout_s` (no Kafka bytes sent)."""
+    host, _, port = config["bootstrap_servers"][0].rpartition(":")
+    context = ssl.create_default_context(cafile=config.get("ssl_cafile"))
+    context.check_hostname = False  # the client checks the name; this only asks whether the path works
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s) as raw:
+            with context.wrap_socket(raw, server_hostname=host.strip("[]")):
+                return True
+    except (OSError, ValueError):
+        return False
 
 
 def connect(settings: Settings, role: Role, **overrides):
@@ -89,7 +118,12 @@ def connect(settings: Settings, role: Role, **overrides):
     try:
         return _CLIENTS[role](**config)
     except KafkaTimeoutError as error:
-        raise _unavailable(settings, error, watcher.message) from None
+        # kafka-python reads the broker's SASL refusal only when it arrives before the broker
+        # closes the socket; under load it sees only the close. Whether the broker and its
+        # TLS answer tells the two causes apart the same way every time.
+        login_failed = (config.get("security_protocol") == "SASL_SSL"
+                        and _tls_handshake_completes(config, min(5.0, settings.kafka_connect_timeout_ms / 1000)))
+        raise _unavailable(settings, role, error, watcher.message, login_failed) from None
     finally:
         kafka_log.removeHandler(watcher)
         kafka_log.setLevel(level)
