@@ -10,6 +10,11 @@ the message text is a pure function here. Posting goes through a `Notifier`:
   `posted_keys` can look for it in the channel's recent history (`conversations.history`).
 * `FileNotifier`: appends alerts to a JSON Lines file, when no Slack bot token is set.
 
+Channels given by name are looked up with `conversations.list` (`list_channels`, shared with
+the Slack producer). A channel the bot is not a member of (`is_member: false`) is refused with
+the `/invite` to type, since with `chat:write` the bot can neither post there nor read its
+history; a token without `groups:read` cannot list private channels, and the error says so.
+
 Exactly-once delivery is the dispatcher's job (jobs/dispatcher.py); a notifier only posts and
 looks things up.
 """
@@ -22,6 +27,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Optional, Protocol
+
+from slack_sdk.errors import SlackApiError
 
 from feedback.settings import Settings
 
@@ -52,6 +59,95 @@ def message_text(alert: Alert) -> str:
     link = f" <{alert.url}|open>" if alert.url else ""
     return (f"*{alert.score:.2f}* from {alert.source} by {alert.author}{link}\n"
             f"> {excerpt(alert.text)}")
+
+
+# Bot token scopes by channel type (https://docs.slack.dev/reference/methods/conversations.list
+# and .../conversations.history): public channels need channels:*, private channels groups:*.
+PRIVATE_LIST_SCOPE = "groups:read"
+SCOPES_PAGE = "https://api.slack.com/apps (your app > OAuth & Permissions > Bot Token Scopes)"
+
+
+class SlackChannelError(LookupError, ValueError):
+    """A configured channel the bot cannot use (unknown, not joined, or outside the token's scopes).
+
+    The message says what to change. A LookupError, as an unknown channel always was here, and a
+    ValueError, so the producer commands report it as a setting to fix (exit 1, no traceback).
+    """
+
+
+@dataclass(frozen=True)
+class ChannelList:
+    """What `conversations.list` shows the bot token.
+
+    `channels` are Slack's conversation objects (`id`, `name`, `is_member`, `is_private`).
+    `scopes_without_private` is set (to the token's scopes, Slack's `provided`) when the token
+    lacks groups:read: Slack refuses a listing that asks for private channels then, so only the
+    public ones were listed.
+    """
+
+    channels: list[dict]
+    scopes_without_private: Optional[str] = None
+
+    def find(self, entry: str) -> Optional[dict]:
+        """The channel called `#name` or `name`, or with the id `entry`."""
+        name = entry.lstrip("#")
+        return next((c for c in self.channels if c["id"] == entry or c.get("name") == name), None)
+
+    def unknown_hint(self) -> str:
+        """What to add when a channel is missing because private channels could not be listed."""
+        if self.scopes_without_private is None:
+            return ""
+        return (f" Private channels were not listed: the bot token lacks {PRIVATE_LIST_SCOPE} (it has "
+                f"{self.scopes_without_private or 'no scopes'}). If the channel is private, add {PRIVATE_LIST_SCOPE} "
+                f"(and groups:history to read it) at {SCOPES_PAGE}, reinstall the app and use its new xoxb- token.")
+
+
+def missing_scope_message(error: SlackApiError, method: str) -> str:
+    """What to add when Slack answered `missing_scope` (it names the scope in `needed`)."""
+    needed, provided = error.response.get("needed") or "?", error.response.get("provided") or "no scopes"
+    return (f"Slack refused {method}: the bot token lacks the scope {needed} (it has {provided}). Add {needed} at "
+            f"{SCOPES_PAGE}, reinstall the app to the workspace and use its new xoxb- token.")
+
+
+def list_channels(client, wanted: Optional[str] = None) -> ChannelList:
+    """The public and private channels the bot token sees (`conversations.list`, every page).
+
+    With `wanted`, stops at the page that has it. Without groups:read Slack refuses a listing of
+    private channels (`missing_scope`, `needed: groups:read`), so the public ones are listed
+    alone. Any other missing scope (channels:read) raises SlackChannelError naming it.
+    """
+    types, scopes_without_private = "public_channel,private_channel", None
+    channels: list[dict] = []
+    cursor = None
+    while True:
+        try:
+            page = client.conversations_list(types=types, exclude_archived=True, limit=200, cursor=cursor)
+        except SlackApiError as error:
+            if error.response.get("error") != "missing_scope":
+                raise
+            if error.response.get("needed") == PRIVATE_LIST_SCOPE and "private_channel" in types:
+                types, scopes_without_private, channels, cursor = "public_channel", error.response.get("provided", ""), [], None
+                continue
+            raise SlackChannelError(missing_scope_message(error, "conversations.list")) from None
+        channels += page["channels"]
+        cursor = (page.get("response_metadata") or {}).get("next_cursor")
+        listing = ChannelList(channels, scopes_without_private)
+        if not cursor or (wanted is not None and listing.find(wanted) is not None):
+            return listing
+
+
+def bot_mention(client) -> str:
+    """`@name` of the bot user behind the token (`auth.test`), for the `/invite` to type."""
+    try:
+        return f"@{client.auth_test()['user']}"
+    except (SlackApiError, KeyError):
+        return "@<your app>"
+
+
+def not_member_message(channel: str, client, consequence: str) -> str:
+    name = channel if channel.startswith("#") else f"#{channel}"
+    return (f"the bot is not a member of {name}, so {consequence}: type `/invite {bot_mention(client)}` in {name} "
+            "(or add the app in the channel's details > Integrations)")
 
 
 class Notifier(Protocol):
@@ -120,22 +216,24 @@ class SlackNotifier:
         self._channel_ids: dict[str, str] = {}
 
     def channel_id(self, channel: str) -> str:
-        """Slack's id for a channel given as `#name` (conversations.history needs the id)."""
+        """Slack's id for a channel given as `#name` (conversations.history needs the id).
+
+        Raises SlackChannelError when the bot does not see the channel or is not a member of it.
+        Only a channel the bot is in is remembered, so an /invite takes effect without a restart.
+        """
         if not channel.startswith("#"):
             return channel
         if channel not in self._channel_ids:
-            cursor = None
-            while True:
-                page = self.client.conversations_list(types="public_channel,private_channel", limit=200, cursor=cursor,
-                                                      exclude_archived=True)
-                for item in page["channels"]:
-                    self._channel_ids[f"#{item['name']}"] = item["id"]
-                cursor = (page.get("response_metadata") or {}).get("next_cursor")
-                if channel in self._channel_ids or not cursor:
-                    break
-            if channel not in self._channel_ids:
-                raise LookupError(f"Slack channel {channel} not found: create it and invite the app, "
-                                  "or set the channel id (negative_channel / positive_channel)")
+            listing = list_channels(self.client, wanted=channel)
+            found = listing.find(channel)
+            if found is None:
+                raise SlackChannelError(f"Slack channel {channel} not found: create it and invite the app, "
+                                        "or set the channel id (negative_channel / positive_channel)." + listing.unknown_hint())
+            if not found.get("is_member", True):
+                raise SlackChannelError(not_member_message(
+                    channel, self.client, "alerts can be neither posted there nor looked up in its history "
+                    "(negative_channel / positive_channel)"))
+            self._channel_ids[channel] = found["id"]
         return self._channel_ids[channel]
 
     def post(self, alert: Alert) -> str:

@@ -8,6 +8,11 @@ events, as documented at https://docs.slack.dev/apis/events-api/using-socket-mod
 * Every envelope is acknowledged as soon as it arrives (Slack redelivers an envelope that
   is not acknowledged within a few seconds); durability comes from the channel history, not
   from holding the acknowledgement.
+* The bot must be a member of each feedback channel: Slack sends an app the events of the
+  channels it is in only, and `conversations.history` answers `not_in_channel` otherwise. At
+  start, a feedback channel that `conversations.list` shows with `is_member: false` stops the
+  producer with the `/invite` to type; a private channel is listed only with the scope
+  `groups:read` (and read only with `groups:history`), and the error names the missing scope.
 * Only plain messages in the configured channels (`slack_feedback_channels`) count. Message
   subtypes (edits, deletions, joins, topic changes, thread broadcasts) are ignored, and so
   are bot messages except the simulator's (`slack_simulator_bot_id`). The alert channels
@@ -37,9 +42,11 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.socket_mode import SocketModeClient
 
+from feedback.alerts import SlackChannelError, list_channels, missing_scope_message, not_member_message
 from feedback.catalogue import SOURCE_TOPICS
 from feedback.schema import SCHEMA_VERSION, utc_now_iso, validate_feedback
 from feedback.settings import Settings
@@ -118,46 +125,58 @@ def web_client(settings: Settings, token: Optional[str]) -> WebClient:
     return client
 
 
-def _plain(name: str) -> str:
-    return name.lstrip("#")
-
-
 def resolve_channels(settings: Settings, web: WebClient) -> Channels:
     """Channel ids and names for the configured feedback and alert channels.
 
-    Raises ValueError when a configured feedback channel does not exist for the bot, or is
-    one of the alert channels.
+    Raises SlackChannelError (a ValueError) when a configured feedback channel does not exist
+    for the bot, the bot is not a member of it, or it is one of the alert channels.
     """
-    by_name: dict[str, str] = {}
-    for page in web.conversations_list(types="public_channel,private_channel", exclude_archived=True, limit=200):
-        by_name.update({c["name"]: c["id"] for c in page["channels"]})
-    names = {cid: name for name, cid in by_name.items()}
+    listing = list_channels(web)
 
-    def lookup(entry: str) -> Optional[tuple[str, str]]:
-        if _CHANNEL_ID.match(entry):
-            return entry, names.get(entry, entry)
-        cid = by_name.get(_plain(entry))
-        return (cid, _plain(entry)) if cid else None
+    def lookup(entry: str) -> Optional[dict]:
+        found = listing.find(entry)
+        if found is None and _CHANNEL_ID.match(entry):
+            return {"id": entry, "name": entry}  # an id not listed (a private channel?): conversations.history will tell
+        return found
 
-    alerts = frozenset(found[0] for entry in (settings.negative_channel, settings.positive_channel) if (found := lookup(entry)))
-    listened, unknown = {}, []
+    alerts = frozenset(found["id"] for entry in (settings.negative_channel, settings.positive_channel) if (found := lookup(entry)))
+    listened, unknown, not_joined = {}, [], []
     for entry in settings.slack_feedback_channels:
         found = lookup(entry)
         if found is None:
             unknown.append(entry)
-        elif found[0] in alerts:
-            raise ValueError(
+        elif found["id"] in alerts:
+            raise SlackChannelError(
                 f"slack_feedback_channels includes {entry!r}, an alert channel: reading it would feed the alerts back into "
                 "the pipeline; remove it from slack_feedback_channels"
             )
+        elif not found.get("is_member", True):
+            not_joined.append(f"#{found['name']}")
         else:
-            listened[found[0]] = found[1]
+            listened[found["id"]] = found["name"]
     if unknown:
-        raise ValueError(
+        raise SlackChannelError(
             f"the bot sees no channel called {', '.join(unknown)}: invite the app to it (/invite @app) or fix "
-            "slack_feedback_channels (FEEDBACK_SLACK_FEEDBACK_CHANNELS)"
+            "slack_feedback_channels (FEEDBACK_SLACK_FEEDBACK_CHANNELS)." + listing.unknown_hint()
         )
+    if not_joined:
+        raise SlackChannelError(not_member_message(
+            ", ".join(not_joined), web, "Slack sends the producer none of its messages (slack_feedback_channels)"))
     return Channels(listened, alerts)
+
+
+def history_error(error: SlackApiError, channel: str, web: WebClient) -> Optional[SlackChannelError]:
+    """A clear error for `conversations.history` refusing a channel for good, or None."""
+    code = error.response.get("error")
+    if code == "missing_scope":
+        return SlackChannelError(missing_scope_message(error, f"conversations.history for {channel}"))
+    if code == "not_in_channel":
+        return SlackChannelError(not_member_message(channel, web, "its history cannot be read"))
+    if code == "channel_not_found":
+        return SlackChannelError(
+            f"Slack answered channel_not_found for {channel}'s history: the channel is gone, or it is private and the "
+            "bot is not in it: invite the app to it (/invite @app) or fix slack_feedback_channels")
+    return None
 
 
 @dataclass
@@ -235,8 +254,12 @@ class SlackProducer:
         for channel, oldest in list(self.newest.items()):
             messages: list[dict] = []
             cursor = None
+            label = f"#{self.channels.listened[channel]}" if self.channels.listened.get(channel) != channel else channel
             while True:
-                page = self.web.conversations_history(channel=channel, oldest=oldest, limit=HISTORY_PAGE, cursor=cursor)
+                try:
+                    page = self.web.conversations_history(channel=channel, oldest=oldest, limit=HISTORY_PAGE, cursor=cursor)
+                except SlackApiError as error:
+                    raise (history_error(error, label, self.web) or error) from None
                 messages += page["messages"]
                 cursor = (page.get("response_metadata") or {}).get("next_cursor")
                 if not page.get("has_more") or not cursor:

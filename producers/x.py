@@ -20,6 +20,16 @@ It uses tweepy's API v2 clients with the app's bearer token (`x_bearer_token`).
   says how much is left, and it stops reading (until the next period) when none is.
 * Rate limits: tweepy waits until `x-rate-limit-reset` (`wait_on_rate_limit=True`).
 * 401 and 403 stop the producer with a message saying which credential or access is missing.
+* A query X refuses (400 `invalid-request` naming the `query` parameter) stops it with X's
+  reason and the setting to fix (`x_query`): the same query would be refused again.
+* Spent credits stop it too, without retrying: 429 `UsageCapExceeded` (type
+  `.../problems/usage-capped`: X's table says 429 is "Rate limit or usage cap exceeded",
+  https://docs.x.com/x-api/fundamentals/response-codes-and-errors) and 402 Payment Required
+  (`CreditsDepleted`, type `.../problems/credits`: what pay-per-use accounts with no credits
+  get, as X's users report; the table does not list 402). tweepy would wait a capped 429 out
+  until `x-rate-limit-reset` and ask again, for ever, and the stream would reconnect after
+  either, so both are caught beneath tweepy, in a `requests` response hook on its sessions.
+  Pages of the poll already sent are kept as pending (as when the read budget runs out).
 * Posts are deduplicated by id (the recent ids are saved with the position).
 """
 
@@ -32,13 +42,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
+from urllib.parse import urlsplit
 
 import tweepy
 from requests.adapters import BaseAdapter
 
 from feedback.catalogue import SOURCE_TOPICS
 from feedback.schema import SCHEMA_VERSION, utc_now_iso, validate_feedback
-from feedback.settings import Settings
+from feedback.settings import Settings, where_to_set
 from producers.position import Position
 from producers.sink import Sink
 
@@ -62,6 +73,14 @@ SAVED_IDS = 2_000
 
 class XAccessError(RuntimeError):
     """X refused the credentials (401) or the app's access (403)."""
+
+
+class XQueryError(RuntimeError):
+    """X refused the search query (400 invalid-request on `query`): x_query must change."""
+
+
+class XCreditsError(RuntimeError):
+    """X serves no more reads: no credits left (402) or the usage cap reached (429 usage-capped)."""
 
 
 def post_time(post_id: str) -> datetime:
@@ -135,6 +154,45 @@ def access_error(error: tweepy.HTTPException, what: str) -> XAccessError:
     )
 
 
+def query_error(error: tweepy.BadRequest, query: str) -> Optional[XQueryError]:
+    """X's reasons when a 400 is about the query (X names the parameter), else None."""
+    reasons = [e.get("message", "") for e in error.api_errors if isinstance(e, dict) and "query" in (e.get("parameters") or {})]
+    if not reasons:
+        return None
+    return XQueryError(
+        f"X answered 400 Bad Request: the search query {query!r} is invalid: {'; '.join(reasons)}. Fix x_query "
+        f"({where_to_set('x_query')}; operators: https://docs.x.com/x-api/posts/search/integrate/build-a-query), then start "
+        "the producer again."
+    )
+
+
+def credits_error(status: int, body: dict, what: str, settings: Settings) -> Optional[XCreditsError]:
+    """The error for an answer saying the account can read no more (pure), or None.
+
+    402 Payment Required is pay-per-use with no credits left (X's body: `"title":
+    "CreditsDepleted"`, type `.../problems/credits`); 429 with type `.../problems/usage-capped`
+    (`"title": "UsageCapExceeded"`) is a usage cap reached. A 429 of any other type is a rate
+    limit, which tweepy waits out.
+    """
+    title, detail = body.get("title") or "", body.get("detail") or ""
+    said = f"{title}: {detail}".strip(": ")
+    budget = f"x_read_budget ({where_to_set('x_read_budget')}; now {settings.x_read_budget} posts a {settings.x_budget_period})"
+    if status == 402:
+        return XCreditsError(
+            f"X answered 402 Payment Required to {what} ({said}): the X developer account has no credits left. Buy credits "
+            f"or raise the spending limit in the X Developer Console (https://console.x.com), then start the producer again; "
+            f"{budget} keeps its reads within what you mean to spend. Not retried: the same request would be refused."
+        )
+    if status == 429 and (str(body.get("type", "")).endswith("/usage-capped") or title == "UsageCapExceeded"):
+        period = (body.get("period") or "monthly").lower()
+        return XCreditsError(
+            f"X answered 429 to {what} ({said}): the {period} usage cap of the account's plan is reached. Reads resume when "
+            f"the cap resets (Usage in the X Developer Console, https://console.x.com) or on a plan with a higher cap; "
+            f"lower {budget} to stay under it. Not retried: waiting out the rate-limit window would not lift the cap."
+        )
+    return None
+
+
 @dataclass
 class XReport:
     polls: int = 0
@@ -169,13 +227,30 @@ class XProducer:
         self.report = XReport(budget_remaining=self.budget.remaining)
         self._lock = threading.Lock()
 
-    def _mount(self, session) -> None:
+    def _prepare(self, session) -> None:
+        """Mount the test transport, if any, and stop on spent credits, on one of tweepy's sessions."""
         if self.transport is not None:
             session.mount(API_HOST, self.transport)
+        session.hooks["response"].append(self._stop_when_out_of_credits)
+
+    def _stop_when_out_of_credits(self, response, *args, **kwargs):
+        """A requests response hook: raise XCreditsError before tweepy retries a 402 or a capped 429."""
+        if response.status_code not in (402, 429):
+            return response
+        try:
+            body = response.json()
+        except ValueError:
+            body = {}
+        what = f"{response.request.method} {urlsplit(response.url).path}"
+        error = credits_error(response.status_code, body if isinstance(body, dict) else {}, what, self.settings)
+        if error is None:
+            return response
+        response.close()
+        raise error
 
     def client(self) -> tweepy.Client:
         client = tweepy.Client(self.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
-        self._mount(client.session)
+        self._prepare(client.session)
         return client
 
     # -- shared: offer a post, save --------------------------------------------------
@@ -230,7 +305,7 @@ class XProducer:
         # The pages of one poll share their parameters (X pages with next_token on the same
         # request); `until_id` advances to the oldest post read, for a poll cut short.
         newest_id, request_until = pending.get("newest_id"), pending.get("until_id")
-        until_id, next_token, complete = request_until, None, False
+        until_id, next_token, complete, read_now = request_until, None, False, 0
         while True:
             if self.budget.remaining < PAGE_MIN:
                 self.report.budget_exhausted = True
@@ -244,9 +319,17 @@ class XProducer:
                 )
             except (tweepy.Unauthorized, tweepy.Forbidden) as error:
                 raise access_error(error, "recent search (GET /2/tweets/search/recent)") from None
+            except tweepy.BadRequest as error:
+                raise (query_error(error, self.settings.x_query) or error) from None
+            except XCreditsError:
+                if read_now:  # pages already sent: keep them as pending, as when the budget runs out
+                    self.pending = {"newest_id": newest_id, "until_id": until_id}
+                    self.save()
+                raise
             meta = page.get("meta", {})
             posts = page.get("data", [])
             self._spend(len(posts))
+            read_now += len(posts)
             newest_id = newest_id or meta.get("newest_id")
             usernames = usernames_of(page.get("includes"))
             for post in sorted(posts, key=lambda p: int(p["id"])):
@@ -268,7 +351,7 @@ class XProducer:
 
     def stream_client(self) -> "FeedbackStream":
         stream = FeedbackStream(self)
-        self._mount(stream.session)
+        self._prepare(stream.session)
         return stream
 
     def sync_rules(self, stream: Optional["FeedbackStream"] = None) -> None:
@@ -331,7 +414,7 @@ class FeedbackStream(tweepy.StreamingClient):
     def __init__(self, producer: XProducer) -> None:
         super().__init__(producer.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
         self.producer = producer
-        self.access_error: Optional[XAccessError] = None
+        self.access_error: Optional[RuntimeError] = None  # why the stream stopped for good (XAccessError, XCreditsError)
         self.keep_alives = 0
         self.connections = 0
 
@@ -343,6 +426,15 @@ class FeedbackStream(tweepy.StreamingClient):
 
     def on_keep_alive(self) -> None:
         self.keep_alives += 1
+
+    def on_exception(self, exception: Exception) -> None:
+        # tweepy's connection loop hands over what it does not handle itself: spent credits,
+        # raised by the producer's response hook, stop the stream.
+        if isinstance(exception, XCreditsError):
+            self.access_error = exception
+            log.error("%s", exception)
+            return
+        super().on_exception(exception)
 
     def on_request_error(self, status_code: int) -> None:
         if status_code in (401, 403):

@@ -4,12 +4,14 @@ from contextlib import contextmanager
 import pytest
 from pydantic import SecretStr
 
+from feedback.alerts import SlackChannelError, SlackNotifier
 from feedback.settings import SettingsError, load_settings
 from producers.sink import Sink
 from producers.slack import TOPIC, Channels, SlackProducer, resolve_channels, to_envelope, web_client
 from producers.slack_simulator import sample_texts, simulate
 from tests.producers.helpers import TopicWatch, settings_for
 from tests.standins.slack_socket_mode import SlackSocketMode
+from tests.standins.slack_web import SlackWebStandIn
 
 APP, BOT, SIM = "xapp-1-test", "xoxb-test", "B0SIMULATOR"
 CHANNELS = {"C0FEEDBACK": "product-feedback", "C0NEGATIVE": "negative-feedback", "C0RANDOM": "random"}
@@ -155,3 +157,81 @@ def test_the_simulators_posts_become_feedback_events(topics_ready, tmp_path):
     assert (report.posted, report.failed) == (12, 0)
     assert [m for m, _ in slack.calls].count("chat.postMessage") == 13  # one 429, waited out and retried
     assert [e["text"] for _, e in sorted(watch.events())] == texts[:12]  # ids sort by ts, the posting order
+
+
+# -- channels the bot cannot read: clear errors at start, not silence --------------------------
+
+
+class NoKafka:
+    """Stands for the sink on paths that never reach Kafka: any use fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"this path was not expected to reach Kafka (sink.{name})")
+
+
+def channel_settings(slack: SlackSocketMode, tmp_path, *channels: str):
+    return load_settings(state_dir=tmp_path, slack_app_token=APP, slack_bot_token=BOT, slack_base_url=slack.base_url,
+                         slack_feedback_channels=list(channels))
+
+
+def test_a_channel_by_name_the_bot_has_not_joined_is_refused_with_the_invite_to_type(tmp_path):
+    with SlackSocketMode(APP, BOT, channels=CHANNELS, not_joined={"C0FEEDBACK"}) as slack:
+        settings = channel_settings(slack, tmp_path, "#product-feedback")
+        with pytest.raises(SlackChannelError, match=r"not a member of #product-feedback.*`/invite @feedbackbot` in #product-feedback"):
+            resolve_channels(settings, web_client(settings, BOT))
+        slack.channels["C0FEEDBACK"].is_member = True  # after the /invite
+        assert resolve_channels(settings, web_client(settings, BOT)).listened == {"C0FEEDBACK": "product-feedback"}
+
+
+def test_a_post_in_a_channel_the_bot_has_not_joined_reaches_no_app():
+    # The stand-in's side of the test above: Slack sends an app the events of its bot's channels only.
+    with SlackSocketMode(APP, BOT, channels=CHANNELS, not_joined={"C0RANDOM"}) as slack:
+        assert slack.post("C0RANDOM", "lunch?")["envelope"] is None
+        assert slack.post("C0FEEDBACK", "Sync is slow")["envelope"] is not None
+
+
+def test_a_private_channel_without_groups_read_names_the_scope_to_add(tmp_path):
+    scopes = ("channels:history", "channels:read", "chat:write")
+    with SlackSocketMode(APP, BOT, channels={**CHANNELS, "C0PRIVATE": "vip-feedback"}, private={"C0PRIVATE"}, scopes=scopes) as slack:
+        settings = channel_settings(slack, tmp_path, "#vip-feedback")
+        with pytest.raises(SlackChannelError, match=r"(?s)#vip-feedback.*lacks groups:read \(it has channels:history,channels:read,chat:write\)"):
+            resolve_channels(settings, web_client(settings, BOT))
+        # Public channels still resolve without groups:read.
+        settings = channel_settings(slack, tmp_path, "#product-feedback")
+        assert resolve_channels(settings, web_client(settings, BOT)).listened == {"C0FEEDBACK": "product-feedback"}
+        asked = [args.get("types") for method, args in slack.calls if method == "conversations.list"]
+        assert asked[:2] == ["public_channel,private_channel", "public_channel"]
+
+
+def test_a_private_channel_without_groups_history_stops_the_backfill_naming_the_scope(tmp_path):
+    scopes = ("channels:history", "channels:read", "groups:read", "chat:write")
+    with SlackSocketMode(APP, BOT, channels={**CHANNELS, "C0PRIVATE": "vip-feedback"}, private={"C0PRIVATE"}, scopes=scopes) as slack:
+        producer = SlackProducer(channel_settings(slack, tmp_path, "#vip-feedback"), sink=NoKafka())
+        assert producer.channels.listened == {"C0PRIVATE": "vip-feedback"}
+        with pytest.raises(SlackChannelError, match=r"conversations.history for #vip-feedback: the bot token lacks the scope groups:history"):
+            producer.backfill()
+
+
+def test_a_channel_id_the_bot_cannot_see_stops_the_backfill_with_the_invite(tmp_path):
+    # A private channel given by id is not listed to a non-member: its history call tells.
+    with SlackSocketMode(APP, BOT, channels={**CHANNELS, "C0PRIVATE": "vip-feedback"}, private={"C0PRIVATE"},
+                         not_joined={"C0PRIVATE"}) as slack:
+        producer = SlackProducer(channel_settings(slack, tmp_path, "C0PRIVATE"), sink=NoKafka())
+        with pytest.raises(SlackChannelError, match=r"channel_not_found for C0PRIVATE.*/invite"):
+            producer.backfill()
+
+
+def test_an_alert_channel_the_bot_has_not_joined_or_cannot_list_is_refused_with_the_fix():
+    with SlackWebStandIn() as slack:
+        settings = load_settings(slack_bot_token="xoxb-test", slack_base_url=slack.base_url)
+        slack.not_joined.add("negative-feedback")
+        with pytest.raises(SlackChannelError, match=r"not a member of #negative-feedback.*`/invite @feedback-alerts`"):
+            SlackNotifier(settings).channel_id("#negative-feedback")
+        slack.not_joined.clear()
+        slack.private.add("negative-feedback")
+        slack.scopes.remove("groups:read")
+        with pytest.raises(SlackChannelError, match=r"#negative-feedback not found.*lacks groups:read"):
+            SlackNotifier(settings).channel_id("#negative-feedback")
+        slack.scopes.append("groups:read")
+        assert SlackNotifier(settings).channel_id("#negative-feedback") == "C0NEGATIVE"
+    assert "chat.postMessage" not in slack.calls

@@ -4,12 +4,16 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 import tweepy
+import typer
 from pydantic import SecretStr
 
 from feedback.schema import validate_feedback
 from feedback.settings import SettingsError, load_settings
+from producers.commands import _reported
 from producers.sink import Sink
-from producers.x import TOPIC, Budget, XAccessError, XProducer, post_time, rules_to_change, to_envelope
+from producers.x import (
+    TOPIC, TWEET_FIELDS, Budget, XAccessError, XCreditsError, XProducer, XQueryError, post_time, rules_to_change, to_envelope,
+)
 from tests.producers.helpers import TopicWatch, settings_for
 from tests.standins.x_api import DROP, KEEP_ALIVE, XApi, snowflake
 
@@ -210,3 +214,90 @@ def test_a_refused_stream_stops_with_the_reason(topics_ready, tmp_path, slept):
     with Sink(settings, TOPIC) as sink:
         with pytest.raises(XAccessError, match="403 to the filtered stream"):
             XProducer(settings, sink, transport=api).run(threading.Event())
+
+
+# -- refusals that retrying cannot fix: a clear error, one request, no wait -----------------------
+
+
+class NoKafka:
+    """Stands for the sink on paths that never reach Kafka: any use fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"this path was not expected to reach Kafka (sink.{name})")
+
+
+def refused_producer(tmp_path, api: XApi, **changes) -> XProducer:
+    settings = load_settings(**{"state_dir": tmp_path, "x_bearer_token": TOKEN, "x_query": QUERY, "x_poll_interval_s": 0.01, **changes})
+    return XProducer(settings, NoKafka(), transport=api)
+
+
+def searches(api: XApi) -> int:
+    return api.calls("GET", "/2/tweets/search/recent")
+
+
+def test_a_query_x_refuses_stops_the_producer_naming_the_setting_without_retrying(tmp_path, slept):
+    api = XApi(TOKEN)
+    api.add_post("Driftwood and sync")
+    producer = refused_producer(tmp_path, api, x_query="Driftwood and sync")
+    with pytest.raises(XQueryError, match=r"400 Bad Request: the search query 'Driftwood and sync' is invalid: Ambiguous use of and"
+                                          r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY"):
+        producer.run(threading.Event(), max_polls=3)  # a producer that retried would poll 3 times
+    assert (searches(api), slept) == (1, [])
+
+
+def test_an_account_out_of_credits_stops_the_producer_without_retrying(tmp_path, slept):
+    api = XApi(TOKEN)
+    api.add_post("Driftwood is great")
+    api.credits = 0
+    with pytest.raises(XCreditsError, match=r"402 Payment Required to GET /2/tweets/search/recent \(CreditsDepleted: .*\): "
+                                            r"the X developer account has no credits left.*console\.x\.com.*x_read_budget"):
+        refused_producer(tmp_path, api).run(threading.Event(), max_polls=3)
+    assert (searches(api), slept) == (1, [])
+
+
+def test_a_usage_cap_stops_the_producer_instead_of_waiting_for_the_rate_limit_window(tmp_path, slept):
+    api = XApi(TOKEN)
+    api.usage_capped = True  # a 429 whose x-rate-limit-reset is 15 minutes away: tweepy alone would sleep, then ask again
+    with pytest.raises(XCreditsError, match=r"429 to GET /2/tweets/search/recent \(UsageCapExceeded: Usage cap exceeded: "
+                                            r"Monthly product cap\): the monthly usage cap"):
+        refused_producer(tmp_path, api).run(threading.Event(), max_polls=3)
+    assert (searches(api), slept) == (1, [])
+
+
+def test_a_stream_out_of_credits_stops_instead_of_reconnecting(tmp_path, slept):
+    api = XApi(TOKEN)
+    api.credits = 0
+    stream = refused_producer(tmp_path, api, x_mode="stream").stream_client()
+    thread = stream.filter(threaded=True, tweet_fields=TWEET_FIELDS)  # tweepy's own connection loop
+    thread.join(30)
+    assert not thread.is_alive()
+    assert isinstance(stream.access_error, XCreditsError) and "402 Payment Required" in str(stream.access_error)
+    assert (api.calls("GET", "/2/tweets/search/stream"), slept) == (1, [])
+
+
+@pytest.mark.parametrize("error", [XQueryError("bad query"), XCreditsError("no credits")])
+def test_the_x_command_reports_these_refusals_in_one_line_and_exits_1(error, capsys):
+    with pytest.raises(typer.Exit) as exited:
+        with _reported("x"):
+            raise error
+    assert exited.value.exit_code == 1
+    assert f"x: {type(error).__name__}: {error}" in " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.kafka
+def test_credits_running_out_mid_poll_keep_the_pages_read_as_pending(topics_ready, tmp_path, slept):
+    api = XApi(TOKEN)
+    posts = [api.add_post(f"Driftwood {n}", age_s=3600 - n) for n in range(230)]
+    api.credits = 200  # two pages of 100, then 402
+    settings = x_settings(topics_ready, tmp_path)
+    watch = TopicWatch(settings, TOPIC)
+    with Sink(settings, TOPIC) as sink:
+        with pytest.raises(XCreditsError):
+            XProducer(settings, sink, transport=api).run(threading.Event(), max_polls=1)
+    api.credits = None  # credits bought
+    with Sink(settings, TOPIC) as sink:
+        again = XProducer(settings, sink, transport=api)
+        assert again.pending == {"newest_id": posts[-1]["id"], "until_id": posts[30]["id"]}
+        again.run(threading.Event(), max_polls=1)
+    assert (again.report.read, again.since_id, again.pending) == (30, posts[-1]["id"], None)
+    assert sorted(key for key, _ in watch.events()) == sorted(p["id"] for p in posts)

@@ -14,11 +14,22 @@ What it follows:
   `{"type": "disconnect", "reason": "refresh_requested"}`; the app opens a new one. An app
   may hold several connections at once (while it replaces one, for example); each envelope
   goes to one of them, never to all, so here it goes to the newest.
+* https://docs.slack.dev/reference/methods/conversations.list : channels with `id`, `name`,
+  `is_private` and `is_member`, paged with a cursor, of the `types` asked for (default
+  `public_channel`). A private channel is listed only to its members. Asking for
+  `private_channel` without the scope `groups:read` (or for `public_channel` without
+  `channels:read`) is refused as a whole: `{"ok": false, "error": "missing_scope", "needed":
+  "groups:read", "provided": "<the token's scopes>"}`, as Slack answers.
 * https://docs.slack.dev/reference/methods/conversations.history : messages newest first,
   only those after `oldest` (exclusive unless `inclusive`), `has_more` and
-  `response_metadata.next_cursor` for the next page of at most `limit` messages.
-* https://docs.slack.dev/reference/methods/conversations.list : channels with `id` and
-  `name`, paged with a cursor.
+  `response_metadata.next_cursor` for the next page of at most `limit` messages. It needs
+  `channels:history` (`groups:history` for a private channel), else `missing_scope`; a
+  channel the bot is not in answers `not_in_channel` (a private one `channel_not_found`).
+* https://docs.slack.dev/reference/methods/auth.test : `{"ok": true, "user": <the bot's
+  name>, "user_id", "bot_id", "team", "team_id", "url"}`.
+* Events: an app receives the `message` events of the channels its bot user is in only
+  (`message.channels` / `message.groups`), so a post in a channel the bot has not joined is
+  kept in the history and delivered to nobody.
 * https://docs.slack.dev/reference/methods/chat.postMessage : answers `{"ok": true,
   "channel", "ts", "message"}`; the posted message (with the bot's `bot_id`) is then an event
   for the connected apps, as in Slack when the app is subscribed to `message.channels`.
@@ -42,7 +53,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Optional
+from typing import Iterable, Optional
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.exceptions import ConnectionClosed
@@ -50,6 +61,10 @@ from websockets.sync.server import serve
 
 APP_ID = "A0STANDIN"
 TEAM_ID = "T0STANDIN"
+BOT_NAME = "feedbackbot"
+BOT_USER_ID = "U0FEEDBOT"
+# What the app's bot token holds by default: every scope docs/producers.md asks for.
+ALL_SCOPES = ("channels:history", "channels:read", "groups:history", "groups:read", "chat:write")
 
 
 @dataclass
@@ -57,12 +72,19 @@ class Channel:
     id: str
     name: str
     messages: list[dict] = field(default_factory=list)  # oldest first
+    is_private: bool = False
+    is_member: bool = True  # whether the bot user is in it
 
 
 class SlackSocketMode:
-    def __init__(self, app_token: str, bot_token: str, bot_id: str = "B0SIMULATOR", channels: Optional[dict[str, str]] = None) -> None:
+    def __init__(self, app_token: str, bot_token: str, bot_id: str = "B0SIMULATOR", channels: Optional[dict[str, str]] = None,
+                 private: Iterable[str] = (), not_joined: Iterable[str] = (), scopes: Iterable[str] = ALL_SCOPES) -> None:
+        """`channels` id -> name; `private` and `not_joined` are ids; `scopes` the bot token's."""
         self.app_token, self.bot_token, self.bot_id = app_token, bot_token, bot_id
-        self.channels = {cid: Channel(cid, name) for cid, name in (channels or {"C0FEEDBACK": "product-feedback"}).items()}
+        private, not_joined = set(private), set(not_joined)
+        self.channels = {cid: Channel(cid, name, is_private=cid in private, is_member=cid not in not_joined)
+                         for cid, name in (channels or {"C0FEEDBACK": "product-feedback"}).items()}
+        self.scopes = list(scopes)
         self.acks: list[str] = []
         self.envelopes: list[dict] = []
         self.calls: list[tuple[str, dict]] = []
@@ -109,7 +131,7 @@ class SlackSocketMode:
         with self._lock:
             self.channels[channel].messages.append(message)
         envelope = None
-        if deliver:
+        if deliver and self.channels[channel].is_member:  # Slack sends an app the events of its bot's channels only
             envelope = self.deliver({**message, "channel": channel, "channel_type": "channel", "event_ts": message["ts"]})
         return {"message": message, "envelope": envelope}
 
@@ -209,24 +231,47 @@ class SlackSocketMode:
             return 200, {"ok": True, "url": f"{self.ws_url}?ticket={next(self._ticket)}&app_id={APP_ID}"}, {}
         if token != self.bot_token:
             return 200, {"ok": False, "error": "invalid_auth"}, {}
+        if method == "auth.test":
+            return 200, {"ok": True, "url": "https://standin.slack.com/", "team": "Stand-in", "user": BOT_NAME,
+                         "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": self.bot_id}, {}
         if method == "conversations.list":
-            channels = [{"id": c.id, "name": c.name, "is_channel": True, "is_member": True} for c in self.channels.values()]
-            return 200, {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}, {}
+            return self._list(args)
         if method == "conversations.history":
             return self._history(args)
         if method == "chat.postMessage":
             channel = args.get("channel")
             found = self.channels.get(channel) or next((c for c in self.channels.values() if f"#{c.name}" == channel or c.name == channel), None)
-            if found is None:
+            if found is None or (found.is_private and not found.is_member):
                 return 200, {"ok": False, "error": "channel_not_found"}, {}
+            if not found.is_member:
+                return 200, {"ok": False, "error": "not_in_channel"}, {}
             posted = self.post(found.id, args.get("text", ""), user=None, bot_id=self.bot_id)["message"]
             return 200, {"ok": True, "channel": found.id, "ts": posted["ts"], "message": posted}, {}
         return 200, {"ok": False, "error": "unknown_method"}, {}
 
+    def _missing_scope(self, needed: str) -> Optional[tuple[int, dict, dict]]:
+        if needed in self.scopes:
+            return None
+        return 200, {"ok": False, "error": "missing_scope", "needed": needed, "provided": ",".join(self.scopes)}, {}
+
+    def _list(self, args: dict) -> tuple[int, dict, dict]:
+        types = (args.get("types") or "public_channel").split(",")
+        for kind, needed in (("public_channel", "channels:read"), ("private_channel", "groups:read")):
+            if kind in types and (refused := self._missing_scope(needed)):
+                return refused
+        channels = [{"id": c.id, "name": c.name, "is_channel": True, "is_private": c.is_private, "is_member": c.is_member}
+                    for c in self.channels.values()
+                    if ("private_channel" if c.is_private else "public_channel") in types and (c.is_member or not c.is_private)]
+        return 200, {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}, {}
+
     def _history(self, args: dict) -> tuple[int, dict, dict]:
         channel = self.channels.get(args.get("channel", ""))
-        if channel is None:
+        if channel is None or (channel.is_private and not channel.is_member):
             return 200, {"ok": False, "error": "channel_not_found"}, {}
+        if refused := self._missing_scope("groups:history" if channel.is_private else "channels:history"):
+            return refused
+        if not channel.is_member:
+            return 200, {"ok": False, "error": "not_in_channel"}, {}
         oldest = float(args.get("oldest", 0) or 0)
         inclusive = str(args.get("inclusive", "false")).lower() in ("true", "1")
         limit = int(args.get("limit", 100) or 100)

@@ -3,9 +3,14 @@
 Follows the documented methods (https://api.slack.com/methods): `chat.postMessage` (JSON
 body, `Authorization: Bearer` token, answers `{"ok": true, "channel", "ts", "message"}`,
 keeps `metadata`), `conversations.history` (GET, `oldest`, `include_all_metadata`, newest
-first), `conversations.list` (GET, `channels` with id and name). Errors as Slack sends
-them: HTTP 200 with `{"ok": false, "error": ...}` for a bad token or unknown channel,
-HTTP 429 with `Retry-After` and `{"ok": false, "error": "ratelimited"}` for rate limits.
+first), `conversations.list` (GET, `channels` with id, name, `is_private` and `is_member`,
+of the `types` asked for; a private channel is listed to its members only), `auth.test`
+(the bot's `user` name). Errors as Slack sends them: HTTP 200 with `{"ok": false, "error":
+...}` for a bad token or unknown channel, `not_in_channel` for a post to or the history of a
+channel the bot is not in (a private one it is not in is `channel_not_found`), `missing_scope`
+with `needed` and `provided` when the token lacks the scope (listing private channels needs
+`groups:read`: Slack then refuses the whole listing), HTTP 429 with `Retry-After` and
+`{"ok": false, "error": "ratelimited"}` for rate limits.
 
 Faults for tests, consumed one per `chat.postMessage` call, in order:
 `"429"`, `"500"`, `"timeout-after-post"` (records the post, then answers too late),
@@ -24,6 +29,8 @@ from typing import Callable
 from tests.standins.loopback import LoopbackHTTP, Reply, Request
 
 CHANNELS = {"negative-feedback": "C0NEGATIVE", "positive-feedback": "C0POSITIVE", "product-feedback": "C0PRODUCT"}
+BOT_NAME = "feedback-alerts"
+ALL_SCOPES = ("channels:history", "channels:read", "groups:history", "groups:read", "chat:write")
 
 
 @dataclass
@@ -44,6 +51,10 @@ class SlackWebStandIn(LoopbackHTTP):
         self.silent = False
         self.posts: list[Post] = []
         self.calls: list[str] = []
+        # Channel names: the private ones, the ones the bot is not in; and the token's scopes.
+        self.private: set[str] = set()
+        self.not_joined: set[str] = set()
+        self.scopes: list[str] = list(ALL_SCOPES)
         # Called with each post once it is recorded, before Slack answers: a test can kill
         # the poster there, between Slack's answer and the poster's record of it.
         self.after_post: Callable[[Post], None] | None = None
@@ -78,9 +89,35 @@ class SlackWebStandIn(LoopbackHTTP):
         if method == "conversations.history":
             return self._history(args)
         if method == "conversations.list":
-            channels = [{"id": cid, "name": name, "is_channel": True} for name, cid in CHANNELS.items()]
-            return Reply(200, {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}})
+            return self._list(args)
+        if method == "auth.test":
+            return Reply(200, {"ok": True, "url": "https://standin.slack.com/", "team": "Stand-in", "user": BOT_NAME,
+                               "team_id": "T0STANDIN", "user_id": "U0ALERTS", "bot_id": "B0ALERTS"})
         return Reply(200, {"ok": False, "error": "unknown_method"})
+
+    def _missing_scope(self, needed: str) -> Reply | None:
+        if needed in self.scopes:
+            return None
+        return Reply(200, {"ok": False, "error": "missing_scope", "needed": needed, "provided": ",".join(self.scopes)})
+
+    def _refusal(self, channel: str) -> Reply | None:
+        """Slack's answer to a post to, or the history of, a channel the bot is not in."""
+        name = next(n for n, cid in CHANNELS.items() if cid == channel)
+        if name in self.not_joined:
+            return Reply(200, {"ok": False, "error": "channel_not_found" if name in self.private else "not_in_channel"})
+        return None
+
+    def _list(self, args: dict) -> Reply:
+        types = str(args.get("types") or "public_channel").split(",")
+        for kind, needed in (("public_channel", "channels:read"), ("private_channel", "groups:read")):
+            if kind in types and (refused := self._missing_scope(needed)):
+                return refused
+        channels = []
+        for name, cid in CHANNELS.items():
+            private, member = name in self.private, name not in self.not_joined
+            if ("private_channel" if private else "public_channel") in types and (member or not private):
+                channels.append({"id": cid, "name": name, "is_channel": True, "is_private": private, "is_member": member})
+        return Reply(200, {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}})
 
     @staticmethod
     def _channel_id(channel: str) -> str | None:
@@ -101,6 +138,8 @@ class SlackWebStandIn(LoopbackHTTP):
         channel = self._channel_id(args.get("channel", ""))
         if channel is None:
             return Reply(200, {"ok": False, "error": "channel_not_found"})
+        if refused := self._refusal(channel):
+            return refused
         with self._lock:
             self._clock = max(time.time(), self._clock + 0.000001)  # Slack's ts: epoch seconds, unique
             ts = f"{self._clock:.6f}"
@@ -118,6 +157,8 @@ class SlackWebStandIn(LoopbackHTTP):
         channel = self._channel_id(args.get("channel", ""))
         if channel is None or channel != args.get("channel"):  # the method takes ids only
             return Reply(200, {"ok": False, "error": "channel_not_found"})
+        if refused := self._refusal(channel):
+            return refused
         oldest = float(args.get("oldest") or 0)
         with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
         messages = []

@@ -20,13 +20,27 @@ tweepy's own code. What it answers follows:
   `client-not-enrolled` for an app without the access, 429 with `x-rate-limit-limit`,
   `x-rate-limit-remaining` and `x-rate-limit-reset` (epoch seconds), per
   https://docs.x.com/x-api/fundamentals/rate-limits and
-  https://docs.x.com/x-api/fundamentals/response-codes-and-errors .
+  https://docs.x.com/x-api/fundamentals/response-codes-and-errors ;
+* a query X cannot parse: 400 `{"errors": [{"parameters": {"query": [<the query>]}, "message":
+  ...}], "title": "Invalid Request", "detail": "One or more parameters to your request was
+  invalid.", "type": "https://api.twitter.com/2/problems/invalid-request"}`; here for a
+  lower-case `and` between terms, with the message X gives for it;
+* spent credits (`credits`, when set, is the balance in posts; each post search returns costs one):
+  with none left, 402 Payment Required `{"account_id", "title": "CreditsDepleted", "detail":
+  "Your enrolled account [...] does not have any credits to fulfill this request.", "type":
+  "https://api.twitter.com/2/problems/credits"}` with the usual rate-limit headers, as X
+  answers pay-per-use accounts (reported by its users; the status is not in X's table);
+* a usage cap reached (`usage_capped = True`): 429 `{"account_id", "product_name", "title":
+  "UsageCapExceeded", "period": "Monthly", "scope": "Product", "detail": "Usage cap exceeded:
+  Monthly product cap", "type": "https://api.twitter.com/2/problems/usage-capped"}`, while the
+  rate-limit headers show requests left (X's table: 429 "Rate limit or usage cap exceeded").
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -40,7 +54,10 @@ from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import ProtocolError
 
 SNOWFLAKE_EPOCH_MS = 1_288_834_974_657
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests", 503: "Service Unavailable"}
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+           429: "Too Many Requests", 503: "Service Unavailable"}
+ACCOUNT_ID = 1553086854915936256
+AMBIGUOUS_AND = 'Ambiguous use of and as a keyword. Use a space to logically join two clauses, or "and" to find occurrences of and in text'
 DROP = ProtocolError("Connection broken: IncompleteRead(0 bytes read)")  # a chunk that breaks the connection
 KEEP_ALIVE = b"\r\n"
 
@@ -85,6 +102,8 @@ class XApi(BaseAdapter):
         self.scripted: dict[str, deque] = {}
         self.stream_sessions: deque = deque()
         self.idle = threading.Event()  # set: the idle stream ends
+        self.credits: Optional[int] = None  # pay-per-use balance, in posts; None: not counted
+        self.usage_capped = False
         self._rule_ids = itertools.count(1_700_000_000_000_000_001)
         self._sequence = itertools.count()
 
@@ -133,6 +152,19 @@ class XApi(BaseAdapter):
             return json.dumps({"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429}).encode()
         return json.dumps({"title": REASONS.get(status, "Error"), "status": status, "detail": REASONS.get(status, "Error")}).encode()
 
+    def spent(self) -> Optional[tuple[int, dict, dict]]:
+        """X's answer when the account can read no more: no credits left, or the usage cap reached."""
+        headers = {"x-rate-limit-limit": "450", "x-rate-limit-remaining": "449", "x-rate-limit-reset": str(int(time.time()) + 900)}
+        if self.usage_capped:
+            return 429, {"account_id": ACCOUNT_ID, "product_name": "standard-basic", "title": "UsageCapExceeded", "period": "Monthly",
+                         "scope": "Product", "detail": "Usage cap exceeded: Monthly product cap",
+                         "type": "https://api.twitter.com/2/problems/usage-capped"}, headers
+        if self.credits is not None and self.credits <= 0:
+            return 402, {"account_id": ACCOUNT_ID, "title": "CreditsDepleted",
+                         "detail": f"Your enrolled account [{ACCOUNT_ID}] does not have any credits to fulfill this request.",
+                         "type": "https://api.twitter.com/2/problems/credits"}, headers
+        return None
+
     def _response(self, request, status: int, chunks, headers: Optional[dict] = None) -> requests.Response:
         response = requests.Response()
         response.status_code = status
@@ -151,6 +183,9 @@ class XApi(BaseAdapter):
         self.requests.append((request.method, parts.path, params, body))
         if request.headers.get("Authorization") != f"Bearer {self.bearer_token}":
             return self._response(request, 401, [self._error_body(401)])
+        if parts.path in ("/2/tweets/search/stream", "/2/tweets/search/recent") and (refused := self.spent()):
+            status, body, headers = refused
+            return self._response(request, status, [json.dumps(body).encode()], headers)
         if parts.path == "/2/tweets/search/stream":
             return self._stream(request)
         if self.scripted.get(parts.path):
@@ -169,6 +204,12 @@ class XApi(BaseAdapter):
         if not 10 <= size <= 100:
             return 400, {"errors": [{"parameters": {"max_results": [str(size)]}, "message": "The `max_results` query parameter value [%d] is not between 10 and 100" % size}],
                          "title": "Invalid Request", "detail": "One or more parameters to your request was invalid.", "type": "https://api.twitter.com/2/problems/invalid-request"}
+        query = params.get("query", "")
+        outside_phrases = re.sub(r'"[^"]*"', " ", f" {query} ")
+        if " and " in outside_phrases:  # X's operator is AND (or a space)
+            return 400, {"errors": [{"parameters": {"query": [query]}, "message": AMBIGUOUS_AND}], "title": "Invalid Request",
+                         "detail": "One or more parameters to your request was invalid.",
+                         "type": "https://api.twitter.com/2/problems/invalid-request"}
         found = [p for p in self.posts if int(params.get("since_id", 0)) < int(p["id"]) < int(params.get("until_id", 2**63))]
         if "start_time" in params:
             start = datetime.fromisoformat(params["start_time"].replace("Z", "+00:00"))
@@ -181,6 +222,8 @@ class XApi(BaseAdapter):
         meta = {"newest_id": page[0]["id"], "oldest_id": page[-1]["id"], "result_count": len(page)}
         if offset + size < len(found):
             meta["next_token"] = f"t{offset + size}"
+        if self.credits is not None:
+            self.credits = max(0, self.credits - len(page))
         answer = {"data": page, "meta": meta}
         if "author_id" in params.get("expansions", "").split(","):
             answer["includes"] = {"users": [self.users[i] for i in dict.fromkeys(p["author_id"] for p in page)]}
