@@ -24,6 +24,11 @@ failing runs ("Run jobs continuously"). A new run waits minutes for its cluster,
 pipeline means minutes without alerts; a task retry needs no new cluster.
 `control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or
 setting takes effect.
+
+Both job clusters run in dedicated access mode (`plan.ACCESS_MODE`), as the jobs' run-as
+identity: the identity that ran `pulumi up` and created them. That is what reaches Unity Catalog
+volumes and external locations; a `/Volumes/` or `abfss://` location needs its grants first
+(`plan.location_prerequisite`, logged as a warning on every `pulumi up` that uses one).
 """
 
 from __future__ import annotations
@@ -85,7 +90,18 @@ class DatabricksDeployment(pulumi.ComponentResource):
         unknown = sorted(set(args.secrets) - set(plan.SECRETS_BY_KEY))
         if unknown:
             raise ValueError(f"no job uses the secrets {', '.join(unknown)}; known: {', '.join(plan.SECRETS_BY_KEY)}")
+        problems = [f"{key} {problem}" for key, problem in (
+            ("feedback:jobsCheckpointLocation", plan.location_problem(args.checkpoint_location)),
+            ("feedback:jobsTableLocation", plan.location_problem(args.table_location)),
+            ("feedback:jobsStateDir", plan.state_dir_problem(args.state_dir)),
+        ) if problem]
+        if problems:
+            raise ValueError("the jobs cannot use these locations: " + "; ".join(problems)
+                             + "; fix them with `pulumi config set feedback:<key> <path>`")
         super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
+        for location in (args.checkpoint_location, args.table_location, args.state_dir):
+            if prerequisite := plan.location_prerequisite(location):
+                pulumi.log.warn(prerequisite, resource=self)
         provider = databricks.Provider(
             f"{name}-provider",
             databricks.ProviderArgs(host=args.workspace_url, azure_workspace_resource_id=args.workspace_resource_id),
@@ -230,11 +246,13 @@ class DatabricksDeployment(pulumi.ComponentResource):
     @staticmethod
     def _cluster(key: str, args: DatabricksDeploymentArgs, num_workers: int, env: dict[str, str],
                  single_node: bool = False) -> databricks.JobJobClusterArgs:
-        """A job cluster (created for a run, deleted after it) on the pinned LTS runtime."""
+        """A job cluster (created for a run, deleted after it) on the pinned LTS runtime, in
+        dedicated access mode for the job's run-as identity (why: `plan.ACCESS_MODE`)."""
         return databricks.JobJobClusterArgs(
             job_cluster_key=key,
             new_cluster=databricks.JobJobClusterNewClusterArgs(
                 spark_version=plan.RUNTIME,
+                data_security_mode=plan.ACCESS_MODE,
                 node_type_id=args.node_type,
                 num_workers=num_workers,
                 spark_conf=SINGLE_NODE_CONF if single_node else None,

@@ -1,4 +1,5 @@
-"""What the Databricks jobs are made of, as plain values: secrets, parameters, libraries, producers.
+"""What the Databricks jobs are made of, as plain values: secrets, parameters, libraries, producers,
+the job clusters' access mode and the locations it can reach.
 
 Secrets reach a job cluster only as references that Databricks resolves when the cluster
 starts ("Use a secret in a Spark configuration property or environment variable":
@@ -35,6 +36,25 @@ TABLES_PART = "tables"
 PYPI_LIBRARIES = ("kafka-python", "vaderSentiment", "slack_sdk", "tweepy", "pydantic-settings", "typer", "rich",
                   "tenacity")
 ENV_PREFIX = "FEEDBACK_"
+
+# The job clusters' access mode: dedicated, under its API name that needs no `kind`
+# (databricks-sdk `compute.DataSecurityMode`: "SINGLE_USER: Legacy alias for
+# DATA_SECURITY_MODE_DEDICATED"). Without one, a job cluster gets the workspace's "Default access
+# mode for jobs compute", which unset is No isolation shared: no Unity Catalog, so no /Volumes/
+# and no external locations ("Default access mode for jobs compute", Databricks docs).
+# Not standard: "DBFS root and mounts do not support FUSE" there (the producers' default state
+# dir is /dbfs/...) and `setLocalProperty` is among the unsupported `sc` functions (the pipeline
+# puts each query in its FAIR pool with it) ("Standard compute requirements and limitations").
+# Not DATA_SECURITY_MODE_AUTO either: "Auto defaults to Standard unless a machine learning runtime, a
+# GPU instance type, or a Databricks Runtime lower than 14.3 is selected" ("Dedicated compute overview").
+# No single_user_name: the Jobs service assigns a job cluster to the job's run-as identity, which
+# is the job's creator, the identity running `pulumi up` ("Manage identities, permissions, and
+# privileges for Lakeflow Jobs": "The creator of the job is set for Run as"). Databricks' own
+# bundle template declares `data_security_mode: SINGLE_USER` without one, and its CLI lists
+# `job_clusters[*].new_cluster.single_user_name` among the server-side defaults
+# (databricks/cli bundle/configsync/defaults.go). A user named here would have to be kept equal to
+# the job's run-as by hand, and the program has no setting for who that is.
+ACCESS_MODE = "SINGLE_USER"
 
 Job = Literal["pipeline", "producers"]
 
@@ -75,6 +95,10 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
 }
 TRIGGER = re.compile(r"^processing-time=\d+(\.\d+)?(ms|s|m)$")
 LOCATION = re.compile(r"^(dbfs:/|abfss://|/Volumes/)\S+$")
+# A path in a volume: /Volumes/<catalog>/<schema>/<volume>[/...], as a path or a dbfs: URI
+# ("What are Unity Catalog volumes?": "/Volumes/<catalog>/<schema>/<volume>/<path>/<file-name>").
+VOLUME_PATH = re.compile(r"^(dbfs:)?/Volumes/[^/\s]+/[^/\s]+/[^/\s]+(/\S*)?$")
+ABFSS_PATH = re.compile(r"^abfss://[^@/\s]+@[^./\s]+\.dfs\.core\.windows\.net(/\S*)?$")
 
 
 def secret_reference(scope: str, key: str) -> str:
@@ -133,9 +157,27 @@ def producer_parameters(backend: str, bootstrap_servers: str, producer: str, sta
 PROGRAM_SETTINGS = frozenset({"backend", "bootstrap_servers", "state_dir", "eventhubs_tier", "on_databricks"})
 
 
+def env_value(value: object) -> str:
+    """A producerSettings value as the settings object reads it from the environment: lists and
+    objects as JSON, the rest as text."""
+    return json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+
+
+def env_value_problem(value: str) -> Optional[str]:
+    """Why `value` cannot be a job cluster's environment variable, or None. Databricks puts each of
+    `spark_env_vars` into the cluster's environment as the shell line `export NAME='value'`
+    (issue 15), so a single quote ends the value early and breaks the line. Refused rather than
+    escaped: the line's format is Databricks', not documented, and may change."""
+    if "'" in value:
+        return ("it contains a single quote ('), which the job cluster's `export NAME='value'` line cannot carry; "
+                "leave it out (an X query quotes a phrase with \")")
+    return None
+
+
 def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
     """Why `name` (with `value`) cannot be a producerSettings entry, or None. Secrets go in
-    the secret scope; a value is checked as the settings object will check it on the cluster."""
+    the secret scope; a value is checked as the settings object will check it on the cluster,
+    and as the cluster's environment can carry it."""
     from typing import Annotated
 
     from pydantic import TypeAdapter, ValidationError
@@ -154,6 +196,8 @@ def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
         TypeAdapter(checked).validate_python(value)
     except ValidationError as error:
         return f"{name!r} is {value!r}: {error.errors()[0]['msg']}"
+    if problem := env_value_problem(env_value(value)):
+        return f"{name!r} is {value!r}: {problem}"
     return None
 
 
@@ -162,7 +206,10 @@ def producers_env(backend: str, eventhubs_tier: Optional[str], settings: Optiona
     the tier, and the stack's producerSettings (lists as JSON, which the settings read back)."""
     env = {env_var("eventhubs_tier"): eventhubs_tier} if backend == "eventhubs" and eventhubs_tier else {}
     for name, value in sorted((settings or {}).items()):
-        env[env_var(name)] = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+        env[env_var(name)] = env_value(value)
+        if problem := env_value_problem(env[env_var(name)]):
+            raise ValueError(f"producerSettings.{name} is {value!r}: {problem}; run "
+                             f"`pulumi config set --path 'feedback:producerSettings.{name}' <value>`")
     return env
 
 
@@ -201,6 +248,44 @@ def trigger_problem(trigger: str) -> Optional[str]:
 
 
 def location_problem(location: str) -> Optional[str]:
-    if LOCATION.match(location):
-        return None
-    return f"{location!r} is not a dbfs:/, abfss:// or /Volumes/ path"
+    """Why the pipeline's checkpoints or tables cannot live at `location`, or None."""
+    if not LOCATION.match(location):
+        return f"{location!r} is not a dbfs:/, abfss:// or /Volumes/ path"
+    if location.startswith(("/Volumes/", "dbfs:/Volumes/")) and not VOLUME_PATH.match(location):
+        return (f"{location!r} is not in a volume: use /Volumes/<catalog>/<schema>/<volume>/<folder> "
+                "(create the volume first, e.g. `CREATE VOLUME <catalog>.<schema>.<volume>`)")
+    if location.startswith("abfss://") and not ABFSS_PATH.match(location):
+        return f"{location!r} is not abfss://<container>@<storage-account>.dfs.core.windows.net/<folder>"
+    return None
+
+
+def state_dir_problem(state_dir: str) -> Optional[str]:
+    """Why the producers cannot keep their positions in `state_dir`, or None: it must outlive the
+    job cluster, so a path through the cluster's FUSE mounts of DBFS or of a volume."""
+    if state_dir.startswith("/Volumes/") and not VOLUME_PATH.match(state_dir):
+        return (f"{state_dir!r} is not in a volume: use /Volumes/<catalog>/<schema>/<volume>/<folder> "
+                "(create the volume first, e.g. `CREATE VOLUME <catalog>.<schema>.<volume>`)")
+    if not state_dir.startswith(("/dbfs/", "/Volumes/")):
+        return (f"{state_dir!r} is not a /dbfs/ or /Volumes/ path (the producers' positions must outlive the job "
+                "cluster)")
+    return None
+
+
+def location_prerequisite(location: str) -> Optional[str]:
+    """What must exist in the workspace before the jobs can use `location`, or None (DBFS needs
+    nothing). The program creates neither: the run-as identity (the one running `pulumi up`)
+    reaches a volume or a cloud path through Unity Catalog on the dedicated job cluster, with
+    Unity Catalog's privileges ("Privileges for Unity Catalog volumes": writing files takes USE
+    CATALOG, USE SCHEMA, READ VOLUME and WRITE VOLUME; "External locations", SQL reference: "an
+    external location is a securable object that combines a storage path with a storage
+    credential that authorizes access to that path")."""
+    if VOLUME_PATH.match(location) and "/Volumes/" in location:
+        volume = ".".join(location.split("/Volumes/", 1)[1].split("/")[:3])
+        return (f"{location} needs the Unity Catalog volume {volume} to exist, and the identity running "
+                f"`pulumi up` (the jobs' run-as) to hold READ VOLUME and WRITE VOLUME on it (with USE CATALOG "
+                f"and USE SCHEMA)")
+    if location.startswith("abfss://"):
+        return (f"{location} needs a Unity Catalog external location that covers it (a storage credential for "
+                "its storage account), with READ FILES and WRITE FILES "
+                "granted to the identity running `pulumi up` (the jobs' run-as); or use a /Volumes/ path")
+    return None

@@ -9,6 +9,13 @@ Facts recorded here from Databricks' documentation:
   others keep running (databricks-sdk `jobs.TaskRetryMode`: while at least one other task is in
   its first attempt; then the run is cancelled and a new one starts).
 - Databricks Runtime 17.3 LTS runs Spark 4.0 with Scala 2.13 (`17.3.x-scala2.13`).
+- "Default access mode for jobs compute": a job cluster without `data_security_mode` gets the
+  workspace's default, which unset is No isolation shared (no Unity Catalog). "Standard compute
+  requirements and limitations": "DBFS root and mounts do not support FUSE", and `setLocalProperty`
+  is among the unsupported `sc` functions; so the clusters are dedicated (`SINGLE_USER`).
+- "Manage identities, permissions, and privileges for Lakeflow Jobs": "The creator of the job is
+  set for Run as"; the Jobs service assigns a dedicated job cluster to the run-as identity when
+  `single_user_name` is not given (databricks/cli lists it among the server-side defaults).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import pulumi
 import pytest
 
 from infra.config import DEFAULTS, ConfigError, load_config, validate
@@ -242,6 +250,41 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
                                             "--state-dir", "/dbfs/feedback/producers-state", "producer", name]
 
 
+def test_both_job_clusters_are_dedicated_to_the_identity_the_jobs_run_as(full_stack):
+    for job in full_stack.of_type(JOB):
+        cluster = cluster_of(job.inputs)
+        assert cluster["dataSecurityMode"] == "SINGLE_USER", job.name  # not the workspace's default
+        # Left to the Jobs service: it assigns the cluster to the job's run-as identity, so the two
+        # cannot disagree; and run-as stays the creator, the identity running `pulumi up`.
+        assert "singleUserName" not in cluster and "runAs" not in job.inputs, job.name
+
+
+def test_volume_and_abfss_locations_warn_what_must_be_granted_first(run_program, monkeypatch):
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    run_program(jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
+                jobsTableLocation="/Volumes/main/feedback/tables",
+                jobsStateDir="/Volumes/main/feedback/state/producers")
+    grants = [message for message in warned if "pulumi up" in message]
+    assert len(grants) == 3, warned
+    assert grants[0].startswith("abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints needs a Unity Catalog "
+                                "external location that covers it")
+    assert "READ FILES and WRITE FILES" in grants[0]
+    assert "volume main.feedback.tables" in grants[1] and "READ VOLUME and WRITE VOLUME" in grants[1]
+    assert "volume main.feedback.state" in grants[2]
+    warned.clear()
+    run_program()  # dbfs:/ and /dbfs/ need nothing of Unity Catalog
+    assert not [message for message in warned if "Unity Catalog" in message], warned
+
+
+def test_a_state_dir_outside_a_volume_is_refused_with_the_fix(run_program):
+    with pytest.raises(ValueError) as raised:
+        run_program(jobsStateDir="/Volumes/main/feedback")
+    message = str(raised.value)
+    assert "feedback:jobsStateDir '/Volumes/main/feedback' is not in a volume" in message
+    assert "/Volumes/<catalog>/<schema>/<volume>/<folder>" in message and "pulumi config set" in message
+
+
 def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_producer_settings(run_program):
     stack = run_program(jobsStateDir="/Volumes/main/feedback/state",
                         producerSettings='{"x_query": "\\"Driftwood\\" lang:en", "x_read_budget": 2000, '
@@ -265,6 +308,8 @@ def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_produ
     ('{"x_querry": "typo"}', "'x_querry' is not a setting"),
     ('{"x_read_budget": 0}', "'x_read_budget' is 0: Input should be greater than or equal to 1"),
     ('{"x_budget_period": "week"}', "'x_budget_period' is 'week': Input should be 'day' or 'month'"),
+    ('{"x_query": "Driftwood\'s app"}', "'x_query' is \"Driftwood's app\": it contains a single quote"),
+    ('{"slack_feedback_channels": ["#it\'s-broken"]}', "'slack_feedback_channels' is .*: it contains a single quote"),
 ])
 def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are_refused(settings, message):
     from infra.config import ConfigError, load_config
@@ -273,6 +318,15 @@ def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are
     use_config(base_config(producerSettings=settings))
     with pytest.raises(ConfigError, match=message):
         load_config()
+
+
+def test_a_single_quote_never_reaches_the_clusters_environment():
+    assert plan.producers_env("hdinsight", None, {"x_query": '"Driftwood" lang:en'}) == {
+        "FEEDBACK_X_QUERY": '"Driftwood" lang:en'}
+    with pytest.raises(ValueError) as raised:
+        plan.producers_env("hdinsight", None, {"x_query": "Driftwood's"})
+    assert "contains a single quote" in str(raised.value)
+    assert "pulumi config set --path 'feedback:producerSettings.x_query' <value>" in str(raised.value)
 
 
 def test_a_state_dir_on_the_clusters_own_disk_is_refused():
@@ -427,6 +481,48 @@ def test_secret_env_vars_give_each_job_only_what_it_uses():
     }
 
 
+@pytest.mark.parametrize("location, problem", [
+    ("dbfs:/feedback/checkpoints", None),
+    ("/Volumes/main/feedback/state", None),
+    ("/Volumes/main/feedback/state/checkpoints", None),
+    ("dbfs:/Volumes/main/feedback/state/checkpoints", None),
+    ("abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints", None),
+    ("abfss://jobs@fbk01lake.dfs.core.windows.net", None),
+    ("/Volumes/main/feedback", "is not in a volume"),
+    ("/Volumes/main", "is not in a volume"),
+    ("dbfs:/Volumes/main/feedback", "is not in a volume"),
+    ("abfss://fbk01lake.dfs.core.windows.net/checkpoints", "is not abfss://<container>@<storage-account>"),
+    ("abfss://jobs@fbk01lake.blob.core.windows.net/checkpoints", "is not abfss://<container>@<storage-account>"),
+    ("checkpoints", "is not a dbfs:/, abfss:// or /Volumes/ path"),
+])
+def test_a_location_must_be_in_dbfs_a_volume_or_an_adls_container(location, problem):
+    found = plan.location_problem(location)
+    assert (found is None) if problem is None else (problem in found), found
+
+
+@pytest.mark.parametrize("state_dir, problem", [
+    ("/dbfs/feedback/producers-state", None),
+    ("/Volumes/main/feedback/state", None),
+    ("/Volumes/main/feedback/state/producers", None),
+    ("/Volumes/main/feedback", "is not in a volume"),
+    (".state", "is not a /dbfs/ or /Volumes/ path"),
+    ("dbfs:/feedback/state", "is not a /dbfs/ or /Volumes/ path"),  # a URI, not the FUSE path Python opens
+])
+def test_the_state_dir_must_be_a_fuse_path_into_dbfs_or_a_volume(state_dir, problem):
+    found = plan.state_dir_problem(state_dir)
+    assert (found is None) if problem is None else (problem in found), found
+
+
+def test_only_volumes_and_abfss_need_unity_catalog_grants_first():
+    assert plan.location_prerequisite("dbfs:/feedback/tables") is None
+    assert plan.location_prerequisite("/dbfs/feedback/producers-state") is None
+    volume = plan.location_prerequisite("dbfs:/Volumes/main/feedback/tables/t")
+    assert "volume main.feedback.tables" in volume and "READ VOLUME and WRITE VOLUME" in volume
+    assert "USE CATALOG" in volume and "USE SCHEMA" in volume
+    adls = plan.location_prerequisite("abfss://jobs@fbk01lake.dfs.core.windows.net/tables")
+    assert "external location" in adls and "READ FILES and WRITE FILES" in adls and "/Volumes/" in adls
+
+
 def jobs_check(**changes) -> tuple[list[str], list[str]]:
     """`validate` (pure) on a good HDInsight stack's values with `changes`; tokens go to the secrets."""
     values = {**DEFAULTS, "prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "replicationFactor": 3,
@@ -450,6 +546,12 @@ def jobs_check(**changes) -> tuple[list[str], list[str]]:
      "pulumi config set feedback:jobsTrigger processing-time=250ms"),
     ({"jobsTableLocation": "tables"}, "is not a dbfs:/, abfss:// or /Volumes/ path",
      "pulumi config set feedback:jobsTableLocation dbfs:/feedback/tables"),
+    ({"jobsCheckpointLocation": "/Volumes/main/feedback"},
+     "'/Volumes/main/feedback' is not in a volume: use /Volumes/<catalog>/<schema>/<volume>",
+     "pulumi config set feedback:jobsCheckpointLocation dbfs:/feedback/checkpoints"),
+    ({"jobsCheckpointLocation": "abfss://fbk01lake.dfs.core.windows.net/checkpoints"},
+     "is not abfss://<container>@<storage-account>.dfs.core.windows.net/<folder>",
+     "pulumi config set feedback:jobsCheckpointLocation"),
     ({"jobsWheel": "dist/feedback-0.1.0.tar.gz"}, "is not a wheel of this project", "pulumi config rm feedback:jobsWheel"),
     ({"deployJobs": "yes"}, "expected true or false", "pulumi config set feedback:deployJobs true"),
     ({"azureLanguageKey": "lang-fake-4"}, "azureLanguageEndpoint is not",

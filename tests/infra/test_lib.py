@@ -6,11 +6,13 @@ import shlex
 import subprocess
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedback.catalogue import TOPICS
-from infra.lib import azure_names, event_hubs_limits, kafka_config, network_rules, passwords, replication
+from infra.lib import (
+    azure_names, databricks_jobs, event_hubs_limits, kafka_config, network_rules, passwords, replication,
+)
 from infra.lib.topics_script import script_digest, topics_script
 from tests.standins.ambari import KAFKA_BROKER_PROPERTIES, KAFKA_ENV_TEMPLATE
 
@@ -247,3 +249,34 @@ def test_premium_counts_partitions_across_the_namespace_per_processing_unit():
         "the catalogue has 300 partitions in all; one premium unit allows 200"
     ]
     assert event_hubs_limits.catalogue_problems(hubs[:2], "premium") == []
+
+
+# -- the job clusters' environment ------------------------------------------------------------
+
+
+def exported_by_bash(value: str) -> subprocess.CompletedProcess:
+    """`export NAME='value'`, the line Databricks writes for each of a cluster's spark_env_vars,
+    run by bash, which then prints what NAME holds."""
+    line = f"export FEEDBACK_X_QUERY='{value}'"
+    return subprocess.run(["bash", "-c", line + '\nprintf %s "$FEEDBACK_X_QUERY"'], capture_output=True, timeout=10)
+
+
+@pytest.mark.parametrize("value", [
+    '"Driftwood" -is:retweet lang:en', "$HOME `id` \\n \" ;|&", '["#product-feedback", "#beta"]',
+])
+def test_a_value_the_check_lets_through_reaches_the_cluster_unchanged(value):
+    assert databricks_jobs.env_value_problem(value) is None
+    assert exported_by_bash(value).stdout.decode() == value
+
+
+# Shell-sensitive characters often, any other character (but NUL, which no argument can hold) too.
+SHELL_TEXT = st.text(st.one_of(st.sampled_from("'\"$`\\ \n;|&*"),
+                               st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")), max_size=40)
+
+
+@settings(deadline=None, max_examples=60)  # each example runs bash
+@given(SHELL_TEXT)
+def test_the_check_refuses_exactly_the_values_the_export_line_cannot_carry(value):
+    exported = exported_by_bash(value)
+    carried = exported.returncode == 0 and exported.stdout.decode() == value
+    assert (databricks_jobs.env_value_problem(value) is None) is carried, (value, exported)
