@@ -155,7 +155,3 @@ def feedback_struct():
 def price_struct():
     """The Spark schema of a price quote."""
     return _spark_struct(PRICE_FIELDS)
-
-
-def required_fields(fields: Iterable[Field]) -> list[str]:
-    return [f.name for f in fields if f.required]

@@ -74,7 +74,6 @@ LIMITS: dict[str, TierLimits] = {
 # lacks, so the checks below hold for every tier Microsoft documents.
 BASIC = TierLimits("basic", 32, 10, 1, None, False, None)
 TIERS: tuple[str, ...] = tuple(LIMITS)
-AUTHORIZATION_RULES_PER_NAMESPACE = 12
 # The cleanup policies an event hub has (CleanupPolicyRetentionDescription, API 2024-01-01), as
 # the catalogue spells them (Kafka's cleanup.policy). Kafka's "compact,delete" has no counterpart.
 CLEANUP_POLICIES = ("delete", "compact")
