@@ -7,6 +7,7 @@ it. Nothing else in the program reads Pulumi config.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -24,6 +25,17 @@ BACKENDS: tuple[str, ...] = get_args(Backend)
 # The backend the deployed jobs use: one the stack builds (feedback:jobsBackend chooses for `both`).
 JobsBackend = Literal["hdinsight", "eventhubs"]
 JOBS_BACKENDS: tuple[str, ...] = get_args(JobsBackend)
+# How the workspace's classic compute reaches Kafka: `managed`, the network Azure Databricks
+# creates in its managed resource group, peered to Kafka's (databricks.VNetPeering); `injected`,
+# a network of this stack (VNet injection), peered like any other. docs/deploy-azure.md,
+# "Databricks network", says why `injected` is the default.
+DatabricksNetworkMode = Literal["managed", "injected"]
+DATABRICKS_NETWORKS: tuple[str, ...] = get_args(DatabricksNetworkMode)
+# Microsoft Learn, "Deploy Azure Databricks in your Azure virtual network (VNet injection)":
+# "A CIDR block between /16 and /24 for the VNet"; "Each subnet should use a CIDR block that is
+# at least /26".
+INJECTED_VNET_PREFIXES = (16, 24)
+MIN_SUBNET_PREFIX = 26
 DATABRICKS_SKUS = ("premium", "trial")
 SSH_KEY_EXAMPLE = '"$(cat ~/.ssh/id_rsa.pub)"'
 
@@ -33,9 +45,14 @@ DEFAULTS: dict[str, Any] = {
     "backend": "hdinsight",
     "kafkaVnetCidr": "10.10.0.0/16",
     "kafkaSubnetCidr": "10.10.0.0/24",
-    # The range of the network Azure Databricks creates in its managed resource group;
-    # 10.139.0.0/16 is Azure Databricks' own default for it.
+    "databricksNetwork": "injected",
+    # The Databricks network's range: with `managed` the /16 Azure Databricks creates in its
+    # managed resource group (10.139.0.0/16 is its own default), with `injected` this stack's
+    # network (/16 to /24; its host and container subnets default to its first two quarters).
     "databricksVnetCidr": "10.139.0.0/16",
+    # A change of databricksNetwork or of the managed range replaces the workspace; `pulumi up`
+    # refuses it unless this is true (docs/deploy-azure.md, "Changing the Databricks network").
+    "allowWorkspaceReplacement": "false",
     # Sizes of Microsoft's HDInsight Kafka quickstart template (head and worker E4_v3, four
     # workers with two managed disks each); ZooKeeper on A4_v2, one of the sizes it allows.
     "headVmSize": "Standard_E4_v3",
@@ -68,6 +85,8 @@ EXAMPLES = {
     "prefix": "fbk<initials>01",
     "operatorCidr": "203.0.113.10/32",
     "backend": "hdinsight",
+    "databricksHostSubnetCidr": "10.139.64.0/18",
+    "databricksContainerSubnetCidr": "10.139.0.0/18",
     "clusterLoginPassword": "<password>",
     "sshPassword": "<password>",
     "sshPublicKey": SSH_KEY_EXAMPLE,
@@ -87,6 +106,15 @@ EXAMPLES = {
 EVENTHUBS_CLUSTER_ID = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.EventHub/clusters/[^/]+$", re.IGNORECASE
 )
+
+
+def injected_subnets(vnet_cidr: str) -> tuple[str, str]:
+    """The default (host, container) subnets of an injected network: its second and first
+    quarters, as Microsoft's VNet-injection quickstart template lays out a /16 (container
+    10.179.0.0/18, host 10.179.64.0/18). A /24 gives two /26, Microsoft's smallest."""
+    network = ipaddress.ip_network(vnet_cidr.strip(), strict=True)
+    quarters = list(network.subnets(prefixlen_diff=2))
+    return str(quarters[1]), str(quarters[0])
 
 
 class ConfigError(ValueError):
@@ -152,6 +180,12 @@ class StackConfig:
     jobs_backend: JobsBackend
     eventhubs_tier: str = "standard"
     eventhubs_cluster_id: Optional[str] = None
+    databricks_network: DatabricksNetworkMode = "injected"
+    # With `injected`: the two subnets the workspace's clusters use (host = "public",
+    # container = "private" in the workspace API).
+    databricks_host_subnet_cidr: Optional[str] = None
+    databricks_container_subnet_cidr: Optional[str] = None
+    allow_workspace_replacement: bool = False
     cluster_login_password: Optional[pulumi.Output[str]] = None
     ssh_password: Optional[pulumi.Output[str]] = None
     ssh_public_key: Optional[pulumi.Output[str]] = None
@@ -184,8 +218,82 @@ class StackConfig:
         return f"{self.prefix}-databricks-managed"
 
     @property
+    def databricks_injected(self) -> bool:
+        return self.databricks_network == "injected"
+
+    @property
+    def databricks_vnet_name(self) -> str:
+        """The injected network's name (with `managed`, Azure Databricks names its own)."""
+        return f"{self.prefix}-databricks-vnet"
+
+    @property
+    def databricks_subnet_names(self) -> tuple[str, str]:
+        """The injected network's (host, container) subnet names."""
+        return ("databricks-host", "databricks-container")
+
+    @property
+    def workspace_network(self) -> "WorkspaceNetwork":
+        """The network this config gives the workspace; a change of it replaces the workspace."""
+        if self.databricks_injected:
+            host, container = self.databricks_subnet_names
+            return WorkspaceNetwork("injected", vnet_name=self.databricks_vnet_name, host_subnet=host,
+                                    container_subnet=container)
+        return WorkspaceNetwork("managed", managed_prefix=network_rules.managed_vnet_prefix(self.databricks_vnet_cidr))
+
+    @property
+    def databricks_client_cidrs(self) -> tuple[str, ...]:
+        """The ranges Spark reaches Kafka from: the two subnets when injected, else the managed /16."""
+        if self.databricks_injected:
+            assert self.databricks_host_subnet_cidr and self.databricks_container_subnet_cidr  # validated
+            return (self.databricks_host_subnet_cidr, self.databricks_container_subnet_cidr)
+        return (self.databricks_vnet_cidr,)
+
+    @property
     def eventhubs_namespace_name(self) -> str:
         return eventhubs_namespace_name(self.prefix)
+
+
+@dataclass(frozen=True)
+class WorkspaceNetwork:
+    """The network a Databricks workspace is created with. Azure cannot move a workspace to
+    another network ("You can't replace the VNet associated with an existing Azure Databricks
+    workspace", Microsoft Learn), so a change of any field means a new workspace."""
+
+    mode: str
+    managed_prefix: Optional[str] = None      # managed: vnetAddressPrefix, the /16's first two octets
+    vnet_name: Optional[str] = None           # injected: customVirtualNetworkId's last segment
+    host_subnet: Optional[str] = None         # injected: customPublicSubnetName
+    container_subnet: Optional[str] = None    # injected: customPrivateSubnetName
+
+    def describe(self) -> str:
+        if self.mode == "managed":
+            return f"its managed network {self.managed_prefix}.0.0/16"
+        return (f"VNet injection into {self.vnet_name} (subnets {self.host_subnet} and {self.container_subnet})")
+
+
+def workspace_replacement_problem(workspace: str, deployed: Optional[WorkspaceNetwork], wanted: WorkspaceNetwork,
+                                  allowed: bool) -> Optional[str]:
+    """Why `pulumi up` must stop before replacing the workspace, or None. Pure.
+
+    `deployed` is the network of the workspace that exists in Azure (None: there is none yet).
+    A replacement deletes the workspace with its jobs, notebooks, secret scope and the dbfs:/
+    checkpoints and tables, so it happens only with allowWorkspaceReplacement true.
+    """
+    if deployed is None or deployed == wanted or allowed:
+        return None
+    if deployed.mode != wanted.mode:
+        keep = set_line("databricksNetwork", deployed.mode)
+    elif deployed.mode == "managed":
+        keep = set_line("databricksVnetCidr", f"{deployed.managed_prefix}.0.0/16")
+    else:
+        keep = f"pulumi config set {NAMESPACE}:prefix <the prefix it was created with>"
+    return (
+        f"the Databricks workspace {workspace} exists with {deployed.describe()}, and this config asks for "
+        f"{wanted.describe()}. Azure cannot move a workspace to another network: `pulumi up` would delete it and "
+        "create a new one, losing its jobs' runs, notebooks, secret scope and the dbfs:/ checkpoints and tables. "
+        f"To keep it, run `{keep}`. To replace it, run `{set_line('allowWorkspaceReplacement', 'true')}`, then "
+        f"`pulumi up`, then `pulumi config rm {NAMESPACE}:allowWorkspaceReplacement`"
+    )
 
 
 def eventhubs_namespace_name(prefix: str) -> str:
@@ -281,11 +389,26 @@ def validate(
             cidrs[key] = str(values[key]).strip()
         except ValueError as error:
             bad(key, str(error))
-    if "databricksVnetCidr" in cidrs:
+    mode = str(values.get("databricksNetwork"))
+    if mode not in DATABRICKS_NETWORKS:
+        bad("databricksNetwork", f"{NAMESPACE}:databricksNetwork is {mode!r}, expected one of "
+            f"{', '.join(DATABRICKS_NETWORKS)}", "injected")
+    elif mode == "managed" and "databricksVnetCidr" in cidrs:
         try:
             network_rules.managed_vnet_prefix(cidrs["databricksVnetCidr"])
         except ValueError as error:
             bad("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {error}", "10.139.0.0/16")
+    elif mode == "injected" and "databricksVnetCidr" in cidrs:
+        problems.extend(_injected_network_problems(values, cidrs["databricksVnetCidr"]))
+    if mode == "managed":
+        for key in SUBNET_KEYS:
+            if values.get(key):
+                warnings.append(f"{NAMESPACE}:{key} is set but {NAMESPACE}:databricksNetwork is 'managed'; it is "
+                                f"not used (remove it with `pulumi config rm {NAMESPACE}:{key}`)")
+    allow = str(values.get("allowWorkspaceReplacement")).lower()
+    if allow not in ("true", "false"):
+        bad("allowWorkspaceReplacement", f"{NAMESPACE}:allowWorkspaceReplacement is "
+            f"{values.get('allowWorkspaceReplacement')!r}, expected true or false", "false")
     operator = values.get("operatorCidr")
     if operator is None:
         if builds_hdinsight:
@@ -368,6 +491,47 @@ def validate(
         elif ssh_key is not None and not ssh_key.strip().startswith(("ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")):
             bad("sshPublicKey", f"{NAMESPACE}:sshPublicKey does not look like an OpenSSH public key", secret=True)
     return Checked(problems, warnings)
+
+
+SUBNET_KEYS = ("databricksHostSubnetCidr", "databricksContainerSubnetCidr")
+
+
+def _injected_network_problems(values: dict[str, Any], vnet_cidr: str) -> list[str]:
+    """An injected network's range (/16 to /24) and its two subnets: IPv4, at least /26, inside
+    the network, apart from each other (Microsoft Learn, "Deploy Azure Databricks in your Azure
+    virtual network")."""
+    problems: list[str] = []
+
+    def bad(key: str, message: str, example: str) -> None:
+        problems.append(f"{message}: run `{set_line(key, example)}`")
+
+    vnet = ipaddress.ip_network(vnet_cidr)
+    widest, narrowest = INJECTED_VNET_PREFIXES
+    if not widest <= vnet.prefixlen <= narrowest:
+        bad("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {vnet_cidr} is a /{vnet.prefixlen}; an injected "
+            f"Azure Databricks network is a /{widest} to a /{narrowest}", "10.139.0.0/16")
+        return problems
+    defaults = dict(zip(SUBNET_KEYS, injected_subnets(vnet_cidr)))
+    subnets: dict[str, ipaddress.IPv4Network] = {}
+    for key in SUBNET_KEYS:
+        raw = values.get(key) or defaults[key]
+        try:
+            subnet = network_rules.parse_cidr(str(raw), f"{NAMESPACE}:{key}")
+        except ValueError as error:
+            bad(key, str(error), defaults[key])
+            continue
+        if subnet.prefixlen > MIN_SUBNET_PREFIX:
+            bad(key, f"{NAMESPACE}:{key} {raw} is a /{subnet.prefixlen}; each Databricks subnet must be at least a "
+                f"/{MIN_SUBNET_PREFIX} (64 addresses, Microsoft's minimum)", defaults[key])
+        elif not subnet.subnet_of(vnet):
+            bad(key, f"{NAMESPACE}:{key} {raw} is not inside {NAMESPACE}:databricksVnetCidr {vnet_cidr}", defaults[key])
+        else:
+            subnets[key] = subnet
+    if len(subnets) == 2 and subnets[SUBNET_KEYS[0]].overlaps(subnets[SUBNET_KEYS[1]]):
+        bad(SUBNET_KEYS[1], f"{NAMESPACE}:{SUBNET_KEYS[0]} {subnets[SUBNET_KEYS[0]]} overlaps {NAMESPACE}:"
+            f"{SUBNET_KEYS[1]} {subnets[SUBNET_KEYS[1]]}; the workspace needs two subnets of its own",
+            defaults[SUBNET_KEYS[1]])
+    return problems
 
 
 def _event_hubs_problems(values: dict[str, Any], topics: tuple[Topic, ...], builds_eventhubs: bool) -> list[str]:
@@ -457,7 +621,7 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
 
     values: dict[str, Any] = {key: config.get(key) or default for key, default in DEFAULTS.items()}
     for key in ("prefix", "operatorCidr", "storageAccountName", "replicationFactor", "jobsBackend", "eventhubsClusterId",
-                "jobsWheel", "azureLanguageEndpoint"):
+                "jobsWheel", "azureLanguageEndpoint", *SUBNET_KEYS):
         values[key] = config.get(key)
     if values["replicationFactor"] is None:
         try:
@@ -480,6 +644,8 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
         return config.require_secret(key) if secrets[key] is not None else None
 
     prefix = str(values["prefix"])
+    injected = values["databricksNetwork"] == "injected"
+    host_subnet, container_subnet = injected_subnets(str(values["databricksVnetCidr"])) if injected else (None, None)
     return StackConfig(
         location=str(values["location"]),
         prefix=prefix,
@@ -502,6 +668,11 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
         jobs_backend=jobs_backend_for(str(values["backend"]), values["jobsBackend"]),  # type: ignore[arg-type]
         eventhubs_tier=str(values["eventhubsTier"]).lower(),
         eventhubs_cluster_id=values["eventhubsClusterId"],
+        databricks_network=values["databricksNetwork"],
+        databricks_host_subnet_cidr=str(values["databricksHostSubnetCidr"] or host_subnet) if injected else None,
+        databricks_container_subnet_cidr=(str(values["databricksContainerSubnetCidr"] or container_subnet)
+                                          if injected else None),
+        allow_workspace_replacement=str(values["allowWorkspaceReplacement"]).lower() == "true",
         cluster_login_password=secret("clusterLoginPassword"),
         ssh_password=secret("sshPassword"),
         ssh_public_key=secret("sshPublicKey"),

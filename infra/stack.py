@@ -9,6 +9,7 @@ deployment itself (secret scope, wheel, notebooks, jobs) follows `feedback:deplo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import pulumi
 from pulumi_azure_native import authorization, resources
@@ -16,13 +17,16 @@ from pulumi_azure_native import authorization, resources
 from feedback.catalogue import TOPICS
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
 from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs
-from infra.components.databricks_workspace import DatabricksWorkspace, DatabricksWorkspaceArgs
+from infra.components.databricks_network import DatabricksNetwork, DatabricksNetworkArgs
+from infra.components.databricks_workspace import (
+    DatabricksWorkspace, DatabricksWorkspaceArgs, InjectedNetwork, existing_network,
+)
 from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
 from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs
 from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
-from infra.config import StackConfig
+from infra.config import ConfigError, StackConfig, workspace_replacement_problem
 from infra.lib import databricks_jobs, wheel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,6 +39,8 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     for warning in config.warnings:
         pulumi.log.warn(warning)
 
+    # Before anything is declared: a config that would replace the workspace stops here.
+    replace = guard_workspace_network(config)
     client = authorization.get_client_config_output()
     group = resources.ResourceGroup(
         "resource-group",
@@ -43,6 +49,7 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
         ),
     )
     # Spark runs on Azure Databricks whichever backend carries the events.
+    databricks_network = build_databricks_network(config, group) if config.databricks_injected else None
     workspace = DatabricksWorkspace(
         "databricks",
         DatabricksWorkspaceArgs(
@@ -55,23 +62,72 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
             ),
             managed_vnet_cidr=config.databricks_vnet_cidr,
             sku=config.databricks_sku,
+            injected=InjectedNetwork(
+                vnet_id=databricks_network.vnet_id,
+                host_subnet_name=databricks_network.host_subnet.name,
+                container_subnet_name=databricks_network.container_subnet.name,
+                subnets=(databricks_network.host_subnet, databricks_network.container_subnet),
+            ) if databricks_network else None,
+            replace=replace,
             tags=config.tags,
         ),
     )
     outputs: dict[str, pulumi.Output] = {
         "resourceGroupName": group.name,
+        "databricksNetwork": pulumi.Output.from_input(config.databricks_network),
         "databricksWorkspaceUrl": workspace.workspace_url,
         "databricksWorkspaceId": workspace.workspace_id,
         "databricksWorkspaceResourceId": workspace.workspace_resource_id,
     }
+    if databricks_network:
+        outputs["databricksEgressIp"] = databricks_network.egress_ip
     if config.builds_hdinsight:
-        outputs.update(build_hdinsight(config, group, workspace, client.subscription_id))
+        outputs.update(build_hdinsight(config, group, workspace, databricks_network, client.subscription_id))
     if config.builds_eventhubs:
         outputs.update(build_event_hubs(config, group))
     outputs.update(jobs_outputs(config.jobs_backend, outputs))
     if config.jobs.deploy:
         outputs.update(build_databricks_jobs(config, workspace, outputs))
     return outputs
+
+
+def guard_workspace_network(config: StackConfig) -> bool:
+    """Stop before a change that would replace the workspace, unless the config allows it.
+
+    Reads the workspace in Azure (not Pulumi's state, which a stack created before this check,
+    an import or a lost state would not have). Returns whether the workspace is to be replaced.
+    """
+    deployed = existing_network(config.resource_group_name, config.workspace_name)
+    wanted = config.workspace_network
+    if problem := workspace_replacement_problem(config.workspace_name, deployed, wanted,
+                                                config.allow_workspace_replacement):
+        raise ConfigError(problem)
+    if deployed is not None and deployed != wanted:
+        pulumi.log.warn(f"the Databricks workspace {config.workspace_name} is replaced: it moves from "
+                        f"{deployed.describe()} to {wanted.describe()} (allowWorkspaceReplacement is true)")
+        return True
+    return False
+
+
+def build_databricks_network(config: StackConfig, group: resources.ResourceGroup) -> DatabricksNetwork:
+    """The injected workspace's network: VNet, host and container subnets, NSG, NAT gateway."""
+    assert config.databricks_host_subnet_cidr and config.databricks_container_subnet_cidr  # validated
+    host, container = config.databricks_subnet_names
+    return DatabricksNetwork(
+        "databricks-network",
+        DatabricksNetworkArgs(
+            resource_group_name=group.name,
+            location=config.location,
+            prefix=config.prefix,
+            vnet_name=config.databricks_vnet_name,
+            vnet_cidr=config.databricks_vnet_cidr,
+            host_subnet_name=host,
+            host_subnet_cidr=config.databricks_host_subnet_cidr,
+            container_subnet_name=container,
+            container_subnet_cidr=config.databricks_container_subnet_cidr,
+            tags=config.tags,
+        ),
+    )
 
 
 def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
@@ -160,6 +216,7 @@ def build_hdinsight(
     config: StackConfig,
     group: resources.ResourceGroup,
     workspace: DatabricksWorkspace,
+    databricks_network: Optional[DatabricksNetwork],
     subscription_id: pulumi.Output[str],
 ) -> dict[str, pulumi.Output]:
     """The Kafka network, cluster, peering, IP advertising, broker discovery and topics."""
@@ -172,7 +229,7 @@ def build_hdinsight(
             prefix=config.prefix,
             vnet_cidr=config.kafka_vnet_cidr,
             subnet_cidr=config.kafka_subnet_cidr,
-            databricks_cidr=config.databricks_vnet_cidr,
+            databricks_cidrs=config.databricks_client_cidrs,
             operator_cidr=config.operator_cidr,
             tags=config.tags,
         ),
@@ -207,6 +264,8 @@ def build_hdinsight(
             kafka_vnet_id=network.vnet_id,
             kafka_vnet_name=network.vnet_name,
             prefix=config.prefix,
+            databricks_vnet_id=databricks_network.vnet_id if databricks_network else None,
+            databricks_vnet_name=databricks_network.vnet_name if databricks_network else None,
         ),
     )
     brokers = KafkaBrokerAccess(

@@ -1,13 +1,43 @@
-"""The Azure Databricks workspace, with its managed network in a range the peering can use."""
+"""The Azure Databricks workspace, on its managed network or injected into one of this stack's.
+
+`managed`: Azure Databricks creates the network in its managed resource group, in the /16 whose
+first two octets are `vnetAddressPrefix`; Kafka's network is peered to it through the workspace
+(databricks.VNetPeering). `injected` (VNet injection): the workspace's clusters run in the host
+and container subnets of infra/components/databricks_network.py, named by
+`customVirtualNetworkId`, `customPublicSubnetName` and `customPrivateSubnetName`, with secure
+cluster connectivity (`enableNoPublicIp`: no public address on any node).
+
+Azure cannot move a workspace to another network, so a change of mode or of the managed range
+means a new workspace. The program checks the workspace that exists in Azure before declaring
+this one (infra/stack.py, `guard_workspace_network`) and refuses such a change unless
+`feedback:allowWorkspaceReplacement` is true; then the workspace is replaced, delete first
+(its name and managed resource group are fixed).
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any, Optional
 
 import pulumi
 from pulumi_azure_native import databricks
 
+from infra.config import WorkspaceNetwork
 from infra.lib import network_rules
+
+
+@dataclass(frozen=True)
+class InjectedNetwork:
+    """Where an injected workspace's clusters run. The subnet names are the subnets' outputs,
+    so the workspace is created after them and deleted before them: Azure Databricks puts a
+    network intent policy on the subnets, which blocks removing their NSG or deleting them
+    while the workspace exists."""
+
+    vnet_id: pulumi.Input[str]
+    host_subnet_name: pulumi.Input[str]
+    container_subnet_name: pulumi.Input[str]
+    subnets: tuple[pulumi.Resource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -20,16 +50,68 @@ class DatabricksWorkspaceArgs:
     managed_resource_group_id: pulumi.Input[str]
     managed_vnet_cidr: str
     sku: str = "premium"
+    # None: the managed network in `managed_vnet_cidr`.
+    injected: Optional[InjectedNetwork] = None
+    # The program found the existing workspace on another network and the config allows replacing it.
+    replace: bool = False
     tags: dict[str, str] = field(default_factory=dict)
 
 
-class DatabricksWorkspace(pulumi.ComponentResource):
-    """A Premium workspace, not injected into a customer network.
+def custom_parameters(args: DatabricksWorkspaceArgs) -> databricks.WorkspaceCustomParametersArgs:
+    """The workspace's network parameters for its mode."""
+    if args.injected is None:
+        return databricks.WorkspaceCustomParametersArgs(
+            vnet_address_prefix=databricks.WorkspaceCustomStringParameterArgs(
+                value=network_rules.managed_vnet_prefix(args.managed_vnet_cidr))
+        )
+    return databricks.WorkspaceCustomParametersArgs(
+        custom_virtual_network_id=databricks.WorkspaceCustomStringParameterArgs(value=args.injected.vnet_id),
+        custom_public_subnet_name=databricks.WorkspaceCustomStringParameterArgs(value=args.injected.host_subnet_name),
+        custom_private_subnet_name=databricks.WorkspaceCustomStringParameterArgs(
+            value=args.injected.container_subnet_name),
+        enable_no_public_ip=databricks.WorkspaceNoPublicIPBooleanParameterArgs(value=True),
+    )
 
-    Workspace VNet peering (databricks.VNetPeering) exists only for workspaces that use the
-    managed network Azure Databricks creates; an injected workspace would be peered like any
-    other network. The managed network's range is `vnetAddressPrefix`.
+
+def _value(parameter: Any) -> Optional[str]:
+    value = getattr(parameter, "value", None) if parameter is not None else None
+    return str(value) if value not in (None, "") else None
+
+
+def deployed_network(parameters: Any) -> WorkspaceNetwork:
+    """The network of a workspace as Azure describes it (getWorkspace's `parameters`)."""
+    vnet_id = _value(getattr(parameters, "custom_virtual_network_id", None))
+    if vnet_id:
+        return WorkspaceNetwork("injected", vnet_name=vnet_id.rstrip("/").rsplit("/", 1)[-1],
+                                host_subnet=_value(getattr(parameters, "custom_public_subnet_name", None)),
+                                container_subnet=_value(getattr(parameters, "custom_private_subnet_name", None)))
+    # Azure Databricks' own default when the workspace was created without one.
+    return WorkspaceNetwork("managed", managed_prefix=_value(getattr(parameters, "vnet_address_prefix", None)) or "10.139")
+
+
+# Azure Resource Manager's answer when the group or the workspace does not exist.
+_NOT_FOUND = re.compile(r"\b404\b|NotFound")  # ResourceNotFound, ResourceGroupNotFound
+
+
+def existing_network(resource_group_name: str, workspace_name: str) -> Optional[WorkspaceNetwork]:
+    """The network of the workspace already in Azure, or None when there is none yet.
+
+    A plain (synchronous) invoke, so the program can decide before it declares the workspace;
+    any answer but "not found" stops the program, since an unknown answer must not let a
+    replacement through.
     """
+    try:
+        found = databricks.get_workspace(resource_group_name=resource_group_name, workspace_name=workspace_name)
+    except Exception as error:  # noqa: BLE001 the invoke reports Azure's errors as plain Exceptions
+        if _NOT_FOUND.search(str(error)):
+            return None
+        raise RuntimeError(f"could not read the Databricks workspace {workspace_name} in {resource_group_name} to "
+                           f"check its network before `pulumi up` changes it: {error}") from error
+    return deployed_network(found.parameters)
+
+
+class DatabricksWorkspace(pulumi.ComponentResource):
+    """A Premium workspace, on its managed network or injected into this stack's."""
 
     workspace_id: pulumi.Output[str]
     workspace_resource_id: pulumi.Output[str]
@@ -50,15 +132,22 @@ class DatabricksWorkspace(pulumi.ComponentResource):
                 managed_resource_group_id=args.managed_resource_group_id,
                 # "Required on create, cannot be changed" (the API version pulumi-azure-native 3.29
                 # uses; its Python type leaves it optional). Hybrid: the classic job clusters
-                # and the managed network this program peers need it.
+                # and the networks this program peers need it.
                 compute_mode=databricks.ComputeMode.HYBRID,
-                parameters=databricks.WorkspaceCustomParametersArgs(
-                    vnet_address_prefix=databricks.WorkspaceCustomStringParameterArgs(
-                        value=network_rules.managed_vnet_prefix(args.managed_vnet_cidr))
-                ),
+                parameters=custom_parameters(args),
                 tags=args.tags,
             ),
-            opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create="40m", delete="40m")),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                custom_timeouts=pulumi.CustomTimeouts(create="40m", delete="40m"),
+                depends_on=list(args.injected.subnets) if args.injected else None,
+                # The name and the managed resource group are fixed: a new workspace can exist
+                # only once the old one is gone.
+                delete_before_replace=True,
+                # Only when the program found the workspace on another network and the config
+                # allows replacing it: then a replacement is what the change means.
+                replace_on_changes=["parameters"] if args.replace else None,
+            ),
         )
         self.workspace_id = workspace.workspace_id
         self.workspace_resource_id = workspace.id

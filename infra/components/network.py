@@ -27,16 +27,22 @@ class NetworkArgs:
     prefix: str
     vnet_cidr: str
     subnet_cidr: str
-    databricks_cidr: str
+    # Where Spark runs: the managed network's /16, or the injected network's two subnets.
+    databricks_cidrs: tuple[str, ...]
     operator_cidr: str
     tags: dict[str, str] = field(default_factory=dict)
 
 
-def inbound_rules(subnet_cidr: str, databricks_cidr: str, operator_cidr: str) -> list[network.SecurityRuleArgs]:
+# Priorities taken by the rules below; docs/deploy-azure.md's SSH recipe uses a free one (350).
+KAFKA_FROM_DATABRICKS_PRIORITY = 321
+
+
+def inbound_rules(subnet_cidr: str, databricks_cidrs: tuple[str, ...], operator_cidr: str) -> list[network.SecurityRuleArgs]:
     """The inbound rule set, lowest priority number first.
 
-    Kafka is reachable only from its own subnet (brokers replicate over 9092) and from the
-    Databricks range; everything else on 9092 is denied explicitly, because the default
+    Kafka is reachable only from its own subnet (brokers replicate over 9092) and from where
+    Spark runs (the managed Databricks network, or the two subnets of an injected one, one rule
+    each); everything else on 9092 is denied explicitly, because the default
     `AllowVnetInBound` rule admits every peered range. HTTPS (Ambari's REST API on the gateway)
     is allowed from HDInsight's management plane and the operator's range; all other traffic
     inside the network (ZooKeeper, Ambari agents) keeps Azure's defaults.
@@ -63,7 +69,11 @@ def inbound_rules(subnet_cidr: str, databricks_cidr: str, operator_cidr: str) ->
         allow("allow-azure-dns-53", 301, AZURE_RESOLVER, DNS_PORT, "Azure-provided DNS (TCP and UDP)", protocol="*"),
         allow("allow-operator-https", 310, operator_cidr, HTTPS_PORT, "Ambari REST API from where pulumi up runs"),
         allow("allow-kafka-from-kafka-subnet", 320, subnet_cidr, str(KAFKA_PORT), "Broker replication"),
-        allow("allow-kafka-from-databricks", 321, databricks_cidr, str(KAFKA_PORT), "Spark on Databricks over the peering"),
+        *(
+            allow(f"allow-kafka-from-databricks{'' if i == 0 else f'-{i + 1}'}", KAFKA_FROM_DATABRICKS_PRIORITY + i,
+                  cidr, str(KAFKA_PORT), "Spark on Databricks over the peering")
+            for i, cidr in enumerate(databricks_cidrs)
+        ),
         network.SecurityRuleArgs(
             name="deny-kafka-from-elsewhere",
             priority=400,
@@ -97,7 +107,7 @@ class KafkaNetwork(pulumi.ComponentResource):
                 resource_group_name=args.resource_group_name,
                 location=args.location,
                 network_security_group_name=f"{args.prefix}-kafka-nsg",
-                security_rules=inbound_rules(args.subnet_cidr, args.databricks_cidr, args.operator_cidr),
+                security_rules=inbound_rules(args.subnet_cidr, args.databricks_cidrs, args.operator_cidr),
                 tags=args.tags,
             ),
             opts=child,

@@ -1,8 +1,18 @@
-"""Peering between the Databricks managed network and the Kafka network, in both directions."""
+"""Peering between the Databricks network and the Kafka network, in both directions.
+
+With the workspace's managed network the first direction is a workspace peering
+(databricks.VNetPeering; only it can reach into the managed resource group); with VNet
+injection both directions are ordinary network peerings between two networks of this stack.
+
+Each peering reports its own state in the answer to its creation, and the first one created
+answers `Initiated`: the other side does not exist yet. The outputs are therefore read again
+from Azure once both sides exist (on every `pulumi up`), so `Connected` means connected now.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import pulumi
 from pulumi_azure_native import databricks, network
@@ -15,14 +25,17 @@ class PeeringArgs:
     kafka_vnet_id: pulumi.Input[str]
     kafka_vnet_name: pulumi.Input[str]
     prefix: str
+    # VNet injection: the Databricks network of this stack. None: the workspace's managed network.
+    databricks_vnet_id: Optional[pulumi.Input[str]] = None
+    databricks_vnet_name: Optional[pulumi.Input[str]] = None
 
 
 class NetworkPeering(pulumi.ComponentResource):
-    """Workspace → Kafka network (databricks.VNetPeering), then Kafka network → workspace.
+    """Databricks network → Kafka network, then Kafka network → Databricks network.
 
-    The second direction needs the id of the network Azure Databricks manages, which only the
-    first peering reports (`databricksVirtualNetwork.id`). A peering is usable when both ends
-    say `Connected`.
+    With the managed network the second direction needs the id of the network Azure Databricks
+    manages, which only the first peering reports (`databricksVirtualNetwork.id`). A peering is
+    usable when both ends say `Connected`.
     """
 
     databricks_to_kafka_state: pulumi.Output[str]
@@ -32,43 +45,80 @@ class NetworkPeering(pulumi.ComponentResource):
     def __init__(self, name: str, args: PeeringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("feedback:infra:NetworkPeering", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        to_kafka_name = f"{args.prefix}-databricks-to-kafka"
+        to_databricks_name = f"{args.prefix}-kafka-to-databricks"
 
-        to_kafka = databricks.VNetPeering(
-            f"{name}-databricks-to-kafka",
-            databricks.VNetPeeringArgs(
-                resource_group_name=args.resource_group_name,
-                workspace_name=args.workspace_name,
-                peering_name=f"{args.prefix}-databricks-to-kafka",
-                remote_virtual_network=databricks.VirtualNetworkPeeringPropertiesFormatRemoteVirtualNetworkArgs(
-                    id=args.kafka_vnet_id
+        to_kafka: pulumi.CustomResource
+        if args.databricks_vnet_id is None:
+            to_kafka = databricks.VNetPeering(
+                f"{name}-databricks-to-kafka",
+                databricks.VNetPeeringArgs(
+                    resource_group_name=args.resource_group_name,
+                    workspace_name=args.workspace_name,
+                    peering_name=to_kafka_name,
+                    remote_virtual_network=databricks.VirtualNetworkPeeringPropertiesFormatRemoteVirtualNetworkArgs(
+                        id=args.kafka_vnet_id
+                    ),
+                    allow_virtual_network_access=True,
+                    allow_forwarded_traffic=True,
                 ),
-                allow_virtual_network_access=True,
-                allow_forwarded_traffic=True,
-            ),
-            opts=child,
-        )
-        databricks_vnet_id = to_kafka.databricks_virtual_network.apply(
-            lambda vnet: _required_id(vnet.id if vnet else None)
-        )
+                opts=child,
+            )
+            databricks_vnet_id = to_kafka.databricks_virtual_network.apply(
+                lambda vnet: _required_id(vnet.id if vnet else None)
+            )
+        else:
+            assert args.databricks_vnet_name is not None
+            to_kafka = network.VirtualNetworkPeering(
+                f"{name}-databricks-to-kafka",
+                network.VirtualNetworkPeeringInitArgs(
+                    resource_group_name=args.resource_group_name,
+                    virtual_network_name=args.databricks_vnet_name,
+                    virtual_network_peering_name=to_kafka_name,
+                    remote_virtual_network=network.SubResourceArgs(id=args.kafka_vnet_id),
+                    allow_virtual_network_access=True,
+                    allow_forwarded_traffic=True,
+                ),
+                opts=child,
+            )
+            databricks_vnet_id = pulumi.Output.from_input(args.databricks_vnet_id)
         to_databricks = network.VirtualNetworkPeering(
             f"{name}-kafka-to-databricks",
             network.VirtualNetworkPeeringInitArgs(
                 resource_group_name=args.resource_group_name,
                 virtual_network_name=args.kafka_vnet_name,
-                virtual_network_peering_name=f"{args.prefix}-kafka-to-databricks",
+                virtual_network_peering_name=to_databricks_name,
                 remote_virtual_network=network.SubResourceArgs(id=databricks_vnet_id),
                 allow_virtual_network_access=True,
                 allow_forwarded_traffic=True,
             ),
             opts=child,
         )
-        self.databricks_to_kafka_state = to_kafka.peering_state
-        self.kafka_to_databricks_state = to_databricks.peering_state
+
+        # Read both states back once both peerings exist (the create answers are stale).
+        both = pulumi.InvokeOutputOptions(depends_on=[to_kafka, to_databricks])
+        if args.databricks_vnet_id is None:
+            to_kafka_state = databricks.get_v_net_peering_output(
+                resource_group_name=args.resource_group_name, workspace_name=args.workspace_name,
+                peering_name=to_kafka_name, opts=both,
+            ).peering_state
+        else:
+            to_kafka_state = network.get_virtual_network_peering_output(
+                resource_group_name=args.resource_group_name, virtual_network_name=args.databricks_vnet_name,
+                virtual_network_peering_name=to_kafka_name, opts=both,
+            ).peering_state
+        to_databricks_state = network.get_virtual_network_peering_output(
+            resource_group_name=args.resource_group_name, virtual_network_name=args.kafka_vnet_name,
+            virtual_network_peering_name=to_databricks_name, opts=both,
+        ).peering_state
+
+        self.databricks_to_kafka_state = to_kafka_state.apply(lambda state: state or "")
+        self.kafka_to_databricks_state = to_databricks_state.apply(lambda state: state or "")
         self.databricks_vnet_id = databricks_vnet_id
         self.register_outputs(
             {
-                "databricks_to_kafka_state": to_kafka.peering_state,
-                "kafka_to_databricks_state": to_databricks.peering_state,
+                "databricks_to_kafka_state": self.databricks_to_kafka_state,
+                "kafka_to_databricks_state": self.kafka_to_databricks_state,
             }
         )
 
@@ -76,7 +126,7 @@ class NetworkPeering(pulumi.ComponentResource):
 def _required_id(vnet_id: str | None) -> str:
     if not vnet_id:
         raise ValueError(
-            "the Databricks peering did not report databricksVirtualNetwork.id; the workspace must use its "
-            "managed network (not VNet injection) for workspace peering"
+            "the Databricks peering did not report databricksVirtualNetwork.id; workspace peering needs a workspace "
+            "on its managed network (feedback:databricksNetwork managed)"
         )
     return vnet_id

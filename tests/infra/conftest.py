@@ -33,6 +33,8 @@ NAME_INPUTS = {
     "azure-native:network:VirtualNetwork": "virtualNetworkName",
     "azure-native:network:Subnet": "subnetName",
     "azure-native:network:VirtualNetworkPeering": "virtualNetworkPeeringName",
+    "azure-native:network:PublicIPAddress": "publicIpAddressName",
+    "azure-native:network:NatGateway": "natGatewayName",
     "azure-native:storage:StorageAccount": "accountName",
     "azure-native:storage:BlobContainer": "containerName",
     "azure-native:storage:Blob": "blobName",
@@ -47,6 +49,8 @@ NAME_INPUTS.update(dict.fromkeys(("databricks:index/secretScope:SecretScope", "d
 PROVIDERS = {
     "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
     "azure-native:network:VirtualNetwork": "Microsoft.Network/virtualNetworks",
+    "azure-native:network:PublicIPAddress": "Microsoft.Network/publicIPAddresses",
+    "azure-native:network:NatGateway": "Microsoft.Network/natGateways",
     "azure-native:storage:StorageAccount": "Microsoft.Storage/storageAccounts",
     "azure-native:hdinsight:Cluster": "Microsoft.HDInsight/clusters",
     "azure-native:databricks:Workspace": "Microsoft.Databricks/workspaces",
@@ -85,6 +89,7 @@ class Registered:
     delete_before_replace: bool = False
     provider: str = ""  # "<provider urn>::<provider id>" when an explicit provider was given
     dependencies: frozenset[str] = frozenset()  # the URNs it waits for (options and its inputs' resources)
+    ignore_changes: tuple[str, ...] = ()
 
 
 def fake_sas_key(rule: str) -> str:
@@ -121,6 +126,11 @@ def fake_wheel() -> Path:
     return write_fake_wheel(directory)
 
 
+NAT_IP = "20.50.100.7"
+# How the provider reports an invoke of something that does not exist (Azure Resource Manager's 404).
+NOT_FOUND = "RESPONSE 404: 404 Not Found\nERROR CODE: ResourceGroupNotFound"
+
+
 def databricks_vnet_id(managed_group: str) -> str:
     return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{managed_group}/providers/Microsoft.Network/virtualNetworks/workers-vnet"
 
@@ -128,13 +138,31 @@ def databricks_vnet_id(managed_group: str) -> str:
 class AzureMocks(pulumi.runtime.Mocks):
     """Outputs shaped like Azure's answers; invokes answered like the provider's functions."""
 
-    def __init__(self) -> None:
+    def __init__(self, existing_workspace: Optional[dict[str, Any]] = None) -> None:
         self.calls: list[str] = []
+        self.invokes: list[tuple[str, dict[str, Any]]] = []
         self.workspace_managed_group: Optional[str] = None
         self.job_ids = itertools.count(1001)
+        # What getWorkspace answers: the `parameters` of a workspace already in Azure, or None (404).
+        self.existing_workspace = existing_workspace
+        self.peerings: set[str] = set()  # the peerings created so far, by name
+
+    def peering_state(self) -> str:
+        """`Connected` once both directions exist, as Azure reports it; `Initiated` before."""
+        return "Connected" if len(self.peerings) >= 2 else "Initiated"
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         self.calls.append(args.token)
+        self.invokes.append((args.token, dict(args.args)))
+        if args.token == "azure-native:databricks:getWorkspace":
+            assert args.args.get("resourceGroupName") and args.args.get("workspaceName"), args.args
+            if self.existing_workspace is None:
+                return {}, [("", NOT_FOUND)]
+            return {"name": args.args["workspaceName"], "parameters": self.existing_workspace}, []
+        if args.token in ("azure-native:databricks:getVNetPeering", "azure-native:network:getVirtualNetworkPeering"):
+            name = args.args.get("peeringName") or args.args.get("virtualNetworkPeeringName")
+            assert name in self.peerings, f"{name} read before it was created"
+            return {"name": name, "peeringState": self.peering_state(), "provisioningState": "Succeeded"}, []
         if args.token == "azure-native:authorization:getClientConfig":
             return {"subscriptionId": SUBSCRIPTION, "tenantId": TENANT, "clientId": "client", "objectId": "object"}, []
         if args.token == "azure-native:storage:listStorageAccountKeys":
@@ -170,11 +198,16 @@ class AzureMocks(pulumi.runtime.Mocks):
             outputs.update(workspaceUrl="adb-1234567890123456.7.azuredatabricks.net", workspaceId="1234567890123456",
                            provisioningState="Succeeded")
             self.workspace_managed_group = outputs["managedResourceGroupId"].rsplit("/", 1)[-1]
+        # A peering's create answer has its state at that moment: `Initiated` while the other side is missing.
         if args.typ == "azure-native:databricks:VNetPeering":
-            outputs.update(peeringState="Connected", provisioningState="Succeeded",
+            self.peerings.add(name)
+            outputs.update(peeringState=self.peering_state(), provisioningState="Succeeded",
                            databricksVirtualNetwork={"id": databricks_vnet_id(self.workspace_managed_group or "?")})
         if args.typ == "azure-native:network:VirtualNetworkPeering":
-            outputs.update(peeringState="Connected", provisioningState="Succeeded")
+            self.peerings.add(name)
+            outputs.update(peeringState=self.peering_state(), provisioningState="Succeeded")
+        if args.typ == "azure-native:network:PublicIPAddress":
+            outputs["ipAddress"] = NAT_IP
         if args.typ.endswith("feedback:KafkaIpAdvertising"):
             outputs.update(kafka_env_tag="feedback-ip-1", kafka_broker_tag="feedback-ip-1",
                            changed_configs=["kafka-env", "kafka-broker"], restart_request_ids=[1, 2])
@@ -212,7 +245,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                            secret_inputs, response.id, tuple(request.replaceOnChanges), request.deleteBeforeReplace,
                            request.provider,
                            frozenset(request.dependencies) | frozenset(
-                               urn for deps in request.propertyDependencies.values() for urn in deps.urns))
+                               urn for deps in request.propertyDependencies.values() for urn in deps.urns),
+                           tuple(request.ignoreChanges))
             )
         return response
 
@@ -268,12 +302,13 @@ def use_config(values: dict[str, str], secret_keys: Optional[list[str]] = None) 
     set_all_config(values, secret_keys)
 
 
-def run_stack(**overrides: Optional[str]) -> Stack:
-    """Run the real program (`build(load_config())`) under fresh mocks with the given config."""
+def run_stack(existing_workspace: Optional[dict[str, Any]] = None, **overrides: Optional[str]) -> Stack:
+    """Run the real program (`build(load_config())`) under fresh mocks with the given config;
+    `existing_workspace` is the `parameters` of a workspace Azure already has (None: none)."""
     from infra.config import load_config
     from infra.stack import build
 
-    mocks = AzureMocks()
+    mocks = AzureMocks(existing_workspace)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
     use_config(base_config(**overrides))

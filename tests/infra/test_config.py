@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from feedback.catalogue import DAY_MS, TOPICS, Topic
-from infra.config import DEFAULTS, SECRET_KEYS, ConfigError, load_config, validate
+from infra.config import (
+    DEFAULTS, SECRET_KEYS, ConfigError, WorkspaceNetwork, load_config, validate, workspace_replacement_problem,
+)
 from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
 
 
@@ -57,7 +59,7 @@ def test_overlapping_networks_are_refused():
 
 @pytest.mark.parametrize("cidr", ["10.139.0.0/17", "10.138.0.0/15", "10.0.0.0/8"])
 def test_the_databricks_managed_network_must_be_a_slash_16(cidr):
-    message = problems_of(databricksVnetCidr=cidr)
+    message = problems_of(databricksVnetCidr=cidr, databricksNetwork="managed")
     assert f"feedback:databricksVnetCidr {cidr} is a /" in message and "is a /16" in message
     assert "pulumi config set feedback:databricksVnetCidr 10.139.0.0/16" in message
 
@@ -208,3 +210,71 @@ def test_hdinsight_stacks_do_not_check_the_catalogue_against_event_hubs():
               "storageAccountName": None, "jobsBackend": None, "eventhubsClusterId": None}
     secrets = {"clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD, "sshPublicKey": None}
     assert validate(values, secrets, topics=(hub("big", partitions=64),)).problems == []
+
+
+# -- The Databricks network ------------------------------------------------------------------
+
+def test_the_databricks_network_defaults_to_injected_with_subnets_from_its_range():
+    use_config(base_config())
+    config = load_config()
+    assert (config.databricks_network, config.allow_workspace_replacement) == ("injected", False)
+    assert (config.databricks_host_subnet_cidr, config.databricks_container_subnet_cidr) == ("10.139.64.0/18",
+                                                                                             "10.139.0.0/18")
+    assert config.databricks_client_cidrs == ("10.139.64.0/18", "10.139.0.0/18")
+    use_config(base_config(databricksVnetCidr="10.20.30.0/24"))
+    assert load_config().databricks_client_cidrs == ("10.20.30.64/26", "10.20.30.0/26")  # Microsoft's minimum
+    use_config(base_config(databricksNetwork="managed"))
+    assert load_config().databricks_client_cidrs == ("10.139.0.0/16",)
+
+
+def test_an_unknown_databricks_network_is_refused_with_the_fix():
+    message = problems_of(databricksNetwork="vnet-injection")
+    assert "feedback:databricksNetwork is 'vnet-injection', expected one of managed, injected" in message
+    assert "`pulumi config set feedback:databricksNetwork injected`" in message
+
+
+@pytest.mark.parametrize("cidr", ["10.138.0.0/15", "10.139.0.0/25"])
+def test_an_injected_network_is_a_slash_16_to_a_slash_24(cidr):
+    message = problems_of(databricksVnetCidr=cidr)
+    assert f"feedback:databricksVnetCidr {cidr} is a /" in message and "a /16 to a /24" in message
+
+
+def test_a_subnet_smaller_than_a_slash_26_is_refused():
+    message = problems_of(databricksHostSubnetCidr="10.139.64.0/27")
+    assert "feedback:databricksHostSubnetCidr 10.139.64.0/27 is a /27; each Databricks subnet must be at least a /26" in message
+    assert "`pulumi config set feedback:databricksHostSubnetCidr 10.139.64.0/18`" in message
+
+
+def test_overlapping_or_outside_subnets_are_refused():
+    message = problems_of(databricksHostSubnetCidr="10.139.0.0/24", databricksContainerSubnetCidr="10.139.0.0/25")
+    assert "feedback:databricksHostSubnetCidr 10.139.0.0/24 overlaps feedback:databricksContainerSubnetCidr" in message
+    assert "not inside feedback:databricksVnetCidr" in problems_of(databricksContainerSubnetCidr="10.140.0.0/24")
+    assert "not a CIDR block" in problems_of(databricksContainerSubnetCidr="container")
+
+
+def test_the_managed_network_ignores_subnets_with_a_warning_and_keeps_its_slash_16_rule():
+    use_config(base_config(databricksNetwork="managed", databricksHostSubnetCidr="10.139.64.0/18"))
+    [warning] = load_config().warnings
+    assert "feedback:databricksHostSubnetCidr is set but feedback:databricksNetwork is 'managed'" in warning
+    assert "is a /24" in problems_of(databricksNetwork="managed", databricksVnetCidr="10.139.0.0/24")
+
+
+def test_allow_workspace_replacement_is_true_or_false():
+    message = problems_of(allowWorkspaceReplacement="yes")
+    assert "feedback:allowWorkspaceReplacement is 'yes', expected true or false" in message
+
+
+def test_the_replacement_guard_names_the_line_that_keeps_the_workspace():
+    managed = WorkspaceNetwork("managed", managed_prefix="10.139")
+    injected = WorkspaceNetwork("injected", vnet_name="fbk01-databricks-vnet", host_subnet="databricks-host",
+                                container_subnet="databricks-container")
+    assert workspace_replacement_problem("ws", None, injected, False) is None          # nothing in Azure yet
+    assert workspace_replacement_problem("ws", injected, injected, False) is None      # no change
+    assert workspace_replacement_problem("ws", managed, injected, True) is None        # allowed
+    to_injected = workspace_replacement_problem("ws", managed, injected, False)
+    assert to_injected and "`pulumi config set feedback:databricksNetwork managed`" in to_injected
+    to_managed = workspace_replacement_problem("ws", injected, managed, False)
+    assert to_managed and "`pulumi config set feedback:databricksNetwork injected`" in to_managed
+    new_range = workspace_replacement_problem("ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"), False)
+    assert new_range and "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in new_range
+    assert "pulumi config rm feedback:allowWorkspaceReplacement" in new_range

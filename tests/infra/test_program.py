@@ -78,7 +78,9 @@ EXPECTED_PARENTS = {
 
 @pytest.fixture
 def stack(run_program):
-    return run_program()
+    """The hdinsight stack with the workspace on its managed network; the injected network (the
+    default) has its own tests in tests/infra/test_databricks_network.py."""
+    return run_program(databricksNetwork="managed")
 
 
 def test_the_resource_graph_has_each_resource_once_under_its_component(stack):
@@ -206,7 +208,7 @@ def test_the_workspace_is_premium_with_its_own_managed_network(stack):
     assert "azure-native:authorization:getClientConfig" in stack.mocks.calls
 
 
-def test_the_networks_are_peered_in_both_directions(stack):
+def test_the_networks_are_peered_in_both_directions_and_report_the_state_read_after_both_exist(stack):
     vnet = stack.one("azure-native:network:VirtualNetwork")
     to_kafka = stack.one("azure-native:databricks:VNetPeering")
     to_databricks = stack.one("azure-native:network:VirtualNetworkPeering")
@@ -217,6 +219,14 @@ def test_the_networks_are_peered_in_both_directions(stack):
     assert to_databricks.inputs["remoteVirtualNetwork"] == {"id": databricks_vnet_id("fbk01-databricks-managed")}
     for peering in (to_kafka, to_databricks):
         assert peering.inputs["allowVirtualNetworkAccess"] is True
+    # The first peering's create answer says Initiated (the way back did not exist yet); the
+    # outputs are read again once both exist.
+    assert to_kafka.outputs["peeringState"] == "Initiated"
+    assert stack.outputs["databricksToKafkaPeeringState"] == "Connected"
+    assert stack.outputs["kafkaToDatabricksPeeringState"] == "Connected"
+    reads = [args for token, args in stack.mocks.invokes if token == "azure-native:databricks:getVNetPeering"]
+    assert reads == [{"resourceGroupName": "fbk01-rg", "workspaceName": "fbk01-databricks",
+                      "peeringName": "fbk01-databricks-to-kafka"}]
 
 
 def test_ambari_steps_follow_the_cluster_and_topics_use_the_discovered_brokers(stack):
@@ -284,7 +294,8 @@ def test_an_ssh_key_replaces_the_ssh_password(run_program):
 
 
 def test_sizes_and_ranges_come_from_the_config(run_program):
-    stack = run_program(workerCount="6", disksPerWorker="4", faultDomains="2", databricksVnetCidr="10.200.0.0/16")
+    stack = run_program(workerCount="6", disksPerWorker="4", faultDomains="2", databricksVnetCidr="10.200.0.0/16",
+                        databricksNetwork="managed")
     roles = {r["name"]: r for r in stack.one("azure-native:hdinsight:Cluster").inputs["properties"]["computeProfile"]["roles"]}
     assert roles["workernode"]["targetInstanceCount"] == 6
     assert roles["workernode"]["dataDisksGroups"] == [{"disksPerNode": 4}]
@@ -299,6 +310,10 @@ def test_eventhubs_backend_builds_the_workspace_and_event_hubs_but_no_kafka_clus
     stack = run_program(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
     types = {r.type for r in stack.resources if r.custom}
     assert types == {"azure-native:resources:ResourceGroup", "azure-native:databricks:Workspace",
+                     # The injected workspace's network, whatever the backend (no peering: no Kafka network).
+                     "azure-native:network:VirtualNetwork", "azure-native:network:Subnet",
+                     "azure-native:network:NetworkSecurityGroup", "azure-native:network:NatGateway",
+                     "azure-native:network:PublicIPAddress",
                      "azure-native:eventhub:Namespace", "azure-native:eventhub:EventHub",
                      "azure-native:eventhub:NamespaceAuthorizationRule", "databricks:index/secret:Secret",
                      *DATABRICKS_JOBS}
@@ -346,3 +361,16 @@ def test_passwords_reach_azure_and_ambari_only_as_secrets(stack):
     for dynamic in ("KafkaIpAdvertising", "KafkaBrokers"):
         resource = stack.one(DYNAMIC + dynamic)
         assert "password" in resource.secret_inputs and resource.inputs["password"] == LOGIN_PASSWORD
+
+
+def test_the_ssh_recipe_in_the_deploy_guide_uses_a_priority_no_rule_of_the_program_has():
+    import re
+
+    from infra.components.network import inbound_rules
+
+    recipe = re.findall(r"az network nsg rule create .*?--priority (\d+)",
+                        (REPO / "docs" / "deploy-azure.md").read_text(), re.S)
+    assert recipe, "the SSH recipe is gone from docs/deploy-azure.md"
+    taken = {rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"),
+                                                   "203.0.113.10/32")}
+    assert {int(priority) for priority in recipe}.isdisjoint(taken)

@@ -1,0 +1,193 @@
+"""The Databricks network under mocks: VNet injection (the default) and the guard against a
+change that would replace the workspace.
+
+Facts recorded here from Microsoft's documentation and templates:
+- Microsoft Learn, "Deploy Azure Databricks in your Azure virtual network (VNet injection)": two
+  subnets dedicated to the workspace (host and container), each at least /26, delegated to
+  `Microsoft.Databricks/workspaces`, with an NSG; "You can't replace the VNet associated with an
+  existing Azure Databricks workspace"; Azure Databricks manages its own NSG rules.
+- azure-quickstart-templates, quickstarts/microsoft.databricks/databricks-all-in-one-template-for-
+  vnet-injection-with-nat-gateway: an NSG with no rules, a Standard NAT gateway with a Standard
+  static public IP on both subnets, `defaultOutboundAccess: false`, `enableNoPublicIp: true`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pytest
+
+from infra.config import ConfigError
+from tests.infra.conftest import NAT_IP
+from tests.infra.test_program import nsg_verdict
+
+DATABRICKS = "feedback:infra:DatabricksNetwork"
+SUBNET, NSG, VNET = "azure-native:network:Subnet", "azure-native:network:NetworkSecurityGroup", "azure-native:network:VirtualNetwork"
+PEERING, WORKSPACE = "azure-native:network:VirtualNetworkPeering", "azure-native:databricks:Workspace"
+MANAGED_WORKSPACE = {"vnetAddressPrefix": {"value": "10.139"}, "enableNoPublicIp": {"value": True}}
+
+
+@pytest.fixture
+def stack(run_program):
+    return run_program()  # the default: databricksNetwork injected
+
+
+def under(stack, type_: str, component: str) -> list:
+    return [r for r in stack.of_type(type_) if stack.parent_type(r) == component]
+
+
+def databricks_subnets(stack) -> dict:
+    return {r.inputs["subnetName"]: r for r in under(stack, SUBNET, DATABRICKS)}
+
+
+def test_injected_is_the_default_and_builds_its_own_network_with_a_nat_gateway(stack):
+    assert stack.outputs["databricksNetwork"] == "injected"
+    assert len(under(stack, VNET, DATABRICKS)) == 1 and len(under(stack, NSG, DATABRICKS)) == 1
+    assert len(under(stack, SUBNET, DATABRICKS)) == 2
+    assert [stack.parent_type(r) for r in stack.of_type("azure-native:network:NatGateway")] == [DATABRICKS]
+    assert not stack.of_type("azure-native:databricks:VNetPeering")  # workspace peering is for managed networks
+    vnet = under(stack, VNET, DATABRICKS)[0]
+    assert vnet.inputs["virtualNetworkName"] == "fbk01-databricks-vnet"
+    assert vnet.inputs["addressSpace"] == {"addressPrefixes": ["10.139.0.0/16"]}
+    ip = stack.one("azure-native:network:PublicIPAddress").inputs
+    assert ip["sku"] == {"name": "Standard"} and ip["publicIPAllocationMethod"] == "Static"
+    nat = stack.one("azure-native:network:NatGateway")
+    assert nat.inputs["sku"] == {"name": "Standard"}
+    assert nat.inputs["publicIpAddresses"] == [{"id": stack.one("azure-native:network:PublicIPAddress").id}]
+    assert stack.outputs["databricksEgressIp"] == NAT_IP
+
+
+def test_two_delegated_subnets_of_at_least_26_each_with_the_nsg_and_the_nat_gateway(stack):
+    vnet = under(stack, VNET, DATABRICKS)[0]
+    nsg = under(stack, NSG, DATABRICKS)[0]
+    nat = stack.one("azure-native:network:NatGateway")
+    subnets = databricks_subnets(stack)
+    assert sorted(subnets) == ["databricks-container", "databricks-host"]
+    ranges = {name: ipaddress.ip_network(s.inputs["addressPrefix"]) for name, s in subnets.items()}
+    assert ranges == {"databricks-host": ipaddress.ip_network("10.139.64.0/18"),
+                      "databricks-container": ipaddress.ip_network("10.139.0.0/18")}
+    assert not ranges["databricks-host"].overlaps(ranges["databricks-container"])
+    for subnet in subnets.values():
+        assert ipaddress.ip_network(subnet.inputs["addressPrefix"]).prefixlen <= 26
+        assert ipaddress.ip_network(subnet.inputs["addressPrefix"]).subnet_of(ipaddress.ip_network("10.139.0.0/16"))
+        assert subnet.inputs["virtualNetworkName"] == vnet.outputs["name"]
+        assert [d["serviceName"] for d in subnet.inputs["delegations"]] == ["Microsoft.Databricks/workspaces"]
+        assert subnet.inputs["networkSecurityGroup"] == {"id": nsg.id}
+        assert subnet.inputs["natGateway"] == {"id": nat.id}
+        assert subnet.inputs["defaultOutboundAccess"] is False
+        # Nothing else in them: no service endpoints, routes or other delegations from this program
+        # (the two network-policy flags are the SDK's own defaults).
+        assert set(subnet.inputs) - {"privateEndpointNetworkPolicies", "privateLinkServiceNetworkPolicies"} == {
+            "resourceGroupName", "virtualNetworkName", "subnetName", "addressPrefix", "delegations",
+            "networkSecurityGroup", "natGateway", "defaultOutboundAccess"}
+
+
+def test_the_databricks_nsg_declares_no_rules_and_never_sends_databricks_own_rules_back(stack):
+    nsg = under(stack, NSG, DATABRICKS)[0]
+    assert "securityRules" not in nsg.inputs  # Azure Databricks adds its Microsoft.Databricks-workspaces_UseOnly_* rules
+    assert "securityRules" in nsg.ignore_changes
+    assert "subnets" in under(stack, VNET, DATABRICKS)[0].ignore_changes
+
+
+def test_the_workspace_is_injected_with_secure_cluster_connectivity_and_goes_before_its_subnets(stack):
+    workspace = stack.one(WORKSPACE)
+    vnet = under(stack, VNET, DATABRICKS)[0]
+    subnets = databricks_subnets(stack)
+    assert workspace.inputs["parameters"] == {
+        "customVirtualNetworkId": {"value": vnet.id},
+        "customPublicSubnetName": {"value": "databricks-host"},
+        "customPrivateSubnetName": {"value": "databricks-container"},
+        "enableNoPublicIp": {"value": True},
+    }
+    assert workspace.inputs["computeMode"] == "Hybrid" and workspace.inputs["sku"] == {"name": "premium"}
+    # Created after both subnets, so deleted before them (the network intent policy blocks the reverse).
+    assert {subnets["databricks-host"].urn, subnets["databricks-container"].urn} <= workspace.dependencies
+    assert workspace.delete_before_replace and workspace.replace_on_changes == ()
+
+
+def test_the_two_networks_are_peered_both_ways_and_report_the_state_read_after_both_exist(stack):
+    kafka_vnet = under(stack, VNET, "feedback:infra:KafkaNetwork")[0]
+    databricks_vnet = under(stack, VNET, DATABRICKS)[0]
+    peerings = {p.inputs["virtualNetworkPeeringName"]: p for p in stack.of_type(PEERING)}
+    assert sorted(peerings) == ["fbk01-databricks-to-kafka", "fbk01-kafka-to-databricks"]
+    to_kafka, to_databricks = peerings["fbk01-databricks-to-kafka"], peerings["fbk01-kafka-to-databricks"]
+    assert to_kafka.inputs["virtualNetworkName"] == databricks_vnet.outputs["name"]
+    assert to_kafka.inputs["remoteVirtualNetwork"] == {"id": kafka_vnet.id}
+    assert to_databricks.inputs["virtualNetworkName"] == kafka_vnet.outputs["name"]
+    assert to_databricks.inputs["remoteVirtualNetwork"] == {"id": databricks_vnet.id}
+    # The create answers: the first one created says Initiated (the other side did not exist yet).
+    assert sorted(p.outputs["peeringState"] for p in (to_kafka, to_databricks)) == ["Connected", "Initiated"]
+    assert stack.outputs["databricksToKafkaPeeringState"] == "Connected"
+    assert stack.outputs["kafkaToDatabricksPeeringState"] == "Connected"
+    assert stack.outputs["databricksVnetId"] == databricks_vnet.id
+
+
+def test_kafka_admits_9092_from_the_two_databricks_subnets_only(stack):
+    rules = under(stack, NSG, "feedback:infra:KafkaNetwork")[0].inputs["securityRules"]
+    peered = ["10.10.0.0/16", "10.139.0.0/16"]
+    assert nsg_verdict(rules, "10.139.64.9", 9092, peered) == "Allow"    # host subnet
+    assert nsg_verdict(rules, "10.139.0.9", 9092, peered) == "Allow"     # container subnet
+    assert nsg_verdict(rules, "10.139.200.9", 9092, peered) == "Deny"    # elsewhere in the Databricks network
+    sources = {r["sourceAddressPrefix"] for r in rules if r["access"] == "Allow" and r["destinationPortRange"] == "9092"}
+    assert sources == {"10.10.0.0/24", "10.139.64.0/18", "10.139.0.0/18"}
+    priorities = [r["priority"] for r in rules]
+    assert len(priorities) == len(set(priorities))
+
+
+def test_configured_subnets_are_used_as_given(run_program):
+    stack = run_program(databricksVnetCidr="10.200.0.0/24", databricksHostSubnetCidr="10.200.0.64/26",
+                        databricksContainerSubnetCidr="10.200.0.128/26")
+    subnets = databricks_subnets(stack)
+    assert subnets["databricks-host"].inputs["addressPrefix"] == "10.200.0.64/26"
+    assert subnets["databricks-container"].inputs["addressPrefix"] == "10.200.0.128/26"
+    rules = under(stack, NSG, "feedback:infra:KafkaNetwork")[0].inputs["securityRules"]
+    assert nsg_verdict(rules, "10.200.0.10", 9092, ["10.10.0.0/16", "10.200.0.0/24"]) == "Deny"
+
+
+# -- the guard: a workspace Azure already has ---------------------------------------------------
+
+def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(run_program):
+    with pytest.raises(ConfigError) as raised:
+        run_program(existing_workspace=MANAGED_WORKSPACE)
+    message = str(raised.value)
+    assert "fbk01-databricks exists with its managed network 10.139.0.0/16" in message
+    assert "`pulumi config set feedback:databricksNetwork managed`" in message
+    assert "`pulumi config set feedback:allowWorkspaceReplacement true`" in message
+
+
+def test_the_same_network_as_in_azure_updates_in_place(run_program):
+    stack = run_program(existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed")
+    assert stack.one(WORKSPACE).replace_on_changes == ()
+    injected = {"customVirtualNetworkId": {"value": "/subscriptions/s/resourceGroups/fbk01-rg/providers/"
+                                                    "Microsoft.Network/virtualNetworks/fbk01-databricks-vnet"},
+                "customPublicSubnetName": {"value": "databricks-host"},
+                "customPrivateSubnetName": {"value": "databricks-container"}}
+    assert run_program(existing_workspace=injected).one(WORKSPACE).replace_on_changes == ()
+
+
+def test_a_new_managed_range_is_refused_with_the_line_that_keeps_the_old_one(run_program):
+    with pytest.raises(ConfigError) as raised:
+        run_program(existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed",
+                    databricksVnetCidr="10.200.0.0/16")
+    assert "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in str(raised.value)
+
+
+def test_allowing_the_replacement_replaces_the_workspace_delete_first(run_program):
+    stack = run_program(existing_workspace=MANAGED_WORKSPACE, allowWorkspaceReplacement="true")
+    workspace = stack.one(WORKSPACE)
+    assert workspace.replace_on_changes == ("parameters",) and workspace.delete_before_replace
+    assert workspace.inputs["parameters"]["enableNoPublicIp"] == {"value": True}
+
+
+def test_a_workspace_azure_cannot_be_asked_about_stops_the_program(run_program, monkeypatch):
+    from tests.infra import conftest
+
+    def refuse(self, args):
+        if args.token == "azure-native:databricks:getWorkspace":
+            return {}, [("", "RESPONSE 403: 403 Forbidden\nERROR CODE: AuthorizationFailed")]
+        return original(self, args)
+
+    original = conftest.AzureMocks.call
+    monkeypatch.setattr(conftest.AzureMocks, "call", refuse)
+    with pytest.raises(RuntimeError, match="(?s)could not read the Databricks workspace fbk01-databricks.*AuthorizationFailed"):
+        run_program()
