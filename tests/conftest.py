@@ -19,6 +19,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="run the reliability scenarios' long variants (docs/reliability.md) instead of the fast ones")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A long variant may run past the default per-test time-out (pyproject.toml): an hour."""
+    if config.getoption("--long"):
+        for item in items:
+            item.add_marker(pytest.mark.timeout(3600))
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     if FIGURES:
         terminalreporter.section("figures measured")

@@ -18,26 +18,12 @@ from collections import Counter
 import pytest
 
 from feedback.kafka_client import end_offsets, read_range
-from feedback.local_kafka import LocalKafka
-from feedback.topics import ensure_topics
 from producers.replay import replay
-from tests.conftest import REPO, isolate, own_broker_settings
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.kafka
 
 RATE = 400.0
-
-
-@pytest.fixture()
-def own_broker(tmp_path, monkeypatch):
-    isolate(monkeypatch, tmp_path)
-    # Sends may wait for the broker to come back: metadata may block up to a minute.
-    settings = own_broker_settings(tmp_path / "state", kafka_max_block_ms=60_000)
-    broker = LocalKafka(settings)
-    broker.start(timeout_s=120)
-    assert all(result.ok for result in ensure_topics(settings))
-    yield settings, broker
-    broker.stop()
 
 
 def test_no_acknowledged_event_is_lost_across_a_broker_kill_and_restart(own_broker, long_variant, record_figures):
