@@ -38,6 +38,16 @@ INJECTED_VNET_PREFIXES = (16, 24)
 MIN_SUBNET_PREFIX = 26
 DATABRICKS_SKUS = ("premium", "trial")
 SSH_KEY_EXAMPLE = '"$(cat ~/.ssh/id_rsa.pub)"'
+# The widest operatorCidr taken without feedback:allowWideOperatorCidr: a /24 (256 addresses)
+# holds a home address, an office's outbound range or a small NAT pool; anything wider opens
+# the gateway (Ambari's REST API behind the cluster login) to other people's networks.
+OPERATOR_WIDEST_PREFIX = 24
+OPERATOR_CIDR_EXAMPLE = '"$(curl -s https://api.ipify.org)/32"'
+# Microsoft Learn, "Configure storage and scalability for Apache Kafka on HDInsight": "With
+# managed disks, you can use multiple disks to achieve 16 TB for each node in the cluster";
+# "Azure HDInsight supported node configurations": Kafka's data disks are S30/P30 (1 TiB each).
+# 16 TB a node of 1 TiB disks: at most 16 disks a worker.
+MAX_DISKS_PER_WORKER = 16
 
 # Keys with defaults; `prefix` and `operatorCidr` have none on purpose (global names, your IP).
 DEFAULTS: dict[str, Any] = {
@@ -53,6 +63,12 @@ DEFAULTS: dict[str, Any] = {
     # A change of databricksNetwork or of the managed range replaces the workspace; `pulumi up`
     # refuses it unless this is true (docs/deploy-azure.md, "Changing the Databricks network").
     "allowWorkspaceReplacement": "false",
+    # true only to open the gateway to a range wider than OPERATOR_WIDEST_PREFIX (a /24).
+    "allowWideOperatorCidr": "false",
+    # The HDInsight cluster holds Kafka's only copy of the events (on its workers' managed
+    # disks): Pulumi refuses to delete or replace it while this is true (docs/deploy-azure.md,
+    # "Changing the cluster's shape" and "Destroy").
+    "protectKafkaCluster": "true",
     # Sizes of Microsoft's HDInsight Kafka quickstart template (head and worker E4_v3, four
     # workers with two managed disks each); ZooKeeper on A4_v2, one of the sizes it allows.
     "headVmSize": "Standard_E4_v3",
@@ -186,6 +202,7 @@ class StackConfig:
     databricks_host_subnet_cidr: Optional[str] = None
     databricks_container_subnet_cidr: Optional[str] = None
     allow_workspace_replacement: bool = False
+    protect_kafka_cluster: bool = True
     cluster_login_password: Optional[pulumi.Output[str]] = None
     ssh_password: Optional[pulumi.Output[str]] = None
     ssh_public_key: Optional[pulumi.Output[str]] = None
@@ -293,6 +310,22 @@ def workspace_replacement_problem(workspace: str, deployed: Optional[WorkspaceNe
         "create a new one, losing its jobs' runs, notebooks, secret scope and the dbfs:/ checkpoints and tables. "
         f"To keep it, run `{keep}`. To replace it, run `{set_line('allowWorkspaceReplacement', 'true')}`, then "
         f"`pulumi up`, then `pulumi config rm {NAMESPACE}:allowWorkspaceReplacement`"
+    )
+
+
+def operator_range_problem(network: ipaddress.IPv4Network, allowed: bool) -> Optional[str]:
+    """Why `network` is too wide for feedback:operatorCidr, or None. Pure.
+
+    The range is admitted to the cluster's HTTPS gateway (NSG rule allow-operator-https): a /24
+    at most, unless feedback:allowWideOperatorCidr says a wider one (even 0.0.0.0/0) is meant.
+    """
+    if allowed or network.prefixlen >= OPERATOR_WIDEST_PREFIX:
+        return None
+    return (
+        f"{NAMESPACE}:operatorCidr {network} is a /{network.prefixlen} ({network.num_addresses} addresses); the "
+        f"cluster's HTTPS gateway (Ambari behind the cluster login) is opened only to your own addresses, at most a "
+        f"/{OPERATOR_WIDEST_PREFIX}: run `{set_line('operatorCidr', OPERATOR_CIDR_EXAMPLE)}`, or to open it this wide "
+        f"on purpose `{set_line('allowWideOperatorCidr', 'true')}`"
     )
 
 
@@ -405,10 +438,9 @@ def validate(
             if values.get(key):
                 warnings.append(f"{NAMESPACE}:{key} is set but {NAMESPACE}:databricksNetwork is 'managed'; it is "
                                 f"not used (remove it with `pulumi config rm {NAMESPACE}:{key}`)")
-    allow = str(values.get("allowWorkspaceReplacement")).lower()
-    if allow not in ("true", "false"):
-        bad("allowWorkspaceReplacement", f"{NAMESPACE}:allowWorkspaceReplacement is "
-            f"{values.get('allowWorkspaceReplacement')!r}, expected true or false", "false")
+    for key in ("allowWorkspaceReplacement", "allowWideOperatorCidr", "protectKafkaCluster"):
+        if str(values.get(key)).lower() not in ("true", "false"):
+            bad(key, f"{NAMESPACE}:{key} is {values.get(key)!r}, expected true or false", str(DEFAULTS[key]))
     operator = values.get("operatorCidr")
     if operator is None:
         if builds_hdinsight:
@@ -416,12 +448,16 @@ def validate(
                 "HTTPS gateway, where `pulumi up` calls Ambari; your public IP with /32)")
     else:
         try:
-            network_rules.parse_cidr(str(operator), f"{NAMESPACE}:operatorCidr")
-            if network_rules.too_wide_for_operator(str(operator)):
-                bad("operatorCidr", f"{NAMESPACE}:operatorCidr {operator} would open Ambari's gateway to a large part of "
-                    "the internet; give your own address range")
+            network = network_rules.parse_cidr(str(operator), f"{NAMESPACE}:operatorCidr")
         except ValueError as error:
             bad("operatorCidr", str(error))
+        else:
+            wide_allowed = str(values.get("allowWideOperatorCidr")).lower() == "true"
+            if problem := operator_range_problem(network, wide_allowed):
+                problems.append(problem)
+            elif network.prefixlen < OPERATOR_WIDEST_PREFIX:
+                warnings.append(f"{NAMESPACE}:operatorCidr {network} opens the cluster's HTTPS gateway to "
+                                f"{network.num_addresses} addresses ({NAMESPACE}:allowWideOperatorCidr is true)")
     if "kafkaVnetCidr" in cidrs and "kafkaSubnetCidr" in cidrs:
         if not network_rules.contains(cidrs["kafkaVnetCidr"], cidrs["kafkaSubnetCidr"]):
             bad("kafkaSubnetCidr", f"{NAMESPACE}:kafkaSubnetCidr {cidrs['kafkaSubnetCidr']} is not inside "
@@ -432,6 +468,11 @@ def validate(
             "address spaces")
 
     numbers = {key: _as_int(values, key, problems) for key in INT_KEYS}
+    disks = numbers["disksPerWorker"]
+    if disks is not None and disks > MAX_DISKS_PER_WORKER:
+        bad("disksPerWorker", f"{NAMESPACE}:disksPerWorker is {disks}; HDInsight gives a Kafka worker at most "
+            f"{MAX_DISKS_PER_WORKER} managed data disks (16 TB a node, Microsoft's \"Configure storage and scalability "
+            "for Apache Kafka on HDInsight\"); for more room add workers", str(MAX_DISKS_PER_WORKER))
     fault_domains, rf, workers = numbers["faultDomains"], numbers["replicationFactor"], numbers["workerCount"]
     if fault_domains is not None:
         try:
@@ -673,6 +714,7 @@ def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Any] 
         databricks_container_subnet_cidr=(str(values["databricksContainerSubnetCidr"] or container_subnet)
                                           if injected else None),
         allow_workspace_replacement=str(values["allowWorkspaceReplacement"]).lower() == "true",
+        protect_kafka_cluster=str(values["protectKafkaCluster"]).lower() == "true",
         cluster_login_password=secret("clusterLoginPassword"),
         ssh_password=secret("sshPassword"),
         ssh_public_key=secret("sshPublicKey"),

@@ -254,6 +254,7 @@ def build_hdinsight(
             ssh_password=config.ssh_password,
             ssh_public_key=config.ssh_public_key,
             tags=config.tags,
+            protect=config.protect_kafka_cluster,
         ),
     )
     peering = NetworkPeering(

@@ -41,6 +41,8 @@ class KafkaClusterArgs:
     ssh_password: Optional[pulumi.Input[str]] = None
     ssh_public_key: Optional[pulumi.Input[str]] = None
     tags: dict[str, str] = field(default_factory=dict)
+    # Pulumi refuses to delete or replace the cluster (and with it Kafka's data) while True.
+    protect: bool = True
 
 
 def gateway_configuration(user: str, password: str) -> dict[str, dict[str, object]]:
@@ -154,9 +156,11 @@ class KafkaCluster(pulumi.ComponentResource):
                     ),
                     storage_profile=hdinsight.StorageProfileArgs(
                         storageaccounts=[
+                            # Blob storage (WASB): name, container and key, as Microsoft's Kafka
+                            # template has it. No resource_id: the REST spec takes it "only to be
+                            # specified for Azure Data Lake Storage Gen 2".
                             hdinsight.StorageAccountArgs(
                                 name=account.name.apply(lambda n: f"{n}.blob.core.windows.net"),
-                                resource_id=account.id,
                                 container=container.name,
                                 is_default=True,
                                 key=account_key,
@@ -171,6 +175,11 @@ class KafkaCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[container],
+                # Kafka's events live only on the workers' managed disks: a delete or a
+                # replacement (a new name, resource group or tier; `pulumi up --replace`;
+                # `pulumi destroy`) loses them. VM sizes and disks per worker are chosen at
+                # creation (docs/deploy-azure.md, "Changing the cluster's shape").
+                protect=args.protect,
                 # Creation takes 20-40 minutes and sometimes more; scaling and deletion are slow too.
                 custom_timeouts=pulumi.CustomTimeouts(create="120m", update="120m", delete="90m"),
             ),

@@ -38,8 +38,3 @@ def overlapping_ranges(ranges: dict[str, str]) -> list[tuple[str, str]]:
 def contains(outer: str, inner: str) -> bool:
     """Whether the range `inner` lies inside `outer` (a subnet inside its virtual network)."""
     return ipaddress.ip_network(inner).subnet_of(ipaddress.ip_network(outer))  # type: ignore[arg-type]
-
-
-def too_wide_for_operator(cidr: str) -> bool:
-    """Whether `cidr` is wider than a /8: Ambari's gateway would be open to much of the internet."""
-    return ipaddress.ip_network(cidr).prefixlen < 8

@@ -90,6 +90,7 @@ class Registered:
     provider: str = ""  # "<provider urn>::<provider id>" when an explicit provider was given
     dependencies: frozenset[str] = frozenset()  # the URNs it waits for (options and its inputs' resources)
     ignore_changes: tuple[str, ...] = ()
+    protect: bool = False  # Pulumi refuses to delete or replace it
 
 
 def fake_sas_key(rule: str) -> str:
@@ -246,7 +247,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                            request.provider,
                            frozenset(request.dependencies) | frozenset(
                                urn for deps in request.propertyDependencies.values() for urn in deps.urns),
-                           tuple(request.ignoreChanges))
+                           tuple(request.ignoreChanges), request.protect)
             )
         return response
 

@@ -77,8 +77,60 @@ def test_subnet_outside_its_network_is_refused():
 
 def test_operator_range_is_required_and_must_be_narrow():
     assert "pulumi config set feedback:operatorCidr 203.0.113.10/32" in problems_of(operatorCidr=None)
-    assert "large part of the internet" in problems_of(operatorCidr="0.0.0.0/0")
+    assert "feedback:operatorCidr 0.0.0.0/0 is a /0" in problems_of(operatorCidr="0.0.0.0/0")
     assert "not a CIDR block" in problems_of(operatorCidr="my-laptop")
+
+
+@pytest.mark.parametrize("cidr", ["198.51.0.0/16", "198.51.100.0/23", "10.0.0.0/8", "0.0.0.0/0"])
+def test_an_operator_range_wider_than_a_slash_24_is_refused_with_both_fixes(cidr):
+    message = problems_of(operatorCidr=cidr)
+    assert f"feedback:operatorCidr {cidr} is a /" in message and "at most a /24" in message
+    assert """`pulumi config set feedback:operatorCidr "$(curl -s https://api.ipify.org)/32"`""" in message
+    assert "`pulumi config set feedback:allowWideOperatorCidr true`" in message
+
+
+@pytest.mark.parametrize("cidr", ["203.0.113.10/32", "203.0.113.0/24", "203.0.113.64/26"])
+def test_an_operator_range_of_a_slash_24_or_narrower_is_taken_without_a_warning(cidr):
+    use_config(base_config(operatorCidr=cidr))
+    config = load_config()
+    assert config.operator_cidr == cidr and config.warnings == ()
+
+
+@pytest.mark.parametrize("cidr", ["198.51.0.0/16", "0.0.0.0/0"])
+def test_allow_wide_operator_cidr_takes_a_wider_range_with_a_warning(cidr):
+    use_config(base_config(operatorCidr=cidr, allowWideOperatorCidr="true"))
+    config = load_config()
+    assert config.operator_cidr == cidr
+    [warning] = config.warnings
+    assert f"feedback:operatorCidr {cidr} opens the cluster's HTTPS gateway to" in warning
+
+
+@pytest.mark.parametrize("key", ["allowWideOperatorCidr", "protectKafkaCluster"])
+def test_the_new_switches_are_true_or_false(key):
+    message = problems_of(**{key: "yes"})
+    assert f"feedback:{key} is 'yes', expected true or false" in message
+    assert f"`pulumi config set feedback:{key} " in message
+
+
+def test_the_kafka_cluster_is_protected_unless_the_config_says_otherwise():
+    use_config(base_config())
+    assert load_config().protect_kafka_cluster is True
+    use_config(base_config(protectKafkaCluster="false"))
+    assert load_config().protect_kafka_cluster is False
+
+
+@pytest.mark.parametrize("disks", ["1", "16"])
+def test_one_to_sixteen_disks_per_worker_are_taken(disks):
+    use_config(base_config(disksPerWorker=disks))
+    assert load_config().disks_per_worker == int(disks)
+
+
+@pytest.mark.parametrize("disks", ["17", "32"])
+def test_more_than_sixteen_disks_per_worker_are_refused_with_the_fix(disks):
+    message = problems_of(disksPerWorker=disks)
+    assert f"feedback:disksPerWorker is {disks}; HDInsight gives a Kafka worker at most 16 managed data disks" in message
+    assert "`pulumi config set feedback:disksPerWorker 16`" in message
+    assert "expected at least 1" in problems_of(disksPerWorker="0")
 
 
 def test_unknown_backend_and_standard_databricks_are_refused():

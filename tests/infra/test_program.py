@@ -133,6 +133,23 @@ def test_tls_12_everywhere_and_storage_is_https_only_and_private(stack):
     [storage] = cluster["storageProfile"]["storageaccounts"]
     assert storage["name"] == f"{account['accountName']}.blob.core.windows.net"
     assert storage["isDefault"] is True and storage["key"] == STORAGE_KEY  # from listStorageAccountKeys
+    assert storage["container"] == "hdinsight"
+
+
+def test_blob_storage_is_given_without_a_resource_id_as_microsofts_kafka_template_does(stack):
+    # REST spec, StorageAccount.resourceId: "only to be specified for Azure Data Lake Storage Gen 2".
+    [storage] = stack.one("azure-native:hdinsight:Cluster").inputs["properties"]["storageProfile"]["storageaccounts"]
+    assert sorted(storage) == ["container", "isDefault", "key", "name"]
+
+
+def test_the_kafka_cluster_is_protected_by_default_and_only_it(stack):
+    assert stack.one("azure-native:hdinsight:Cluster").protect is True
+    assert [r.type for r in stack.resources if r.protect] == ["azure-native:hdinsight:Cluster"]
+
+
+def test_protect_kafka_cluster_false_lifts_the_protection(run_program):
+    stack = run_program(protectKafkaCluster="false", databricksNetwork="managed")
+    assert stack.one("azure-native:hdinsight:Cluster").protect is False
     assert "azure-native:storage:listStorageAccountKeys" in stack.mocks.calls
 
 
