@@ -166,6 +166,23 @@ def query_error(error: tweepy.BadRequest, query: str) -> Optional[XQueryError]:
     )
 
 
+def rule_error(answer: Optional[dict], rule: str) -> Optional[XQueryError]:
+    """X's reasons when it did not create the filtered stream's rule, else None (pure).
+
+    X answers an invalid rule with a success status and the refusal in `errors` (each with
+    the rule's `value` and `details`; `meta.summary.invalid`), not with a 400: the
+    AddOrDeleteRulesResponse has `data` (the rules created) and `errors` side by side.
+    """
+    errors = [e for e in (answer or {}).get("errors") or [] if isinstance(e, dict)]
+    if not errors:
+        return None
+    reasons = "; ".join(detail for e in errors for detail in (e.get("details") or [e.get("title") or "invalid"]))
+    return XQueryError(
+        f"X did not create the filtered stream's rule {rule!r}: {reasons}. Fix x_query ({where_to_set('x_query')}; "
+        "operators: https://docs.x.com/x-api/posts/filtered-stream/integrate/build-a-rule), then start the producer again."
+    )
+
+
 def credits_error(status: int, body: dict, what: str, settings: Settings) -> Optional[XCreditsError]:
     """The error for an answer saying the account can read no more (pure), or None.
 
@@ -364,7 +381,9 @@ class XProducer:
                 stream.delete_rules(delete)
                 self.report.rules_deleted += len(delete)
             if add:
-                stream.add_rules(tweepy.StreamRule(value=self.settings.x_query, tag=RULE_TAG))
+                answer = stream.add_rules(tweepy.StreamRule(value=self.settings.x_query, tag=RULE_TAG))
+                if refused := rule_error(answer, self.settings.x_query):
+                    raise refused  # without a rule the stream delivers nothing (and X answers 409)
                 self.report.rules_added += 1
         except (tweepy.Unauthorized, tweepy.Forbidden) as error:
             raise access_error(error, "the filtered stream's rules (/2/tweets/search/stream/rules)") from None

@@ -245,6 +245,15 @@ def test_a_query_x_refuses_stops_the_producer_naming_the_setting_without_retryin
     assert (searches(api), slept) == (1, [])
 
 
+def test_a_stream_rule_x_refuses_stops_the_producer_naming_the_setting(tmp_path, slept):
+    api = XApi(TOKEN)
+    producer = refused_producer(tmp_path, api, x_mode="stream", x_query="Driftwood and sync")
+    with pytest.raises(XQueryError, match=r"X did not create the filtered stream's rule 'Driftwood and sync': Ambiguous use of and"
+                                          r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY"):
+        producer.sync_rules()
+    assert api.rules == [] and producer.report.rules_added == 0
+
+
 def test_an_account_out_of_credits_stops_the_producer_without_retrying(tmp_path, slept):
     api = XApi(TOKEN)
     api.add_post("Driftwood is great")

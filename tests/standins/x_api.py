@@ -236,6 +236,12 @@ class XApi(BaseAdapter):
                 return 200, {"meta": {"sent": sent, "result_count": 0}}
             return 200, {"data": list(self.rules), "meta": {"sent": sent, "result_count": len(self.rules)}}
         if "add" in body:
+            invalid = [rule for rule in body["add"] if " and " in re.sub(r'"[^"]*"', " ", f" {rule['value']} ")]
+            if invalid:  # X creates none of them and answers with the reasons, not with a 400
+                return 200, {"meta": {"sent": sent, "summary": {"created": 0, "not_created": len(body["add"]), "valid": 0,
+                                                                "invalid": len(invalid)}},
+                             "errors": [{"value": rule["value"], "details": [AMBIGUOUS_AND], "title": "UnprocessableEntity",
+                                         "type": "https://api.twitter.com/2/problems/invalid-rules"} for rule in invalid]}
             added = [{"id": str(next(self._rule_ids)), **rule} for rule in body["add"]]
             self.rules += added
             return 201, {"data": added, "meta": {"sent": sent, "summary": {"created": len(added), "not_created": 0, "valid": len(added), "invalid": 0}}}
