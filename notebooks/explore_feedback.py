@@ -6,6 +6,18 @@
 
 # COMMAND ----------
 
+# MAGIC %md
+# MAGIC ## Why this notebook never explains a Kafka source
+# MAGIC It reads the tables, not Kafka. Do not call `explain()` (nor `%sql EXPLAIN`) on a frame read from Kafka with the
+# MAGIC Event Hubs settings (`jobs.streaming.kafka_source`), nor on anything made from one (`select`, `filter`, the
+# MAGIC scorer's frames): the analyzed plan keeps the source's options, and Spark prints the Event Hubs connection string,
+# MAGIC key included, in its `DataSource(... HashMap(...))` part; only the V2 part is redacted, and
+# MAGIC `spark.sql.redaction.options.regex` does not reach the other. A notebook saves cell output, so the key would stay
+# MAGIC in the notebook, its revisions and its exports (issue 15). Explain frames read from the tables instead, as below;
+# MAGIC tests/reliability/test_plan_exposure.py checks that no project code prints a plan.
+
+# COMMAND ----------
+
 dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821 (Databricks global)
 
 # COMMAND ----------
