@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import uuid
+from collections import Counter
 from pathlib import Path
 
 from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
@@ -101,3 +102,23 @@ def commits(settings, query: str = scorer.QUERY_NAME) -> int:
 
 
 TABLES_QUERY = table_writer.QUERY_NAME
+
+
+def assert_each_event_and_alert_once(spark, settings, summary, slack_keys: list[str], records: list, valid: int, dead: int,
+                                     record_figures, **figures) -> None:
+    """The end state a fault scenario must reach: every valid event once in the table, every
+    dead letter once, the counts reconciled (with the one duplicate of `sample_batch`), and
+    every alert posted once; the figures are recorded first, so a failure still shows them."""
+    scored = spark.read.format("delta").load(settings.table_for("feedback_scored"))
+    ids = Counter(row["id"] for row in scored.select("id").collect())
+    dead_rows = spark.read.format("delta").load(settings.table_for("feedback_deadletter")).count()
+    expected_alerts = scored.where("score < 0.3 or score > 0.9").count()
+    record_figures(sent=len(records), valid=valid, malformed=dead, **figures, kept=len(ids),
+                   written_twice=sum(n - 1 for n in ids.values()), lost=valid - len(ids), dead_letters=dead_rows,
+                   alerts_expected=expected_alerts, alerts_posted=len(slack_keys),
+                   alerts_posted_twice=len(slack_keys) - len(set(slack_keys)), table_batches=summary.batches)
+    assert len(ids) == valid and set(ids.values()) == {1}
+    assert dead_rows == dead
+    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (len(records), valid, dead, 1)
+    assert len(slack_keys) == len(set(slack_keys)) == expected_alerts > 0
+    assert summary.alerts_pending == {} and sum(summary.alerts_sent.values()) == expected_alerts

@@ -18,14 +18,14 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections import Counter
 
 import pytest
 
 from feedback.catalogue import FEEDBACK_TOPICS
 from jobs.status import gather
 from jobs.summary import summarize
-from tests.jobs.helpers import commits, offsets_now, pipeline_process, pipeline_settings, produce, sample_batch
+from tests.jobs.helpers import (assert_each_event_and_alert_once, commits, offsets_now, pipeline_process, pipeline_settings,
+                                 produce, sample_batch)
 from tests.standins.slack_web import SlackWebStandIn
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -84,16 +84,4 @@ def test_the_running_pipeline_rides_out_a_broker_kill_with_nothing_lost_or_twice
         keys = slack.keys()
 
     summary = summarize(spark, settings)
-    scored = spark.read.format("delta").load(settings.table_for("feedback_scored"))
-    ids = Counter(row["id"] for row in scored.select("id").collect())
-    dead_rows = spark.read.format("delta").load(settings.table_for("feedback_deadletter")).count()
-    expected_alerts = scored.where("score < 0.3 or score > 0.9").count()
-    record_figures(sent=len(records), valid=valid, malformed=dead, kills=kills, kept=len(ids),
-                   written_twice=sum(n - 1 for n in ids.values()), lost=valid - len(ids), dead_letters=dead_rows,
-                   alerts_expected=expected_alerts, alerts_posted=len(keys), alerts_posted_twice=len(keys) - len(set(keys)),
-                   table_batches=summary.batches)
-    assert len(ids) == valid and set(ids.values()) == {1}
-    assert dead_rows == dead
-    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (len(records), valid, dead, 1)
-    assert len(keys) == len(set(keys)) == expected_alerts > 0
-    assert summary.alerts_pending == {} and sum(summary.alerts_sent.values()) == expected_alerts
+    assert_each_event_and_alert_once(spark, settings, summary, keys, records, valid, dead, record_figures, kills=kills)
