@@ -3,6 +3,8 @@
 A feedback event (from X, Slack or any other source) and a price quote are JSON objects.
 Their fields are declared once below; from that one declaration come
 
+* `feedback_envelope` / `price_envelope`: the builders producers (and tests) make events
+  with, every field in its declared order, and `utc_iso`, the one way a time is written;
 * `validate_feedback` / `validate_price`: pure validators producers call before sending,
   returning a list of problems (empty when the event is good), and
 * `feedback_struct()` / `price_struct()`: the Spark `StructType`s the jobs parse with.
@@ -18,7 +20,7 @@ import json
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 SCHEMA_VERSION = 1
 
@@ -69,8 +71,53 @@ def parse_utc(value: str) -> datetime:
     return parsed
 
 
+def utc_iso(moment: datetime, timespec: str = "milliseconds") -> str:
+    """`moment` as ISO-8601 in UTC with a trailing `Z`, the form every envelope time takes.
+
+    `timespec` is `datetime.isoformat`'s: "2026-11-02T08:14:30.000Z" with the default
+    milliseconds, "2026-11-02T08:14:30Z" with "seconds" (price quotes and the samples).
+    """
+    return moment.astimezone(timezone.utc).isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
 def utc_now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso(datetime.now(timezone.utc))
+
+
+def feedback_envelope(
+    *,
+    id: str,
+    source: str,
+    author: str,
+    text: str,
+    created_at: str,
+    ingested_at: str,
+    lang: Optional[str] = None,
+    url: Optional[str] = None,
+    channel: Optional[str] = None,
+) -> dict[str, Any]:
+    """A feedback event as producers send it: every field of FEEDBACK_FIELDS, in that order (pure).
+
+    Times are ISO-8601 UTC strings (`utc_iso`). Nothing is checked here: producers call
+    `validate_feedback` on the result, and tests break fields of it on purpose.
+    """
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "id": id,
+        "source": source,
+        "author": author,
+        "text": text,
+        "created_at": created_at,
+        "lang": lang,
+        "url": url,
+        "channel": channel,
+        "ingested_at": ingested_at,
+    }
+
+
+def price_envelope(*, currency: str, rate: float, timestamp: str, source: str) -> dict[str, Any]:
+    """A price quote as producers send it: every field of PRICE_FIELDS, in that order (pure)."""
+    return {"schema_version": SCHEMA_VERSION, "currency": currency, "rate": rate, "timestamp": timestamp, "source": source}
 
 
 def _problems(event: Any, fields: Iterable[Field]) -> list[str]:

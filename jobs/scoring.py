@@ -28,7 +28,7 @@ from typing import Any, Optional
 import pandas as pd
 
 from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.schema import validate_feedback
+from feedback.schema import utc_iso, validate_feedback
 
 OUTPUT_SCHEMA = "topic string, key string, value string"
 EVENT_FIELDS = ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at")
@@ -74,8 +74,7 @@ def parse_record(value: Optional[bytes]) -> tuple[Optional[dict], Optional[str]]
 
 def iso_ms(epoch_ms: int) -> str:
     """Epoch milliseconds as ISO-8601 UTC with milliseconds and a `Z`."""
-    moment = datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso(datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc))
 
 
 def raw_value(value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterator
 
+from feedback.schema import price_envelope, utc_iso
+
 SERIES_SOURCE = "random-walk"
 DEFAULT_START = datetime(2026, 11, 2, tzinfo=timezone.utc)
 DEFAULT_DAYS = 3
@@ -58,15 +60,10 @@ def generate_series(start: datetime = DEFAULT_START, days: float = DEFAULT_DAYS,
         yield SeriesPoint(index, start + timedelta(minutes=index), rates)
 
 
-def iso_utc(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def point_events(point: SeriesPoint) -> list[dict]:
     """The price envelopes of one point, one per currency."""
-    from feedback.schema import SCHEMA_VERSION
-
+    timestamp = utc_iso(point.timestamp, timespec="seconds")
     return [
-        {"schema_version": SCHEMA_VERSION, "currency": currency, "rate": rate, "timestamp": iso_utc(point.timestamp), "source": SERIES_SOURCE}
+        price_envelope(currency=currency, rate=rate, timestamp=timestamp, source=SERIES_SOURCE)
         for currency, rate in point.rates.items()
     ]

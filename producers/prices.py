@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import requests
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from feedback.schema import SCHEMA_VERSION, validate_price
+from feedback.schema import price_envelope, utc_iso, validate_price
 from feedback.settings import Settings
 from producers.position import Position
 from producers.price_series import SERIES_SOURCE, SeriesPoint, generate_series, point_events
@@ -63,7 +63,7 @@ class Quote:
     source: str
 
     def event(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "currency": self.currency, "rate": self.rate, "timestamp": self.timestamp, "source": self.source}
+        return price_envelope(currency=self.currency, rate=self.rate, timestamp=self.timestamp, source=self.source)
 
 
 def parse_simple_price(payload: Any, currencies: list[str], source: str, coin: str = COIN) -> tuple[list[Quote], list[str]]:
@@ -78,7 +78,7 @@ def parse_simple_price(payload: Any, currencies: list[str], source: str, coin: s
     updated = prices.get("last_updated_at")
     if isinstance(updated, bool) or not isinstance(updated, (int, float)) or updated <= 0:
         return [], [f"last_updated_at is missing or not a Unix time: {updated!r}"]
-    timestamp = datetime.fromtimestamp(updated, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    timestamp = utc_iso(datetime.fromtimestamp(updated, timezone.utc), timespec="seconds")
     quotes, problems = [], []
     for currency in currencies:
         rate = prices.get(currency.lower())

@@ -48,7 +48,7 @@ from slack_sdk.socket_mode import SocketModeClient
 
 from feedback.alerts import SlackChannelError, list_channels, missing_scope_message, not_member_message
 from feedback.catalogue import SOURCE_TOPICS
-from feedback.schema import SCHEMA_VERSION, utc_now_iso, validate_feedback
+from feedback.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
 from feedback.settings import Settings
 from producers.position import Position
 from producers.sink import Sink
@@ -66,8 +66,7 @@ _CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
 
 def ts_to_iso(ts: str) -> str:
     """A Slack ts ("1793577601.000100", seconds since the epoch) as ISO-8601 UTC."""
-    moment = datetime.fromtimestamp(float(ts), timezone.utc)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso(datetime.fromtimestamp(float(ts), timezone.utc))
 
 
 def message_id(channel_id: str, ts: str) -> str:
@@ -102,18 +101,15 @@ def to_envelope(event: dict, channels: Channels, simulator_bot_id: Optional[str]
     if not text.strip():
         return None, "no text"
     ts = event["ts"]
-    envelope = {
-        "schema_version": SCHEMA_VERSION,
-        "id": message_id(channel, ts),
-        "source": SOURCE,
-        "author": event.get("user") or bot_id or "unknown",
-        "text": text,
-        "created_at": ts_to_iso(ts),
-        "lang": None,
-        "url": None,
-        "channel": f"#{channels.listened[channel]}",
-        "ingested_at": utc_now_iso(),
-    }
+    envelope = feedback_envelope(
+        id=message_id(channel, ts),
+        source=SOURCE,
+        author=event.get("user") or bot_id or "unknown",
+        text=text,
+        created_at=ts_to_iso(ts),
+        ingested_at=utc_now_iso(),
+        channel=f"#{channels.listened[channel]}",
+    )
     problems = validate_feedback(envelope)
     return (None, "; ".join(problems)) if problems else (envelope, "")
 

@@ -48,7 +48,7 @@ import tweepy
 from requests.adapters import BaseAdapter
 
 from feedback.catalogue import SOURCE_TOPICS
-from feedback.schema import SCHEMA_VERSION, utc_now_iso, validate_feedback
+from feedback.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
 from feedback.settings import Settings, where_to_set
 from producers.position import Position
 from producers.sink import Sink
@@ -91,19 +91,16 @@ def post_time(post_id: str) -> datetime:
 def to_envelope(post: dict, usernames: dict[str, str]) -> dict:
     """The feedback envelope of an API v2 post object (with `author_id`, `created_at`, `lang`)."""
     author = usernames.get(post.get("author_id", ""), post.get("author_id") or "unknown")
-    created = post.get("created_at") or post_time(post["id"]).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "id": post["id"],
-        "source": SOURCE,
-        "author": author,
-        "text": post.get("text", ""),
-        "created_at": created,
-        "lang": post.get("lang"),
-        "url": f"https://x.com/{author}/status/{post['id']}" if post.get("author_id") in usernames else f"https://x.com/i/web/status/{post['id']}",
-        "channel": None,
-        "ingested_at": utc_now_iso(),
-    }
+    return feedback_envelope(
+        id=post["id"],
+        source=SOURCE,
+        author=author,
+        text=post.get("text", ""),
+        created_at=post.get("created_at") or utc_iso(post_time(post["id"])),
+        ingested_at=utc_now_iso(),
+        lang=post.get("lang"),
+        url=f"https://x.com/{author}/status/{post['id']}" if post.get("author_id") in usernames else f"https://x.com/i/web/status/{post['id']}",
+    )
 
 
 def usernames_of(includes: Optional[dict]) -> dict[str, str]:

@@ -3,16 +3,15 @@ import json
 import pytest
 
 from feedback.kafka_client import KafkaUnavailable, TopicMissing, end_offsets, read_range
+from feedback.schema import feedback_envelope
 from feedback.settings import load_settings
 from producers.replay import parse_line, read_lines, replay
 from tests.conftest import free_port
 
 
 def event(n: int) -> dict:
-    return {
-        "schema_version": 1, "id": f"replay-{n}", "source": "twitter", "author": "@t", "text": f"message {n}",
-        "created_at": "2026-11-18T09:00:00Z", "ingested_at": "2026-11-18T09:00:01Z",
-    }
+    return feedback_envelope(id=f"replay-{n}", source="twitter", author="@t", text=f"message {n}",
+                             created_at="2026-11-18T09:00:00Z", ingested_at="2026-11-18T09:00:01Z")
 
 
 def test_lines_are_keyed_by_id_and_bad_lines_are_kept_unkeyed():

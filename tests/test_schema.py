@@ -1,4 +1,5 @@
 import copy
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -6,25 +7,27 @@ from feedback.schema import (
     FEEDBACK_FIELDS,
     PRICE_FIELDS,
     encode,
+    feedback_envelope,
     feedback_key,
     feedback_struct,
+    price_envelope,
     price_struct,
+    utc_iso,
     validate_feedback,
     validate_price,
 )
 
-GOOD = {
-    "schema_version": 1,
-    "id": "1991234567890123456",
-    "source": "twitter",
-    "author": "@mara_builds",
-    "text": "Love the new offline mode!",
-    "created_at": "2026-11-18T09:14:03.000Z",
-    "lang": "en",
-    "url": "https://x.com/mara_builds/status/1991234567890123456",
-    "channel": "search:driftwood",
-    "ingested_at": "2026-11-18T09:14:05.120Z",
-}
+GOOD = feedback_envelope(
+    id="1991234567890123456",
+    source="twitter",
+    author="@mara_builds",
+    text="Love the new offline mode!",
+    created_at="2026-11-18T09:14:03.000Z",
+    ingested_at="2026-11-18T09:14:05.120Z",
+    lang="en",
+    url="https://x.com/mara_builds/status/1991234567890123456",
+    channel="search:driftwood",
+)
 
 
 def changed(**fields):
@@ -65,7 +68,7 @@ def test_bad_events_are_named(event, problem):
 
 
 def test_price_quotes():
-    quote = {"schema_version": 1, "currency": "EUR", "rate": 81234.5, "timestamp": "2026-11-18T09:00:00Z", "source": "coingecko"}
+    quote = price_envelope(currency="EUR", rate=81234.5, timestamp="2026-11-18T09:00:00Z", source="coingecko")
     assert validate_price(quote) == []
     assert validate_price({**quote, "rate": -1}) == ["rate must be a positive finite number, got -1"]
     assert validate_price({**quote, "rate": "81234"}) == ["rate must be a number, not str"]
@@ -83,3 +86,27 @@ def test_spark_structs_come_from_the_same_field_declarations():
     kinds = {f.name: f.dataType.simpleString() for f in feedback_struct().fields}
     assert kinds["schema_version"] == "int" and kinds["text"] == "string"
     assert dict((f.name, f.dataType.simpleString()) for f in price_struct().fields)["rate"] == "double"
+
+
+def test_the_feedback_envelope_builder_writes_every_declared_field_in_order_on_the_wire():
+    envelope = feedback_envelope(id="1", source="slack", author="U1", text="hi", created_at="2026-11-18T09:14:03.000Z",
+                                 ingested_at="2026-11-18T09:14:05.120Z", channel="#product-feedback")
+    assert list(envelope) == [f.name for f in FEEDBACK_FIELDS]
+    assert encode(envelope) == (
+        b'{"schema_version":1,"id":"1","source":"slack","author":"U1","text":"hi","created_at":"2026-11-18T09:14:03.000Z",'
+        b'"lang":null,"url":null,"channel":"#product-feedback","ingested_at":"2026-11-18T09:14:05.120Z"}'
+    )
+
+
+def test_the_price_envelope_builder_writes_every_declared_field_in_order_on_the_wire():
+    quote = price_envelope(currency="GBP", rate=61234.5, timestamp="2026-11-18T09:00:00Z", source="random-walk")
+    assert list(quote) == [f.name for f in PRICE_FIELDS]
+    assert encode(quote) == b'{"schema_version":1,"currency":"GBP","rate":61234.5,"timestamp":"2026-11-18T09:00:00Z","source":"random-walk"}'
+
+
+def test_utc_times_are_written_with_a_z_in_milliseconds_or_seconds():
+    moment = datetime(2026, 11, 2, 8, 14, 30, 123456, tzinfo=timezone.utc)
+    assert utc_iso(moment) == "2026-11-02T08:14:30.123Z"
+    assert utc_iso(moment, timespec="seconds") == "2026-11-02T08:14:30Z"
+    assert utc_iso(moment.replace(microsecond=0)) == "2026-11-02T08:14:30.000Z"
+    assert utc_iso(moment.astimezone(timezone(timedelta(hours=2)))) == "2026-11-02T08:14:30.123Z"  # other offsets: to UTC

@@ -16,6 +16,8 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from feedback.schema import feedback_envelope, utc_iso
+
 HERE = Path(__file__).parent
 START = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)
 
@@ -209,18 +211,16 @@ SLACK_USERS = ["U04ALICE01", "U04BOBBY02", "U04CARLA03", "U04DIEGO04", "U04EMMA0
 
 
 def _envelope(source: str, index: int, text: str, lang: str, when: datetime, rng: random.Random) -> dict:
-    created = when.isoformat(timespec="seconds").replace("+00:00", "Z")
-    ingested = (when + timedelta(seconds=rng.randint(1, 30))).isoformat(timespec="seconds").replace("+00:00", "Z")
+    created = utc_iso(when, timespec="seconds")
+    ingested = utc_iso(when + timedelta(seconds=rng.randint(1, 30)), timespec="seconds")
     if source == "twitter":
         tweet_id = str(1_861_000_000_000_000_000 + index * 7_919)
         author = rng.choice(AUTHORS)
-        return {"schema_version": 1, "id": tweet_id, "source": "twitter", "author": author, "text": text,
-                "created_at": created, "lang": lang, "url": f"https://x.com/{author}/status/{tweet_id}",
-                "channel": None, "ingested_at": ingested}
+        return feedback_envelope(id=tweet_id, source="twitter", author=author, text=text, created_at=created,
+                                 ingested_at=ingested, lang=lang, url=f"https://x.com/{author}/status/{tweet_id}")
     ts = f"{int(when.timestamp())}.{index:06d}"
-    return {"schema_version": 1, "id": f"C07FEEDBACK-{ts}", "source": "slack", "author": rng.choice(SLACK_USERS),
-            "text": text, "created_at": created, "lang": lang, "url": None, "channel": "#product-feedback",
-            "ingested_at": ingested}
+    return feedback_envelope(id=f"C07FEEDBACK-{ts}", source="slack", author=rng.choice(SLACK_USERS), text=text,
+                             created_at=created, ingested_at=ingested, lang=lang, channel="#product-feedback")
 
 
 def _texts(rng: random.Random, extra: list[str]) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.kafka_client import connect, end_offsets
-from feedback.schema import encode
+from feedback.schema import encode, feedback_envelope
 from jobs import scorer, table_writer
 from tests.conftest import REPO
 from tests.standins.slack_web import SlackWebStandIn
@@ -26,9 +26,8 @@ OUTPUT_TOPICS = (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
 
 
 def event(prefix: str, n: int, text: str, source: str = "twitter") -> dict:
-    return {"schema_version": 1, "id": f"{prefix}-{n}", "source": source, "author": f"user{n % 7}", "text": text,
-            "created_at": "2026-11-21T09:30:00Z", "lang": "en", "url": None, "channel": None,
-            "ingested_at": "2026-11-21T09:30:01Z"}
+    return feedback_envelope(id=f"{prefix}-{n}", source=source, author=f"user{n % 7}", text=text,
+                             created_at="2026-11-21T09:30:00Z", ingested_at="2026-11-21T09:30:01Z", lang="en")
 
 
 def produce(settings, records: list[tuple[str, bytes | None, bytes | None]]) -> None:

@@ -10,6 +10,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
+from feedback.schema import feedback_envelope
 from jobs import transforms
 
 pytestmark = pytest.mark.spark
@@ -18,9 +19,8 @@ T0 = datetime(2026, 11, 22, 10, 0, 0)
 
 
 def envelope(event_id: str, text, **changes) -> bytes:
-    event = {"schema_version": 1, "id": event_id, "source": "twitter", "author": "mara_k", "text": text,
-             "created_at": "2026-11-21T09:30:00Z", "lang": "en", "url": f"https://x.com/mara_k/status/{event_id}",
-             "channel": None, "ingested_at": "2026-11-21T09:30:05.250Z"}
+    event = feedback_envelope(id=event_id, source="twitter", author="mara_k", text=text, created_at="2026-11-21T09:30:00Z",
+                              ingested_at="2026-11-21T09:30:05.250Z", lang="en", url=f"https://x.com/mara_k/status/{event_id}")
     event.update(changes)
     return json.dumps(event).encode()
 

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from feedback.schema import feedback_envelope
 from jobs import transforms
 
-VALID = {"schema_version": 1, "id": "g-1", "source": "twitter", "author": "a", "text": "fine",
-         "created_at": "2026-11-21T09:30:00Z", "lang": "en", "url": None, "channel": None,
-         "ingested_at": "2026-11-21T09:30:01Z"}
+VALID = feedback_envelope(id="g-1", source="twitter", author="a", text="fine", created_at="2026-11-21T09:30:00Z",
+                          ingested_at="2026-11-21T09:30:01Z", lang="en")
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
