@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 from feedback.kafka_client import connect, require_topic
 from feedback.schema import validate_feedback
 from feedback.settings import Settings
+from producers.sink import Delivery, flush_timeout_s
 
 
 @dataclass(frozen=True)
@@ -32,19 +32,12 @@ class Line:
 
 
 @dataclass
-class ReplayReport:
-    topic: str
-    sent: int = 0
-    acknowledged: int = 0
-    failed: int = 0
+class ReplayReport(Delivery):
+    """The sink's delivery count, and what only a replay knows: lines off the schema, time, bytes."""
+
     invalid: int = 0
-    errors: Counter = field(default_factory=Counter)
     seconds: float = 0.0
     bytes_sent: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.failed == 0 and self.acknowledged == self.sent
 
 
 def parse_line(number: int, raw: bytes) -> Line:
@@ -81,14 +74,6 @@ def replay(
     producer = connect(settings, "producer")
     try:
         require_topic(settings, producer, topic)
-
-        def acknowledged(_metadata) -> None:
-            report.acknowledged += 1
-
-        def failed(error: Exception) -> None:
-            report.failed += 1
-            report.errors[f"{type(error).__name__}: {error}"] += 1
-
         started = time.monotonic()
         for index, line in enumerate(read_lines(path, limit)):
             if rate:
@@ -96,25 +81,15 @@ def replay(
                 if delay > 0:
                     time.sleep(delay)
             report.invalid += not line.valid
-            try:
-                future = producer.send(topic, key=line.key, value=line.value)
-            except Exception as error:  # a send that could not even be queued still counts
-                report.sent += 1
-                failed(error)
+            if not report.send(producer, line.key, line.value):
                 continue
-            report.sent += 1
             report.bytes_sent += len(line.value)
-            future.add_callback(acknowledged)
-            future.add_errback(failed)
             if index % 100 == 0:
                 on_progress(report.sent)
-        producer.flush(timeout=max(settings.kafka_request_timeout_ms / 1000, 10))
+        producer.flush(timeout=flush_timeout_s(settings))
         report.seconds = time.monotonic() - started
         on_progress(report.sent)
     finally:
         producer.close(timeout=10)
-    unresolved = report.sent - report.acknowledged - report.failed
-    if unresolved:
-        report.failed += unresolved
-        report.errors["not acknowledged before the flush time-out"] += unresolved
+    report.settle()
     return report

@@ -6,6 +6,9 @@ send as acknowledged or failed. `flush()` waits for every outstanding send and s
 whether all of them were acknowledged: producers save their position (since_id, Slack ts,
 quote time) only after a flush that returned True, so a clean restart resends nothing and
 a failed delivery is sent again.
+
+`Delivery` is that count, and the one way anything here counts sends: the replay
+(`producers.replay`) keeps its report with it too.
 """
 
 from __future__ import annotations
@@ -22,9 +25,14 @@ from feedback.settings import Settings
 log = logging.getLogger(__name__)
 
 
+def flush_timeout_s(settings: Settings) -> float:
+    """How long a flush waits for the broker's answers: the request time-out, at least 10 s."""
+    return max(settings.kafka_request_timeout_ms / 1000, 10)
+
+
 @dataclass
 class Delivery:
-    """What a sink sent and what the broker acknowledged."""
+    """What was sent to a topic and what the broker acknowledged."""
 
     topic: str
     sent: int = 0
@@ -35,6 +43,35 @@ class Delivery:
     @property
     def ok(self) -> bool:
         return self.failed == 0 and self.acknowledged == self.sent
+
+    def send(self, producer, key: Optional[bytes], value: bytes) -> bool:
+        """Queue one record on a kafka-python producer; its answer is counted when the broker gives it.
+
+        False when the record could not even be queued (counted as sent and failed).
+        """
+        self.sent += 1
+        try:
+            future = producer.send(self.topic, key=key, value=value)
+        except Exception as error:  # a send that could not even be queued still counts
+            self.fail(error)
+            return False
+        future.add_callback(self.acknowledge)
+        future.add_errback(self.fail)
+        return True
+
+    def acknowledge(self, _metadata=None) -> None:
+        self.acknowledged += 1
+
+    def fail(self, error: Exception) -> None:
+        self.failed += 1
+        self.errors[f"{type(error).__name__}: {error}"] += 1
+
+    def settle(self) -> None:
+        """After a flush: a send the broker has not answered counts as failed."""
+        unresolved = self.sent - self.acknowledged - self.failed
+        if unresolved:
+            self.failed += unresolved
+            self.errors["not acknowledged before the flush time-out"] += unresolved
 
 
 class DeliveryFailed(RuntimeError):
@@ -55,35 +92,18 @@ class Sink:
             self._producer.close(timeout=5)
             raise
 
-    def _acknowledged(self, _metadata) -> None:
-        self.delivery.acknowledged += 1
-
-    def _failed(self, error: Exception) -> None:
-        self.delivery.failed += 1
-        self.delivery.errors[f"{type(error).__name__}: {error}"] += 1
-
     def send(self, key: str, event: dict) -> None:
         """Queue one envelope; the answer is counted when the broker gives it."""
-        self.delivery.sent += 1
-        try:
-            future = self._producer.send(self.topic, key=key.encode("utf-8"), value=encode(event))
-        except Exception as error:  # a send that could not even be queued still counts
-            self._failed(error)
-            return
-        future.add_callback(self._acknowledged)
-        future.add_errback(self._failed)
+        self.delivery.send(self._producer, key.encode("utf-8"), encode(event))
 
     def flush(self, timeout_s: Optional[float] = None) -> bool:
         """Wait for every outstanding send; True when all were acknowledged so far."""
-        timeout = timeout_s if timeout_s is not None else max(self.settings.kafka_request_timeout_ms / 1000, 10)
+        timeout = timeout_s if timeout_s is not None else flush_timeout_s(self.settings)
         try:
             self._producer.flush(timeout=timeout)
         except Exception as error:  # kafka-python raises KafkaTimeoutError when the flush times out
             log.error("flush of %s did not complete: %s", self.topic, error)
-        unresolved = self.delivery.sent - self.delivery.acknowledged - self.delivery.failed
-        if unresolved:
-            self.delivery.failed += unresolved
-            self.delivery.errors["not acknowledged before the flush time-out"] += unresolved
+        self.delivery.settle()
         return self.delivery.ok
 
     def require_delivered(self) -> None:
