@@ -5,7 +5,8 @@ producer's since_id and read budget, the Slack producer's newest ts per channel,
 producer's last quote time per currency). It is written atomically (a temporary file, then
 a rename), and only after the envelopes it covers were acknowledged, so a clean restart
 resends nothing. After a crash between a delivery and the save, a restart can send an
-event again: downstream keeps one row per event id.
+event again: downstream keeps one row per event id. The X and Slack producers also save
+the ids they sent last (`RecentIds`), to drop a post or message delivered twice.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import json
 import os
 import signal
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Optional
 
 from feedback.settings import Settings
 
@@ -45,6 +47,28 @@ class Position:
         temporary = self.path.with_suffix(".json.tmp")
         temporary.write_text(json.dumps(position, indent=2, sort_keys=True), encoding="utf-8")
         os.replace(temporary, self.path)
+
+
+class RecentIds:
+    """The ids sent last, oldest first, at most `limit` of them: a second delivery of one is dropped."""
+
+    def __init__(self, limit: int, ids: Iterable[str] = ()) -> None:
+        self.limit = limit
+        self._ids: OrderedDict[str, None] = OrderedDict((i, None) for i in ids)
+
+    def __contains__(self, envelope_id: object) -> bool:
+        return envelope_id in self._ids
+
+    def add(self, envelope_id: str) -> None:
+        """Remember an id, forgetting the oldest beyond `limit`."""
+        self._ids[envelope_id] = None
+        while len(self._ids) > self.limit:
+            self._ids.popitem(last=False)
+
+    def saved(self, count: Optional[int] = None) -> list[str]:
+        """The newest `count` ids (all when None), oldest first, for the position."""
+        ids = list(self._ids)
+        return ids if count is None else ids[-count:]
 
 
 @contextmanager

@@ -36,7 +36,6 @@ import queue
 import re
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Optional
@@ -50,7 +49,7 @@ from feedback.alerts import SlackChannelError, list_channels, missing_scope_mess
 from feedback.catalogue import SOURCE_TOPICS
 from feedback.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
 from feedback.settings import Settings
-from producers.position import Position
+from producers.position import Position, RecentIds
 from producers.sink import Sink
 
 log = logging.getLogger(__name__)
@@ -197,7 +196,7 @@ class SlackProducer:
         saved = self.position.load()
         started = f"{time.time():.6f}"
         self.newest: dict[str, str] = {cid: saved.get("newest", {}).get(cid, started) for cid in self.channels.listened}
-        self.seen: OrderedDict[str, None] = OrderedDict((i, None) for i in saved.get("recent_ids", []))
+        self.seen = RecentIds(REMEMBERED_IDS, saved.get("recent_ids", []))
         self.report = SlackReport()
         self.inbox: queue.Queue = queue.Queue()
         self._unsaved = 0
@@ -236,9 +235,7 @@ class SlackProducer:
         self.sink.send(envelope["id"], envelope)
         self.report.sent += 1
         self._unsaved += 1
-        self.seen[envelope["id"]] = None
-        while len(self.seen) > REMEMBERED_IDS:
-            self.seen.popitem(last=False)
+        self.seen.add(envelope["id"])
         channel = event["channel"]
         if float(event["ts"]) > float(self.newest.get(channel, "0")):
             self.newest[channel] = event["ts"]
@@ -268,7 +265,7 @@ class SlackProducer:
     def save(self) -> None:
         """Flush; once everything was acknowledged, save the newest ts per channel."""
         self.sink.require_delivered()
-        self.position.save({"newest": self.newest, "recent_ids": list(self.seen)[-SAVED_IDS:]})
+        self.position.save({"newest": self.newest, "recent_ids": self.seen.saved(SAVED_IDS)})
         self._unsaved = 0
 
     def run(self, stop: threading.Event, ready: Optional[threading.Event] = None) -> SlackReport:

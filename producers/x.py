@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
@@ -50,7 +49,7 @@ from requests.adapters import BaseAdapter
 from feedback.catalogue import SOURCE_TOPICS
 from feedback.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
 from feedback.settings import Settings, where_to_set
-from producers.position import Position
+from producers.position import Position, RecentIds
 from producers.sink import Sink
 
 log = logging.getLogger(__name__)
@@ -234,7 +233,7 @@ class XProducer:
         saved = self.position.load()
         self.since_id: Optional[str] = saved.get("since_id")
         self.pending: Optional[dict] = saved.get("pending")
-        self.seen: OrderedDict[str, None] = OrderedDict((i, None) for i in saved.get("recent_ids", []))
+        self.seen = RecentIds(SAVED_IDS, saved.get("recent_ids", []))
         budget = saved.get("budget", {})
         self.budget = Budget(settings.x_read_budget, settings.x_budget_period, budget.get("period", period_of(now(), settings.x_budget_period)), budget.get("read", 0))
         self.budget.roll(now())
@@ -281,15 +280,13 @@ class XProducer:
                 return
             self.sink.send(envelope["id"], envelope)
             self.report.sent += 1
-            self.seen[post["id"]] = None
-            while len(self.seen) > SAVED_IDS:
-                self.seen.popitem(last=False)
+            self.seen.add(post["id"])
 
     def save(self) -> None:
         """Flush; once everything was acknowledged, save since_id, the budget and the recent ids."""
         self.sink.require_delivered()
         with self._lock:
-            self.position.save({"since_id": self.since_id, "pending": self.pending, "budget": self.budget.saved(), "recent_ids": list(self.seen)})
+            self.position.save({"since_id": self.since_id, "pending": self.pending, "budget": self.budget.saved(), "recent_ids": self.seen.saved()})
 
     def _spend(self, count: int) -> None:
         self.budget.read += count
