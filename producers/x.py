@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Optional
 from urllib.parse import urlsplit
@@ -129,6 +129,66 @@ class Budget:
 
     def saved(self) -> dict:
         return {"period": self.current, "read": self.read}
+
+
+@dataclass(frozen=True)
+class SearchCursor:
+    """Where a recent-search poll is, between its pages (pure: the transitions do no I/O).
+
+    The pages of one poll share their request (X pages with `next_token` on the same
+    `since_id`, `until_id` and `start_time`); what moves is the token, the newest id (the
+    first page's `meta.newest_id`, or the one a poll cut short left pending) and the oldest
+    id read, which becomes `until_id` if this poll is cut short too.
+    """
+
+    since_id: Optional[str] = None
+    until_id: Optional[str] = None
+    start_time: Optional[datetime] = None
+    next_token: Optional[str] = None
+    newest_id: Optional[str] = None
+    oldest_id: Optional[str] = None
+    read: int = 0  # posts read in this poll
+    complete: bool = False  # the last page was read
+    gap: bool = False  # since_id was out of recent search's reach: searching from its start instead
+
+    @classmethod
+    def start(cls, since_id: Optional[str], pending: Optional[dict], now: datetime) -> "SearchCursor":
+        """The first page's cursor, from the saved since_id and pending poll."""
+        pending = pending or {}
+        reach = now - SEARCH_WINDOW + timedelta(minutes=1)
+        gap = bool(since_id) and post_time(since_id) < reach
+        return cls(
+            since_id=None if gap else since_id, until_id=pending.get("until_id"), start_time=reach if gap else None,
+            newest_id=pending.get("newest_id"), oldest_id=pending.get("until_id"), gap=gap,
+        )
+
+    def request(self) -> dict[str, object]:
+        """The paging parameters of the next page's request."""
+        return {"since_id": self.since_id, "until_id": self.until_id, "start_time": self.start_time, "next_token": self.next_token}
+
+    def after(self, page: dict) -> "SearchCursor":
+        """The cursor once `page` (a recent-search answer: `data`, `meta`) was read."""
+        meta, posts = page.get("meta", {}), page.get("data", [])
+        return replace(
+            self,
+            next_token=meta.get("next_token"),
+            newest_id=self.newest_id or meta.get("newest_id"),
+            oldest_id=min((p["id"] for p in posts), key=int) if posts else self.oldest_id,
+            read=self.read + len(posts),
+            complete=not meta.get("next_token"),
+        )
+
+    def cut_short(self) -> dict:
+        """The pending poll to save when this one stops before its last page."""
+        return {"newest_id": self.newest_id, "until_id": self.oldest_id}
+
+    def outcome(self, since_id: Optional[str], pending: Optional[dict]) -> tuple[Optional[str], Optional[dict]]:
+        """since_id and the pending poll to save when the poll ends here (complete, or out of budget)."""
+        if self.complete:
+            return self.newest_id or since_id, None
+        if self.newest_id:
+            return since_id, self.cut_short()
+        return since_id, pending
 
 
 def rules_to_change(existing: list[dict], query: str) -> tuple[list[str], bool]:
@@ -306,26 +366,19 @@ class XProducer:
         self.report.polls += 1
         now = self.now()
         self.budget.roll(now)
-        since_id, start_time = self.since_id, None
-        if since_id and post_time(since_id) < now - SEARCH_WINDOW + timedelta(minutes=1):
+        cursor = SearchCursor.start(self.since_id, self.pending, now)
+        if cursor.gap:
             self.report.gap = True
             log.warning("the last post read (%s, %s) is older than recent search's 7 days: posts in between are not "
-                        "reachable with recent search and are missed", since_id, post_time(since_id).isoformat())
-            since_id, start_time = None, now - SEARCH_WINDOW + timedelta(minutes=1)
-        pending = self.pending or {}
-        # The pages of one poll share their parameters (X pages with next_token on the same
-        # request); `until_id` advances to the oldest post read, for a poll cut short.
-        newest_id, request_until = pending.get("newest_id"), pending.get("until_id")
-        until_id, next_token, complete, read_now = request_until, None, False, 0
-        while True:
+                        "reachable with recent search and are missed", self.since_id, post_time(self.since_id).isoformat())
+        while not cursor.complete:
             if self.budget.remaining < PAGE_MIN:
                 self.report.budget_exhausted = True
                 log.warning("the X read budget (%d posts a %s) is used up until the next %s", self.budget.limit, self.budget.period, self.budget.period)
                 break
             try:
                 page = client.search_recent_tweets(
-                    self.settings.x_query, since_id=since_id, until_id=request_until, start_time=start_time,
-                    next_token=next_token, max_results=min(PAGE_MAX, self.budget.remaining),
+                    self.settings.x_query, **cursor.request(), max_results=min(PAGE_MAX, self.budget.remaining),
                     tweet_fields=TWEET_FIELDS, expansions=EXPANSIONS or None, user_fields=USER_FIELDS or None,
                 )
             except (tweepy.Unauthorized, tweepy.Forbidden) as error:
@@ -333,29 +386,17 @@ class XProducer:
             except tweepy.BadRequest as error:
                 raise (query_error(error, self.settings.x_query) or error) from None
             except XCreditsError:
-                if read_now:  # pages already sent: keep them as pending, as when the budget runs out
-                    self.pending = {"newest_id": newest_id, "until_id": until_id}
+                if cursor.read:  # pages already sent: keep them as pending, as when the budget runs out
+                    self.pending = cursor.cut_short()
                     self.save()
                 raise
-            meta = page.get("meta", {})
+            cursor = cursor.after(page)
             posts = page.get("data", [])
             self._spend(len(posts))
-            read_now += len(posts)
-            newest_id = newest_id or meta.get("newest_id")
             usernames = usernames_of(page.get("includes"))
             for post in sorted(posts, key=lambda p: int(p["id"])):
                 self._offer(post, usernames)
-            if posts:
-                until_id = min((p["id"] for p in posts), key=int)
-            next_token = meta.get("next_token")
-            if not next_token:
-                complete = True
-                break
-        if complete:
-            self.since_id = newest_id or self.since_id
-            self.pending = None
-        elif newest_id:
-            self.pending = {"newest_id": newest_id, "until_id": until_id}
+        self.since_id, self.pending = cursor.outcome(self.since_id, self.pending)
         self.save()
 
     # -- stream ----------------------------------------------------------------------
@@ -428,17 +469,9 @@ class FeedbackStream(tweepy.StreamingClient):
         super().__init__(producer.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
         self.producer = producer
         self.access_error: Optional[RuntimeError] = None  # why the stream stopped for good (XAccessError, XCreditsError)
-        self.keep_alives = 0
-        self.connections = 0
-
-    def on_connect(self) -> None:
-        self.connections += 1
 
     def on_data(self, raw_data) -> None:
         self.producer.on_stream_data(self, json.loads(raw_data))
-
-    def on_keep_alive(self) -> None:
-        self.keep_alives += 1
 
     def on_exception(self, exception: Exception) -> None:
         # tweepy's connection loop hands over what it does not handle itself: spent credits,

@@ -12,7 +12,8 @@ from feedback.settings import SettingsError, load_settings
 from producers.commands import _reported
 from producers.sink import Sink
 from producers.x import (
-    TOPIC, TWEET_FIELDS, Budget, XAccessError, XCreditsError, XProducer, XQueryError, post_time, rules_to_change, to_envelope,
+    SEARCH_WINDOW, TOPIC, TWEET_FIELDS, Budget, SearchCursor, XAccessError, XCreditsError, XProducer, XQueryError, post_time,
+    rules_to_change, to_envelope,
 )
 from tests.producers.helpers import TopicWatch, settings_for
 from tests.standins.x_api import DROP, KEEP_ALIVE, XApi, snowflake
@@ -69,6 +70,68 @@ def test_the_budget_starts_again_each_period():
     monthly = Budget(limit=10, period="month", current="2026-11", read=10)
     monthly.roll(datetime(2026, 11, 30, tzinfo=timezone.utc))
     assert monthly.remaining == 0
+
+
+# -- the search cursor: pure transitions from page to page, no broker, no HTTP --------------------
+
+NOW = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
+
+
+def page(ids: list[str], newest_id: str | None = None, next_token: str | None = None) -> dict:
+    """A recent-search answer as X shapes it: `data` newest first, `meta` with the newest id and the next token."""
+    meta = {"result_count": len(ids), **({"newest_id": newest_id} if newest_id else {}), **({"next_token": next_token} if next_token else {})}
+    return {"data": [{"id": i, "text": "Driftwood"} for i in ids], "meta": meta} if ids else {"meta": meta}
+
+
+def test_a_poll_that_reads_every_page_moves_since_id_to_the_first_pages_newest_post():
+    since = snowflake((NOW - timedelta(hours=1)).timestamp())
+    cursor = SearchCursor.start(since, None, NOW)
+    assert cursor.request() == {"since_id": since, "until_id": None, "start_time": None, "next_token": None}
+    cursor = cursor.after(page(["900", "800"], newest_id="900", next_token="t1"))
+    assert cursor.request() == {"since_id": since, "until_id": None, "start_time": None, "next_token": "t1"}
+    cursor = cursor.after(page(["700", "650"], newest_id="700"))  # the last page: no next_token
+    assert (cursor.complete, cursor.read, cursor.newest_id, cursor.oldest_id) == (True, 4, "900", "650")
+    assert cursor.outcome(since, None) == ("900", None)
+
+
+def test_a_poll_cut_short_leaves_its_newest_id_and_the_oldest_id_read_pending():
+    since = snowflake((NOW - timedelta(hours=1)).timestamp())
+    cursor = SearchCursor.start(since, None, NOW).after(page(["900", "1000", "800"], newest_id="1000", next_token="t1"))
+    assert not cursor.complete
+    assert cursor.cut_short() == {"newest_id": "1000", "until_id": "800"}  # ids compared as numbers: "1000" > "900"
+    assert cursor.outcome(since, None) == (since, {"newest_id": "1000", "until_id": "800"})
+
+
+def test_a_pending_poll_reads_only_the_older_pages_then_moves_since_id_to_its_newest_id():
+    since = snowflake((NOW - timedelta(hours=1)).timestamp())
+    cursor = SearchCursor.start(since, {"newest_id": "1000", "until_id": "800"}, NOW)
+    assert cursor.request() == {"since_id": since, "until_id": "800", "start_time": None, "next_token": None}
+    cursor = cursor.after(page(["700"], newest_id="700", next_token="t2"))
+    assert cursor.request()["until_id"] == "800" and cursor.cut_short() == {"newest_id": "1000", "until_id": "700"}
+    assert cursor.after(page([])).outcome(since, {"newest_id": "1000", "until_id": "800"}) == ("1000", None)
+
+
+def test_a_poll_that_reads_no_page_before_the_budget_runs_out_keeps_what_was_saved():
+    since, pending = snowflake((NOW - timedelta(hours=1)).timestamp()), {"newest_id": "1000", "until_id": "800"}
+    assert SearchCursor.start(since, None, NOW).outcome(since, None) == (since, None)
+    assert SearchCursor.start(since, pending, NOW).outcome(since, pending) == (since, pending)
+    odd = {"until_id": "800"}  # a saved position without newest_id (edited by hand): left as it is
+    assert SearchCursor.start(since, odd, NOW).outcome(since, odd) == (since, odd)
+
+
+def test_a_poll_that_finds_nothing_new_keeps_since_id():
+    since = snowflake((NOW - timedelta(hours=1)).timestamp())
+    cursor = SearchCursor.start(since, None, NOW).after(page([]))  # X answers no data and no newest_id
+    assert (cursor.complete, cursor.read) == (True, 0) and cursor.outcome(since, None) == (since, None)
+
+
+def test_a_since_id_beyond_recent_searchs_reach_is_a_gap_searched_from_the_start_of_the_window():
+    old = snowflake((NOW - timedelta(days=8)).timestamp())
+    cursor = SearchCursor.start(old, None, NOW)
+    assert cursor.gap and cursor.request() == {"since_id": None, "until_id": None, "start_time": NOW - SEARCH_WINDOW + timedelta(minutes=1),
+                                               "next_token": None}
+    recent = snowflake((NOW - timedelta(days=6)).timestamp())
+    assert not SearchCursor.start(recent, None, NOW).gap
 
 
 def test_a_missing_bearer_token_is_named(tmp_path):
