@@ -13,6 +13,7 @@ from typing import Optional
 
 import pulumi
 from pulumi_azure_native import authorization, resources
+from pydantic import SecretStr
 
 from feedback.catalogue import TOPICS
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
@@ -86,7 +87,7 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     if config.builds_eventhubs:
         outputs.update(build_event_hubs(config, group))
     outputs.update(jobs_outputs(config.jobs_backend, outputs))
-    if config.jobs.deploy:
+    if config.deploy_jobs:
         outputs.update(build_databricks_jobs(config, workspace, outputs))
     return outputs
 
@@ -111,7 +112,7 @@ def guard_workspace_network(config: StackConfig) -> bool:
 
 def build_databricks_network(config: StackConfig, group: resources.ResourceGroup) -> DatabricksNetwork:
     """The injected workspace's network: VNet, host and container subnets, NSG, NAT gateway."""
-    assert config.databricks_host_subnet_cidr and config.databricks_container_subnet_cidr  # validated
+    assert config.databricks_host_subnet_cidr and config.databricks_container_subnet_cidr  # checked
     host, container = config.databricks_subnet_names
     return DatabricksNetwork(
         "databricks-network",
@@ -133,11 +134,12 @@ def build_databricks_network(config: StackConfig, group: resources.ResourceGroup
 def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
                           outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
     """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs."""
-    built = wheel.wheel_for(config.jobs.wheel, REPO, WHEEL_DIR)
+    built = wheel.wheel_for(config.jobs_wheel, REPO, WHEEL_DIR)
     if missing := wheel.missing_entry_points(built.path, databricks_jobs.ENTRY_POINTS):
         raise ValueError(f"the wheel {built.path.name} lacks the console scripts the jobs call; add to "
                          f"[project.scripts] in pyproject.toml: {'; '.join(missing)}")
-    secrets: dict[str, pulumi.Input[str]] = dict(config.jobs.secrets)
+    secrets: dict[str, pulumi.Input[str]] = {key: pulumi.Output.secret(value.get_secret_value())
+                                              for key, value in config.job_secrets().items()}
     if config.jobs_backend == "eventhubs":
         secrets["eventhubs-send-connection-string"] = outputs["eventhubsSendConnectionString"]
         secrets["eventhubs-listen-connection-string"] = outputs["eventhubsListenConnectionString"]
@@ -151,17 +153,17 @@ def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
             wheel=built,
             pypi_packages=databricks_jobs.pinned_requirements((REPO / "requirements.txt").read_text()),
             notebooks=sorted((REPO / "notebooks").glob("*.py")),
-            node_type=config.jobs.node_type,
-            workers=config.jobs.workers,
-            checkpoint_location=config.jobs.checkpoint_location,
-            table_location=config.jobs.table_location,
-            state_dir=config.jobs.state_dir,
-            producer_settings=config.jobs.producer_settings,
-            trigger=config.jobs.trigger,
-            tables_trigger=config.jobs.tables_trigger,
+            node_type=config.job_node_type,
+            workers=config.job_workers,
+            checkpoint_location=config.jobs_checkpoint_location,
+            table_location=config.jobs_table_location,
+            state_dir=config.jobs_state_dir,
+            producer_settings=config.producer_settings,
+            trigger=config.jobs_trigger,
+            tables_trigger=config.jobs_tables_trigger,
             secrets=secrets,
             eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
-            azure_language_endpoint=config.jobs.azure_language_endpoint,
+            azure_language_endpoint=config.azure_language_endpoint,
             tags=config.tags,
         ),
     )
@@ -171,6 +173,11 @@ def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
         "databricksSecretScope": deployment.secret_scope,
         "databricksWheelPath": deployment.wheel_path,
     }
+
+
+def secret_output(value: Optional[SecretStr]) -> Optional[pulumi.Output[str]]:
+    """A configured secret as a secret Output, which Pulumi encrypts in state and masks in logs."""
+    return None if value is None else pulumi.Output.secret(value.get_secret_value())
 
 
 def jobs_outputs(jobs_backend: str, outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
@@ -220,7 +227,8 @@ def build_hdinsight(
     subscription_id: pulumi.Output[str],
 ) -> dict[str, pulumi.Output]:
     """The Kafka network, cluster, peering, IP advertising, broker discovery and topics."""
-    assert config.operator_cidr is not None and config.cluster_login_password is not None  # validated
+    assert config.operator_cidr is not None and config.cluster_login_password is not None  # checked
+    login_password = secret_output(config.cluster_login_password)
     network = KafkaNetwork(
         "kafka-network",
         NetworkArgs(
@@ -249,10 +257,10 @@ def build_hdinsight(
             worker_count=config.worker_count,
             disks_per_worker=config.disks_per_worker,
             cluster_login_user=config.cluster_login_user,
-            cluster_login_password=config.cluster_login_password,
+            cluster_login_password=login_password,
             ssh_user=config.ssh_user,
-            ssh_password=config.ssh_password,
-            ssh_public_key=config.ssh_public_key,
+            ssh_password=secret_output(config.ssh_password),
+            ssh_public_key=secret_output(config.ssh_public_key),
             tags=config.tags,
             protect=config.protect_kafka_cluster,
         ),
@@ -276,7 +284,7 @@ def build_hdinsight(
             cluster_name=cluster.cluster_name,
             cluster_instance=cluster.cluster_instance,
             username=config.cluster_login_user,
-            password=config.cluster_login_password,
+            password=login_password,
         ),
     )
     topics = KafkaTopicCatalogue(

@@ -65,27 +65,24 @@ class JobSecret:
     setting: str                # the name in feedback/settings.py
     config_key: Optional[str]   # the stack config key (None: a stack output)
     jobs: tuple[Job, ...]       # the job clusters that get it
-    enables: str
 
 
 JOB_SECRETS = (
-    JobSecret("eventhubs-send-connection-string", "eventhubs_connection_string", None, ("pipeline", "producers"),
-              "writing to Event Hubs (backend eventhubs; the stack's Send-only rule)"),
-    JobSecret("eventhubs-listen-connection-string", "eventhubs_listen_connection_string", None, ("pipeline",),
-              "reading from Event Hubs (backend eventhubs; the stack's Listen-only rule)"),
-    JobSecret("slack-bot-token", "slack_bot_token", "slackBotToken", ("pipeline", "producers"),
-              "Slack alerts from the pipeline; with slackAppToken, the Slack producer"),
-    JobSecret("slack-app-token", "slack_app_token", "slackAppToken", ("producers",),
-              "the Slack producer (Socket Mode), with slackBotToken"),
-    JobSecret("x-bearer-token", "x_bearer_token", "xBearerToken", ("producers",), "the X producer"),
-    JobSecret("azure-language-key", "azure_language_key", "azureLanguageKey", ("pipeline",),
-              "scoring with Azure AI Language instead of VADER, with azureLanguageEndpoint"),
-    JobSecret("coingecko-api-key", "coingecko_api_key", "coingeckoApiKey", ("producers",),
-              "the CoinGecko demo plan's key for the price producer (it runs without one too)"),
+    # Writing to Event Hubs (backend eventhubs; the stack's Send-only rule).
+    JobSecret("eventhubs-send-connection-string", "eventhubs_connection_string", None, ("pipeline", "producers")),
+    # Reading from Event Hubs (backend eventhubs; the stack's Listen-only rule).
+    JobSecret("eventhubs-listen-connection-string", "eventhubs_listen_connection_string", None, ("pipeline",)),
+    # Slack alerts from the pipeline; with slackAppToken, the Slack producer.
+    JobSecret("slack-bot-token", "slack_bot_token", "slackBotToken", ("pipeline", "producers")),
+    # The Slack producer (Socket Mode), with slackBotToken.
+    JobSecret("slack-app-token", "slack_app_token", "slackAppToken", ("producers",)),
+    JobSecret("x-bearer-token", "x_bearer_token", "xBearerToken", ("producers",)),  # the X producer
+    # Scoring with Azure AI Language instead of VADER, with azureLanguageEndpoint.
+    JobSecret("azure-language-key", "azure_language_key", "azureLanguageKey", ("pipeline",)),
+    # The CoinGecko demo plan's key for the price producer (it runs without one too).
+    JobSecret("coingecko-api-key", "coingecko_api_key", "coingeckoApiKey", ("producers",)),
 )
 SECRETS_BY_KEY = {secret.key: secret for secret in JOB_SECRETS}
-CONFIG_SECRET_KEYS = tuple(secret.config_key for secret in JOB_SECRETS if secret.config_key)
-EVENTHUBS_SECRET_KEYS = ("eventhubs-send-connection-string", "eventhubs-listen-connection-string")
 
 # Each producer and the secret-scope keys it cannot run without.
 PRODUCERS: dict[str, tuple[str, ...]] = {

@@ -29,6 +29,15 @@ def managed_vnet_prefix(cidr: str) -> str:
     return ".".join(str(network.network_address).split(".")[:2])
 
 
+def injected_subnets(vnet_cidr: str) -> tuple[str, str]:
+    """The default (host, container) subnets of an injected Databricks network: its second and
+    first quarters, as Microsoft's VNet-injection quickstart template lays out a /16 (container
+    10.179.0.0/18, host 10.179.64.0/18). A /24 gives two /26, Microsoft's smallest."""
+    network = ipaddress.ip_network(vnet_cidr.strip(), strict=True)
+    quarters = list(network.subnets(prefixlen_diff=2))
+    return str(quarters[1]), str(quarters[0])
+
+
 def overlapping_ranges(ranges: dict[str, str]) -> list[tuple[str, str]]:
     """The pairs of named ranges that overlap (peered networks need disjoint address spaces)."""
     parsed = {name: ipaddress.ip_network(cidr) for name, cidr in ranges.items()}

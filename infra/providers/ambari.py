@@ -40,6 +40,8 @@ from typing import Any, Callable, Optional
 import requests
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from infra.lib.provider_inputs import number
+
 log = logging.getLogger(__name__)
 
 # Ambari's HostRoleStatus: a request's `request_status` is one of these.
@@ -81,18 +83,14 @@ class AmbariEndpoint:
 
     @classmethod
     def from_props(cls, props: dict[str, Any]) -> "AmbariEndpoint":
-        def number(key: str, default: float) -> float:
-            value = props.get(key)
-            return float(value) if value is not None else default
-
         return cls(
             base_url=str(props["ambari_url"]).rstrip("/"),
             cluster=str(props["cluster_name"]),
             username=str(props["username"]),
             password=str(props["password"]),
-            request_timeout_s=number("request_timeout_s", 30.0),
-            attempts=int(number("attempts", 5)),
-            retry_wait_s=number("retry_wait_s", 2.0),
+            request_timeout_s=number(props, "request_timeout_s", 30.0),
+            attempts=int(number(props, "attempts", 5)),
+            retry_wait_s=number(props, "retry_wait_s", 2.0),
             verify=props.get("ca_bundle") or True,
         )
 

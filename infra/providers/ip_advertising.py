@@ -19,6 +19,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
 from infra.lib import kafka_config
+from infra.lib.provider_inputs import number
 from infra.providers.ambari import AmbariClient, AmbariEndpoint
 
 INPUTS = ("ambari_url", "cluster_name", "cluster_instance", "username", "password")
@@ -59,18 +60,13 @@ def apply_ip_advertising(
     }
 
 
-def _number(props: dict[str, Any], key: str, default: float) -> float:
-    value = props.get(key)
-    return float(value) if value is not None else default  # 0 is a valid value
-
-
 class IpAdvertisingProvider(ResourceProvider):
     def _apply(self, props: dict[str, Any]) -> dict[str, Any]:
         with AmbariClient(AmbariEndpoint.from_props(props)) as client:
             done = apply_ip_advertising(
                 client,
-                poll_interval_s=_number(props, "poll_interval_s", 10.0),
-                timeout_s=_number(props, "restart_timeout_s", 1800.0),
+                poll_interval_s=number(props, "poll_interval_s", 10.0),
+                timeout_s=number(props, "restart_timeout_s", 1800.0),
                 # Ambari's own UI tags versions "version" + epoch milliseconds; a tag is new per type.
                 new_tag=f"feedback-ip-{int(time.time() * 1000)}",
             )

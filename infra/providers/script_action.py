@@ -18,6 +18,8 @@ from typing import Any, Callable, Optional
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateResult
 
+from infra.lib.provider_inputs import number
+
 INPUTS = (
     "management_url", "subscription_id", "resource_group_name", "cluster_name", "cluster_instance",
     "script_uri", "script_digest", "bootstrap_servers", "topics",
@@ -33,11 +35,6 @@ def default_credential() -> Any:
     return DefaultAzureCredential()
 
 
-def _number(props: dict[str, Any], key: str, default: float) -> float:
-    value = props.get(key)
-    return float(value) if value is not None else default
-
-
 def run_script_action(props: dict[str, Any], credential: Any) -> str:
     """Run the topics script on the head nodes and wait for it; the script action's name."""
     from azure.core.exceptions import ClientAuthenticationError, HttpResponseError
@@ -46,15 +43,15 @@ def run_script_action(props: dict[str, Any], credential: Any) -> str:
 
     name = f"feedback-topics-{props['script_digest']}"
     where = f"cluster {props['cluster_name']!r} in resource group {props['resource_group_name']!r}"
-    timeout_s = _number(props, "timeout_s", 1800.0)
+    timeout_s = number(props, "timeout_s", 1800.0)
     client = HDInsightManagementClient(
         credential=credential,
         subscription_id=str(props["subscription_id"]),
         base_url=str(props.get("management_url") or MANAGEMENT_URL),
         connection_verify=props.get("ca_bundle") or True,
         # azure-core's RetryPolicy retries 408, 429 and 5xx answers (except 501 and 505).
-        retry_total=int(_number(props, "retry_total", 3)),
-        retry_backoff_factor=_number(props, "retry_backoff_s", 0.8),
+        retry_total=int(number(props, "retry_total", 3)),
+        retry_backoff_factor=number(props, "retry_backoff_s", 0.8),
         connection_timeout=30,
         read_timeout=120,
     )
@@ -72,7 +69,7 @@ def run_script_action(props: dict[str, Any], credential: Any) -> str:
                 str(props["resource_group_name"]),
                 str(props["cluster_name"]),
                 parameters,
-                polling_interval=_number(props, "poll_interval_s", 30.0),
+                polling_interval=number(props, "poll_interval_s", 30.0),
             )
             poller.result(timeout=timeout_s)
             if not poller.done():

@@ -297,9 +297,9 @@ def base_config(**overrides: Optional[str]) -> dict[str, str]:
 
 def use_config(values: dict[str, str], secret_keys: Optional[list[str]] = None) -> None:
     if secret_keys is None:
-        from infra.config import JOB_SECRET_KEYS, SECRET_KEYS
+        from infra.config import SECRET_KEYS
 
-        secret_keys = [k for k in values if k.split(":")[1] in SECRET_KEYS + JOB_SECRET_KEYS]
+        secret_keys = [k for k in values if k.split(":")[1] in SECRET_KEYS]
     set_all_config(values, secret_keys)
 
 

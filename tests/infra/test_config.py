@@ -5,9 +5,7 @@ from __future__ import annotations
 import pytest
 
 from feedback.catalogue import DAY_MS, TOPICS, Topic
-from infra.config import (
-    DEFAULTS, SECRET_KEYS, ConfigError, WorkspaceNetwork, load_config, validate, workspace_replacement_problem,
-)
+from infra.config import ConfigError, WorkspaceNetwork, check, load_config, workspace_replacement_problem
 from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
 
 
@@ -184,10 +182,8 @@ EVENTHUBS_ONLY = dict(backend="eventhubs", operatorCidr=None, clusterLoginPasswo
 
 
 def eventhubs_problems(topics: tuple[Topic, ...], tier: str = "standard") -> list[str]:
-    """`validate` for an eventhubs stack whose catalogue is `topics`."""
-    values = {**DEFAULTS, "prefix": "fbk01", "backend": "eventhubs", "eventhubsTier": tier, "replicationFactor": 3,
-              "operatorCidr": None, "storageAccountName": None, "jobsBackend": None, "eventhubsClusterId": None}
-    return validate(values, {key: None for key in SECRET_KEYS}, topics=topics).problems
+    """`check` (pure) for an eventhubs stack whose catalogue is `topics`."""
+    return check({"prefix": "fbk01", "backend": "eventhubs", "eventhubsTier": tier}, topics=topics).problems
 
 
 def hub(name: str = "hub", partitions: int = 4, days: int = 7) -> Topic:
@@ -258,10 +254,9 @@ def test_retention_beyond_the_tiers_maximum_is_refused():
 
 
 def test_hdinsight_stacks_do_not_check_the_catalogue_against_event_hubs():
-    values = {**DEFAULTS, "prefix": "fbk01", "backend": "hdinsight", "replicationFactor": 3, "operatorCidr": "203.0.113.10/32",
-              "storageAccountName": None, "jobsBackend": None, "eventhubsClusterId": None}
-    secrets = {"clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD, "sshPublicKey": None}
-    assert validate(values, secrets, topics=(hub("big", partitions=64),)).problems == []
+    keys = {"prefix": "fbk01", "backend": "hdinsight", "operatorCidr": "203.0.113.10/32",
+            "clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD}
+    assert check(keys, topics=(hub("big", partitions=64),)).problems == []
 
 
 # -- The Databricks network ------------------------------------------------------------------

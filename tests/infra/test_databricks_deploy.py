@@ -30,7 +30,7 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from infra.config import DEFAULTS, ConfigError, load_config, validate
+from infra.config import ConfigError, check, load_config
 from infra.lib import databricks_jobs as plan
 from infra.lib import wheel
 from tests.infra.conftest import (
@@ -277,12 +277,13 @@ def test_volume_and_abfss_locations_warn_what_must_be_granted_first(run_program,
     assert not [message for message in warned if "Unity Catalog" in message], warned
 
 
-def test_a_state_dir_outside_a_volume_is_refused_with_the_fix(run_program):
-    with pytest.raises(ValueError) as raised:
+def test_a_state_dir_outside_a_volume_is_refused_with_the_fix_when_the_config_is_read(run_program):
+    with pytest.raises(ConfigError) as raised:  # by load_config, with the config's other problems
         run_program(jobsStateDir="/Volumes/main/feedback")
     message = str(raised.value)
     assert "feedback:jobsStateDir '/Volumes/main/feedback' is not in a volume" in message
-    assert "/Volumes/<catalog>/<schema>/<volume>/<folder>" in message and "pulumi config set" in message
+    assert "/Volumes/<catalog>/<schema>/<volume>/<folder>" in message
+    assert "`pulumi config set feedback:jobsStateDir /dbfs/feedback/producers-state`" in message
 
 
 def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_producer_settings(run_program):
@@ -524,13 +525,10 @@ def test_only_volumes_and_abfss_need_unity_catalog_grants_first():
 
 
 def jobs_check(**changes) -> tuple[list[str], list[str]]:
-    """`validate` (pure) on a good HDInsight stack's values with `changes`; tokens go to the secrets."""
-    values = {**DEFAULTS, "prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "replicationFactor": 3,
-              "jobsTableLocation": "/Volumes/main/feedback/tables"}
-    secrets = {"clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD}
-    secrets.update({key: changes.pop(key) for key in list(changes) if key in TOKENS})
-    values.update(changes)
-    checked = validate(values, secrets)
+    """`check` (pure) on a good HDInsight stack's keys with `changes`."""
+    keys = {"prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "jobsTableLocation": "/Volumes/main/feedback/tables",
+            "clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD, **changes}
+    checked = check(keys)
     return checked.problems, checked.warnings
 
 
@@ -592,11 +590,10 @@ def test_the_jobs_config_defaults_and_secret_outputs():
         config = load_config()
     finally:
         use_config({}, [])
-    jobs = config.jobs
-    assert (jobs.deploy, jobs.node_type, jobs.workers) == (True, "Standard_D4ds_v5", 1)
-    assert (jobs.trigger, jobs.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
-    assert jobs.checkpoint_location == "dbfs:/feedback/checkpoints" and jobs.wheel == str(fake_wheel())
-    assert list(jobs.secrets) == ["slack-bot-token"]
+    assert (config.deploy_jobs, config.job_node_type, config.job_workers) == (True, "Standard_D4ds_v5", 1)
+    assert (config.jobs_trigger, config.jobs_tables_trigger) == ("processing-time=250ms", "processing-time=30s")
+    assert config.jobs_checkpoint_location == "dbfs:/feedback/checkpoints" and config.jobs_wheel == str(fake_wheel())
+    assert list(config.job_secrets()) == ["slack-bot-token"]
 
 
 def test_the_scope_keys_the_stack_writes_are_the_ones_the_settings_read():

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from feedback.catalogue import TOPICS
 from infra.lib import (
-    azure_names, databricks_jobs, event_hubs_limits, kafka_config, network_rules, passwords, replication,
+    azure_names, databricks_jobs, event_hubs_limits, kafka_config, network_rules, passwords, provider_inputs,
+    replication,
 )
 from infra.lib.topics_script import script_digest, topics_script
 from tests.standins.ambari import KAFKA_BROKER_PROPERTIES, KAFKA_ENV_TEMPLATE
@@ -100,6 +101,24 @@ def test_cidrs_must_be_ipv4_networks(value):
 
 def test_a_bare_address_is_a_single_host_range():
     assert network_rules.parse_cidr("203.0.113.10", "k").prefixlen == 32
+
+
+@pytest.mark.parametrize("vnet, host, container", [
+    ("10.179.0.0/16", "10.179.64.0/18", "10.179.0.0/18"),  # Microsoft's VNet-injection quickstart layout
+    ("10.20.30.0/24", "10.20.30.64/26", "10.20.30.0/26"),  # a /24 gives Microsoft's smallest subnets
+    (" 172.16.0.0/20 ", "172.16.4.0/22", "172.16.0.0/22"),
+])
+def test_an_injected_network_defaults_its_host_and_container_subnets_to_its_second_and_first_quarters(
+        vnet, host, container):
+    assert network_rules.injected_subnets(vnet) == (host, container)
+
+
+def test_a_providers_number_input_falls_back_only_when_missing_or_none():
+    props = {"timeout_s": 0, "retry_total": "5", "poll_interval_s": None}
+    assert provider_inputs.number(props, "timeout_s", 1800.0) == 0.0  # 0 is a value, not a default
+    assert provider_inputs.number(props, "retry_total", 3) == 5.0
+    assert provider_inputs.number(props, "poll_interval_s", 30.0) == 30.0
+    assert provider_inputs.number(props, "absent", 2.5) == 2.5
 
 
 def test_replication_follows_fault_domains_and_fits_the_workers():

@@ -1,0 +1,317 @@
+"""The rules that involve more than one stack key, one checker per concern; `check` runs them all.
+
+    checked = check({"prefix": "fbk01", "backend": "eventhubs"})
+    checked.problems, checked.warnings, checked.config
+
+Each checker is a pure function of the keys (a StackConfig from keys.parse_keys) that returns
+what it found: problems, each a line ending with the command that fixes it, and warnings. A key
+that failed its own rule is None in what a checker gets; its problem is reported already, and
+the rules that need it are skipped. `check` reports every problem at once, so one run of
+`pulumi up` lists all there is to fix.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
+
+from feedback.catalogue import TOPICS, Topic
+from infra.config.errors import NAMESPACE
+from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, set_line
+from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication
+
+# Microsoft Learn, "Deploy Azure Databricks in your Azure virtual network (VNet injection)":
+# "A CIDR block between /16 and /24 for the VNet"; "Each subnet should use a CIDR block that is
+# at least /26".
+INJECTED_VNET_PREFIXES = (16, 24)
+MIN_SUBNET_PREFIX = 26
+# The widest operatorCidr taken without feedback:allowWideOperatorCidr: a /24 (256 addresses)
+# holds a home address, an office's outbound range or a small NAT pool; anything wider opens
+# the gateway (Ambari's REST API behind the cluster login) to other people's networks.
+OPERATOR_WIDEST_PREFIX = 24
+OPERATOR_CIDR_EXAMPLE = '"$(curl -s https://api.ipify.org)/32"'
+EVENTHUBS_CLUSTER_ID = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.EventHub/clusters/[^/]+$", re.IGNORECASE
+)
+SSH_KEY_TYPES = ("ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-")
+
+
+@dataclass
+class Found:
+    """What a checker found: problems stop the program, warnings are logged."""
+
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def names(keys: StackConfig) -> Found:
+    """The prefix, the global names made from it, and the storage account's name."""
+    found = Found()
+    if keys.prefix is None:
+        found.problems.append(fix("prefix", f"{NAMESPACE}:prefix is not set (it starts every resource name; cluster "
+                                            "and storage names are global)"))
+    elif problem := azure_names.prefix_problem(keys.prefix):
+        found.problems.append(fix("prefix", problem))
+    else:
+        for problem in (
+            azure_names.hdinsight_cluster_name_problem(keys.cluster_name),
+            azure_names.databricks_workspace_name_problem(keys.workspace_name),
+            event_hubs_limits.namespace_name_problem(keys.eventhubs_namespace_name),
+        ):
+            if problem:
+                found.problems.append(fix("prefix", problem))
+    if keys.storage_account_name and (problem := azure_names.storage_account_name_problem(keys.storage_account_name)):
+        found.problems.append(fix("storageAccountName", problem))
+    return found
+
+
+def backends(keys: StackConfig) -> Found:
+    """The jobs use a backend the stack builds."""
+    found = Found()
+    if keys.backend is None:
+        return found
+    built = JOBS_BACKENDS if keys.backend == "both" else (keys.backend,)
+    if keys.jobs_backend not in built:
+        found.problems.append(
+            f"{NAMESPACE}:jobsBackend is {keys.jobs_backend!r}, but {NAMESPACE}:backend {keys.backend!r} builds "
+            f"{' and '.join(built)}: run `{set_line('jobsBackend', built[0])}`"
+            + ("" if keys.backend == "both" else f" or `pulumi config rm {NAMESPACE}:jobsBackend`")
+        )
+    return found
+
+
+def kafka_network(keys: StackConfig) -> Found:
+    """Kafka's subnet inside its network; the peered networks (Kafka's and Databricks') apart."""
+    found = Found()
+    vnet, subnet = keys.kafka_vnet_cidr, keys.kafka_subnet_cidr
+    if vnet and subnet and not network_rules.contains(vnet, subnet):
+        found.problems.append(fix("kafkaSubnetCidr", f"{NAMESPACE}:kafkaSubnetCidr {subnet} is not inside "
+                                                     f"kafkaVnetCidr {vnet}"))
+    peered = {key: cidr for key, cidr in (("kafkaVnetCidr", vnet), ("databricksVnetCidr", keys.databricks_vnet_cidr))
+              if cidr}
+    for a, b in network_rules.overlapping_ranges(peered):
+        found.problems.append(fix(b, f"{NAMESPACE}:{a} {peered[a]} overlaps {NAMESPACE}:{b} {peered[b]}; peered "
+                                     "networks need disjoint address spaces"))
+    return found
+
+
+def operator_range_problem(network: ipaddress.IPv4Network, allowed: bool) -> Optional[str]:
+    """Why `network` is too wide for feedback:operatorCidr, or None. Pure.
+
+    The range is admitted to the cluster's HTTPS gateway (NSG rule allow-operator-https): a /24
+    at most, unless feedback:allowWideOperatorCidr says a wider one (even 0.0.0.0/0) is meant.
+    """
+    if allowed or network.prefixlen >= OPERATOR_WIDEST_PREFIX:
+        return None
+    return (
+        f"{NAMESPACE}:operatorCidr {network} is a /{network.prefixlen} ({network.num_addresses} addresses); the "
+        f"cluster's HTTPS gateway (Ambari behind the cluster login) is opened only to your own addresses, at most a "
+        f"/{OPERATOR_WIDEST_PREFIX}: run `{set_line('operatorCidr', OPERATOR_CIDR_EXAMPLE)}`, or to open it this wide "
+        f"on purpose `{set_line('allowWideOperatorCidr', 'true')}`"
+    )
+
+
+def operator_access(keys: StackConfig) -> Found:
+    """The range allowed to the cluster's HTTPS gateway: set for HDInsight, at most a /24 unless allowed."""
+    found = Found()
+    if keys.operator_cidr is None:
+        if keys.builds_hdinsight:
+            found.problems.append(fix("operatorCidr", f"{NAMESPACE}:operatorCidr is not set (the address range allowed "
+                                      "to reach the cluster's HTTPS gateway, where `pulumi up` calls Ambari; your public "
+                                      "IP with /32)"))
+        return found
+    try:
+        network = network_rules.parse_cidr(keys.operator_cidr, f"{NAMESPACE}:operatorCidr")
+    except ValueError as error:
+        found.problems.append(fix("operatorCidr", str(error)))
+        return found
+    if problem := operator_range_problem(network, keys.allow_wide_operator_cidr is True):
+        found.problems.append(problem)
+    elif network.prefixlen < OPERATOR_WIDEST_PREFIX:
+        found.warnings.append(f"{NAMESPACE}:operatorCidr {network} opens the cluster's HTTPS gateway to "
+                              f"{network.num_addresses} addresses ({NAMESPACE}:allowWideOperatorCidr is true)")
+    return found
+
+
+SUBNET_KEYS = ("databricksHostSubnetCidr", "databricksContainerSubnetCidr")
+
+
+def databricks_network(keys: StackConfig) -> Found:
+    """The Databricks network's range for its mode, and with `injected` its two subnets."""
+    found = Found()
+    mode, vnet = keys.databricks_network, keys.databricks_vnet_cidr
+    if mode == "managed" and vnet:
+        try:
+            network_rules.managed_vnet_prefix(vnet)
+        except ValueError as error:
+            found.problems.append(fix("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {error}", "10.139.0.0/16"))
+    elif mode == "injected" and vnet:
+        found.problems.extend(injected_network_problems(vnet, (keys.databricks_host_subnet_cidr,
+                                                               keys.databricks_container_subnet_cidr)))
+    if mode == "managed":
+        for key, subnet in zip(SUBNET_KEYS, (keys.databricks_host_subnet_cidr, keys.databricks_container_subnet_cidr)):
+            if subnet:
+                found.warnings.append(f"{NAMESPACE}:{key} is set but {NAMESPACE}:databricksNetwork is 'managed'; it "
+                                      f"is not used (remove it with `pulumi config rm {NAMESPACE}:{key}`)")
+    return found
+
+
+def injected_network_problems(vnet_cidr: str, subnet_cidrs: tuple[Optional[str], Optional[str]]) -> list[str]:
+    """An injected network's range (/16 to /24) and its (host, container) subnets: IPv4, at least
+    /26, inside the network, apart from each other (Microsoft Learn, "Deploy Azure Databricks in
+    your Azure virtual network")."""
+    problems: list[str] = []
+    vnet = ipaddress.ip_network(vnet_cidr)
+    widest, narrowest = INJECTED_VNET_PREFIXES
+    if not widest <= vnet.prefixlen <= narrowest:
+        return [fix("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {vnet_cidr} is a /{vnet.prefixlen}; an "
+                    f"injected Azure Databricks network is a /{widest} to a /{narrowest}", "10.139.0.0/16")]
+    defaults = dict(zip(SUBNET_KEYS, network_rules.injected_subnets(vnet_cidr)))
+    subnets: dict[str, ipaddress.IPv4Network] = {}
+    for key, raw in zip(SUBNET_KEYS, subnet_cidrs):
+        raw = raw or defaults[key]
+        try:
+            subnet = network_rules.parse_cidr(raw, f"{NAMESPACE}:{key}")
+        except ValueError as error:
+            problems.append(fix(key, str(error), defaults[key]))
+            continue
+        if subnet.prefixlen > MIN_SUBNET_PREFIX:
+            problems.append(fix(key, f"{NAMESPACE}:{key} {raw} is a /{subnet.prefixlen}; each Databricks subnet must "
+                                f"be at least a /{MIN_SUBNET_PREFIX} (64 addresses, Microsoft's minimum)", defaults[key]))
+        elif not subnet.subnet_of(vnet):  # type: ignore[arg-type]
+            problems.append(fix(key, f"{NAMESPACE}:{key} {raw} is not inside {NAMESPACE}:databricksVnetCidr {vnet_cidr}",
+                                defaults[key]))
+        else:
+            subnets[key] = subnet
+    host, container = SUBNET_KEYS
+    if len(subnets) == 2 and subnets[host].overlaps(subnets[container]):
+        problems.append(fix(container, f"{NAMESPACE}:{host} {subnets[host]} overlaps {NAMESPACE}:{container} "
+                                       f"{subnets[container]}; the workspace needs two subnets of its own",
+                            defaults[container]))
+    return problems
+
+
+def kafka_cluster(keys: StackConfig) -> Found:
+    """Enough workers for every replica; the replication factor against Microsoft's recommendation."""
+    found = Found()
+    factor, workers, fault_domains = keys.replication_factor, keys.worker_count, keys.fault_domains
+    if factor is not None and workers is not None and (problem := replication.replication_problem(factor, workers)):
+        found.problems.append(fix("workerCount", problem, str(factor)))
+    if factor is not None and fault_domains is not None:
+        if warning := replication.below_recommendation(factor, fault_domains):
+            recommended = replication.recommended_replication_factor(fault_domains)
+            found.warnings.append(f"{warning}; to follow it run `{set_line('replicationFactor', str(recommended))}`")
+    return found
+
+
+def cluster_credentials(keys: StackConfig) -> Found:
+    """The cluster login and SSH users and, when HDInsight is built, their passwords or key."""
+    found = Found()
+    login_user, ssh_user = keys.cluster_login_user, keys.ssh_user
+    if login_user == ssh_user:
+        found.problems.append(fix("sshUser", f"{NAMESPACE}:sshUser must differ from clusterLoginUser ({login_user!r})"))
+    if not keys.builds_hdinsight:
+        return found
+    if keys.cluster_login_password is None:
+        found.problems.append(fix("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword is not set (the HDInsight "
+                                  "cluster login, used by Ambari's REST API)"))
+    else:
+        password = keys.cluster_login_password.get_secret_value()
+        for problem in passwords.cluster_password_problems(password, login_user, ssh_user):
+            found.problems.append(fix("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword {problem}"))
+    ssh_password, ssh_key = keys.ssh_password, keys.ssh_public_key
+    if ssh_password is None and ssh_key is None:
+        found.problems.append(
+            f"neither {NAMESPACE}:sshPublicKey nor {NAMESPACE}:sshPassword is set (SSH to the cluster nodes): run "
+            f"`{set_line('sshPublicKey')}` or `{set_line('sshPassword')}`"
+        )
+    elif ssh_password is not None and ssh_key is not None:
+        found.problems.append(fix("sshPassword", f"set only one of {NAMESPACE}:sshPublicKey and {NAMESPACE}:sshPassword; "
+                                  f"remove one with `pulumi config rm {NAMESPACE}:sshPassword`, or keep the key"))
+    elif ssh_password is not None:
+        for problem in passwords.ssh_password_problems(ssh_password.get_secret_value(), login_user):
+            found.problems.append(fix("sshPassword", f"{NAMESPACE}:sshPassword {problem}"))
+    elif ssh_key is not None and not ssh_key.get_secret_value().strip().startswith(SSH_KEY_TYPES):
+        found.problems.append(fix("sshPublicKey", f"{NAMESPACE}:sshPublicKey does not look like an OpenSSH public key"))
+    return found
+
+
+def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
+    """The Dedicated cluster for tier `dedicated`, and the catalogue `topics` within the tier's limits."""
+    found = Found()
+    tier = keys.eventhubs_tier
+    if keys.eventhubs_cluster_id and tier != "dedicated":
+        found.warnings.append(f"{NAMESPACE}:eventhubsClusterId is set but {NAMESPACE}:eventhubsTier is not 'dedicated'; "
+                              f"it is not used (remove it with `pulumi config rm {NAMESPACE}:eventhubsClusterId`)")
+    if tier is None or not keys.builds_eventhubs:
+        return found
+    if tier == "dedicated":
+        cluster = keys.eventhubs_cluster_id
+        if not cluster or not EVENTHUBS_CLUSTER_ID.match(cluster):
+            state = "is not set" if not cluster else f"is {cluster!r}, not an Event Hubs cluster's resource id"
+            found.problems.append(fix("eventhubsClusterId", f"{NAMESPACE}:eventhubsClusterId {state} (tier 'dedicated' "
+                                      "puts the namespace in an existing Event Hubs Dedicated cluster; this stack does "
+                                      "not create one)"))
+    misfits = event_hubs_limits.catalogue_problems(topics, tier)
+    if misfits:
+        larger = next((t for t in event_hubs_limits.TIERS[event_hubs_limits.TIERS.index(tier) + 1:]
+                       if not event_hubs_limits.catalogue_problems(topics, t)), None)
+        remedy = "change the topic in feedback/catalogue.py"
+        if larger:
+            remedy += f", or use a larger tier: run `{set_line('eventhubsTier', larger)}`"
+        found.problems.extend(f"{misfit}: {remedy}" for misfit in misfits)
+    return found
+
+
+def jobs(keys: StackConfig) -> Found:
+    """The keys the Databricks jobs take in pairs: Azure AI Language's endpoint and key, Slack's tokens."""
+    found = Found()
+    endpoint, language_key = keys.azure_language_endpoint, keys.azure_language_key
+    if language_key is not None and not endpoint:
+        found.problems.append(fix("azureLanguageEndpoint", f"{NAMESPACE}:azureLanguageKey is set but "
+                                  f"{NAMESPACE}:azureLanguageEndpoint is not (the pipeline scores with Azure AI Language "
+                                  "only with both)"))
+    if endpoint and not endpoint.startswith("https://"):
+        found.problems.append(fix("azureLanguageEndpoint",
+                                  f"{NAMESPACE}:azureLanguageEndpoint {endpoint!r} is not an https:// URL"))
+    if endpoint and language_key is None:
+        found.problems.append(fix("azureLanguageKey", f"{NAMESPACE}:azureLanguageEndpoint is set but "
+                                  f"{NAMESPACE}:azureLanguageKey is not"))
+    if keys.slack_app_token is not None and keys.slack_bot_token is None:
+        found.warnings.append(f"{NAMESPACE}:slackAppToken is set without {NAMESPACE}:slackBotToken: the Slack producer "
+                              f"needs both and is not deployed; run `{set_line('slackBotToken')}`")
+    return found
+
+
+def stored_in_plain_text(plain_secrets: Iterable[str]) -> Found:
+    """Secret keys set without `--secret`: their clear text is in the stack file."""
+    return Found([fix(key, f"{NAMESPACE}:{key} is stored in plain text in the stack file; store it encrypted")
+                  for key in plain_secrets])
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What `check` found: problems stop the program, warnings are logged; `config` when no problem."""
+
+    problems: list[str]
+    warnings: list[str]
+    config: Optional[StackConfig] = None
+
+
+def check(raw: Mapping[str, Any], plain_secrets: Iterable[str] = (), topics: tuple[Topic, ...] = TOPICS) -> Checked:
+    """Every problem with these config values, each a line that says how to fix it. Pure.
+
+    `raw` holds the keys that are set (stack key -> value as Pulumi config gives it: text, or
+    an object for `tags` and `producerSettings`); `plain_secrets` the secret keys set without
+    `--secret`; `topics` the catalogue the Event Hubs namespace must hold.
+    """
+    keys, problems = parse_keys(raw)
+    warnings: list[str] = []
+    for found in (names(keys), backends(keys), kafka_network(keys), operator_access(keys), databricks_network(keys),
+                  kafka_cluster(keys), cluster_credentials(keys), event_hubs(keys, topics), jobs(keys),
+                  stored_in_plain_text(plain_secrets)):
+        problems.extend(found.problems)
+        warnings.extend(found.warnings)
+    return Checked(problems, warnings, None if problems else keys)
