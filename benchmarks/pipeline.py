@@ -26,18 +26,16 @@ from typing import Optional
 
 from rich.console import Console
 
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
-from feedback.kafka_client import connect, end_offsets
-from feedback.schema import encode, feedback_key, utc_now_iso
-from feedback.settings import Settings
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
+from feedback.clients.kafka_client import connect, end_offsets
+from feedback.core.schema import encode, feedback_key, utc_now_iso
+from feedback.core.settings import Settings
 from jobs import scorer
 
 LOCAL_CORES = 2
 
 
 def sample_texts() -> list[str]:
-    from feedback.demo import sample_files
-
     texts = []
     for path in sample_files().values():
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -51,7 +49,7 @@ def sample_texts() -> list[str]:
 
 
 def _score_chunk(texts: list[str]) -> int:
-    from feedback.sentiment import VaderAnalyzer
+    from feedback.clients.sentiment import VaderAnalyzer
 
     VaderAnalyzer().score(texts)
     return len(texts)
@@ -97,12 +95,10 @@ def _fresh(settings: Settings, work: Path, **changes) -> Settings:
                             dispatcher_group=f"bench-{work.name}", **changes)
 
 
-def _start_broker(settings: Settings, console: Console) -> None:
-    from feedback.local_kafka import LocalKafka
-    from feedback.topics import ensure_topics
+def _ensure_topics(settings: Settings) -> None:
+    """The catalogue's topics (the broker itself is up: `feedback bench` starts the local one)."""
+    from feedback.clients.topics import ensure_topics
 
-    if settings.backend == "local":
-        console.print(f"Kafka {LocalKafka(settings).start().note}")
     ensure_topics(settings)
 
 
@@ -119,7 +115,7 @@ def throughput(settings: Settings, console: Console, events: int, warm_up: int =
     from jobs.streaming import parse_trigger
     from jobs.summary import summarize
 
-    _start_broker(settings, console)
+    _ensure_topics(settings)
     texts = sample_texts()
     corpus = [texts[n % len(texts)] for n in range(events)]
     backlog = parse_trigger("available-now")
@@ -174,7 +170,7 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
 
 def _alert_latencies(settings: Settings, prefix: str) -> tuple[int, list[float]]:
     """(alerts recorded, send -> post latencies in ms of those posted) for ids starting with `prefix`."""
-    from feedback.schema import parse_utc
+    from feedback.core.schema import parse_utc
     from jobs.dispatcher import read_log
 
     records = [r for r in read_log(settings, settings.dispatcher_group).values() if r.event_id.startswith(prefix)]
@@ -186,8 +182,8 @@ def _alert_path(settings: Settings, prefix: str) -> dict[str, list[float]]:
     """Each posted alert of ids starting with `prefix`, split into the alert path's stages (ms):
     send -> the scorer's Python pass (`scored_at`), -> the alert record in Kafka (its
     CreateTime), -> the post (`sent_at` in the dispatcher's record)."""
-    from feedback.kafka_client import read_range
-    from feedback.schema import parse_utc
+    from feedback.clients.kafka_client import read_range
+    from feedback.core.schema import parse_utc
     from jobs.dispatcher import read_log
 
     start = {int(p): o for p, o in json.loads(settings.starting_offsets)[ALERTS_TOPIC].items()}
@@ -227,7 +223,7 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
     from jobs.spark import spark_session
     from jobs.summary import percentiles
 
-    _start_broker(settings, console)
+    _ensure_topics(settings)
     texts = sample_texts()
     count, warm = int(rate * seconds), int(rate * warm_up_s)
     stamp = int(time.time())
@@ -285,7 +281,7 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
 
 def _alerts_text(text: str, settings: Settings) -> bool:
     """Whether `text` alerts with the settings' thresholds (the scorer's rule, VADER)."""
-    from feedback.sentiment import analyzer_for
+    from feedback.clients.sentiment import analyzer_for
     from jobs.scorer import alert_rules
 
     return alert_rules(settings).channel(analyzer_for("vader").score([text])[0]) is not None
@@ -301,13 +297,13 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
     """
     from datetime import datetime
 
-    from feedback.catalogue import PASSTHROUGH_TOPIC
-    from feedback.kafka_client import read_range
+    from feedback.core.catalogue import PASSTHROUGH_TOPIC
+    from feedback.clients.kafka_client import read_range
     from jobs import sentiment_pipeline
     from jobs.spark import spark_session
     from jobs.summary import percentiles
 
-    _start_broker(settings, console)
+    _ensure_topics(settings)
     texts = sample_texts()
     count = int(rate * seconds)
     with tempfile.TemporaryDirectory() as work:

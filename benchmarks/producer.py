@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
-from feedback.jars import kafka_classpath
-from feedback.kafka_client import client, connect
-from feedback.kafka_options import bootstrap_servers
-from feedback.settings import Settings
+from feedback.clients.jars import kafka_classpath
+from feedback.clients.kafka_client import client, connect
+from feedback.core.kafka_options import bootstrap_servers
+from feedback.core.settings import Settings
 
 BENCH_TOPIC = "bench-producer"
 BENCH_PARTITIONS = 4
@@ -110,24 +110,14 @@ def run_python(settings: Settings, records: int, record_size: int) -> Run:
 
 
 def run_benchmark(settings: Settings, console: Console, records: int, record_size: int, runs: int) -> int:
-    from feedback.local_kafka import LocalKafka
-
     settings = settings.require_complete()
-    broker = LocalKafka(settings) if settings.backend == "local" else None
-    started_here = broker is not None and not broker.status().running
-    if broker is not None:
-        console.print(f"Kafka {broker.start().note} at {broker.bootstrap}")
     results: dict[str, list[Run]] = {"java": [], "python": []}
-    try:
-        _ensure_topic(settings)
-        for index in range(runs):
-            with console.status(f"run {index + 1}/{runs}: ProducerPerformance"):
-                results["java"].append(run_java(settings, records, record_size))
-            with console.status(f"run {index + 1}/{runs}: kafka-python"):
-                results["python"].append(run_python(settings, records, record_size))
-    finally:
-        if started_here:
-            broker.stop()
+    _ensure_topic(settings)
+    for index in range(runs):
+        with console.status(f"run {index + 1}/{runs}: ProducerPerformance"):
+            results["java"].append(run_java(settings, records, record_size))
+        with console.status(f"run {index + 1}/{runs}: kafka-python"):
+            results["python"].append(run_python(settings, records, record_size))
 
     table = Table(title=f"{records:,} records of {record_size} B, acks=all, idempotent, linger.ms={settings.producer_linger_ms}, "
                         f"batch.size={settings.producer_batch_size}; median of {runs} runs")

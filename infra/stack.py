@@ -15,7 +15,7 @@ import pulumi
 from pulumi_azure_native import authorization, resources
 from pydantic import SecretStr
 
-from feedback.catalogue import TOPICS
+from feedback.core.catalogue import TOPICS
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
 from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs
 from infra.components.databricks_network import DatabricksNetwork, DatabricksNetworkArgs

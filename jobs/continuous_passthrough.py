@@ -15,7 +15,7 @@ valid event), `event` (the envelope, for a valid one), `source_topic`, `partitio
 key the event id, or `topic:partition:offset` for an invalid record. A reprocessing run
 scores what it forwarded.
 Each partition holds a task for the query's lifetime, so a local run needs a task slot
-per partition (`task_slots_needed`). See docs/pipeline.md for what was tried and measured.
+per partition (`jobs.spark.task_slots_needed`). See docs/pipeline.md for what was tried and measured.
 """
 
 from __future__ import annotations
@@ -23,19 +23,14 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from feedback.catalogue import FEEDBACK_TOPICS, PASSTHROUGH_TOPIC, topic
-from feedback.kafka_options import spark_kafka_options
-from feedback.schema import FEEDBACK_FIELDS, feedback_struct
-from feedback.settings import Settings
+from feedback.core.catalogue import PASSTHROUGH_TOPIC
+from feedback.core.kafka_options import spark_kafka_options
+from feedback.core.schema import FEEDBACK_FIELDS, feedback_struct
+from feedback.core.settings import Settings
 from jobs.streaming import kafka_source
 from jobs.transforms import TIMESTAMP_FORMAT
 
 QUERY_NAME = "sentiment-continuous"
-
-
-def task_slots_needed() -> int:
-    """Continuous processing runs one long-lived task per Kafka partition, plus spare slots."""
-    return sum(topic(name).partitions for name in FEEDBACK_TOPICS) + 2
 
 
 def route(kafka: DataFrame) -> DataFrame:

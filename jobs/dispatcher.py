@@ -41,11 +41,11 @@ from typing import Optional
 from kafka import ConsumerRebalanceListener, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from feedback.alerts import Notifier, from_rows, is_outage
-from feedback.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, FEEDBACK_TOPICS, topic
-from feedback.kafka_client import connect, end_offsets, read_range
-from feedback.schema import parse_utc, utc_now_iso
-from feedback.settings import Settings
+from feedback.clients.alerts import Notifier, from_rows, is_outage
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, FEEDBACK_TOPICS, topic
+from feedback.clients.kafka_client import connect, end_offsets, read_range
+from feedback.core.schema import parse_utc, utc_now_iso
+from feedback.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
     python -m jobs.price_trend chart --out price-trend.png      # the tables -> a PNG
 
 Reads `bitcoin-prices` (the price producer or `feedback producer prices-replay`) with
-Spark's Kafka source, parses each quote (`feedback.schema.price_struct`), drops invalid
+Spark's Kafka source, parses each quote (`feedback.core.schema.price_struct`), drops invalid
 quotes and repeats of a (currency, timestamp) within the watermark, and aggregates per
 currency over event-time windows:
 
@@ -34,9 +34,9 @@ from typing import Optional
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from feedback.catalogue import PRICES_TOPIC
-from feedback.schema import price_struct
-from feedback.settings import Settings
+from feedback.core.catalogue import PRICES_TOPIC
+from feedback.core.schema import price_struct
+from feedback.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def render_chart(trend, out: Path, title: str = "Bitcoin price trend") -> Path:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`run` or `chart [--out FILE] [--window tumbling|sliding]`, then `--setting value` pairs."""
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
     from jobs.spark import spark_session
 
     args = list(sys.argv[1:] if argv is None else argv)

@@ -24,7 +24,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from feedback.settings import Settings
+from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.dispatcher import read_log
 from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE

@@ -20,10 +20,10 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from feedback.catalogue import FEEDBACK_TOPICS
-from feedback.kafka_options import spark_kafka_options
-from feedback.schema import parse_utc
-from feedback.settings import Settings, SettingsError
+from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.core.kafka_options import spark_kafka_options
+from feedback.core.schema import parse_utc
+from feedback.core.settings import Settings, SettingsError
 from jobs import transforms
 from jobs.table_writer import SCORED_TABLE
 

@@ -27,8 +27,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-from feedback.kafka_options import spark_kafka_options
-from feedback.settings import Settings
+from feedback.core.kafka_options import spark_kafka_options
+from feedback.core.settings import Settings
 from jobs.scoring import OUTPUT_SCHEMA, AlertRules, route
 from jobs.streaming import Trigger, kafka_source, parse_trigger
 
@@ -47,7 +47,7 @@ def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:
     rules = alert_rules(settings)
 
     def route_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        from feedback.sentiment import analyzer_for
+        from feedback.clients.sentiment import analyzer_for
 
         analyzer = analyzer_for(analyzer_name, endpoint, key)  # once per Python worker (cached)
         for batch in batches:

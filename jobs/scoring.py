@@ -13,7 +13,7 @@ Kafka sink, which routes each row by its `topic` column:
   wrong type) is that record's dead letter, never a failed task.
 * `feedback-alerts`: one record per alert (key: `event id|channel`); the dispatcher posts it.
 
-Validation is the producers' own validator (`feedback.schema.validate_feedback`), so a
+Validation is the producers' own validator (`feedback.core.schema.validate_feedback`), so a
 producer and the job never disagree about what is valid.
 """
 
@@ -27,8 +27,8 @@ from typing import Any, Optional
 
 import pandas as pd
 
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.schema import utc_iso, validate_feedback
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.core.schema import utc_iso, validate_feedback
 
 OUTPUT_SCHEMA = "topic string, key string, value string"
 EVENT_FIELDS = ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at")

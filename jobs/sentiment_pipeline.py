@@ -41,10 +41,10 @@ from typing import Optional, Sequence
 
 from pyspark.sql import SparkSession
 
-from feedback.alerts import Notifier, notifier_for
-from feedback.catalogue import ALERTS_TOPIC
-from feedback.kafka_client import end_offsets
-from feedback.settings import Settings, SettingsError
+from feedback.clients.alerts import Notifier, notifier_for
+from feedback.core.catalogue import ALERTS_TOPIC
+from feedback.clients.kafka_client import end_offsets
+from feedback.core.settings import Settings, SettingsError
 from jobs import dispatcher, scorer, table_writer
 from jobs.streaming import parse_trigger
 
@@ -266,7 +266,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     --checkpoint-location abfss://...`); secrets come from the environment or, on
     Databricks, from the secret scope. Returns normally when the parts stop.
     """
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
     from jobs.spark import spark_session
 
     args = list(sys.argv[1:] if argv is None else argv)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from feedback.jars import spark_extra_jars
-from feedback.settings import Settings
+from feedback.clients.jars import spark_extra_jars
+from feedback.core.catalogue import FEEDBACK_TOPICS, topic
+from feedback.core.settings import Settings
 
 
 HERE = Path(__file__).resolve().parent
@@ -45,6 +46,12 @@ def _logging_options() -> str:
     return f"-Dlog4j2.configurationFile={(HERE / 'log4j2-local.properties').as_uri()}"
 
 
+def task_slots_needed() -> int:
+    """Continuous processing runs one long-lived task per Kafka partition of the feedback
+    topics (the continuous path's sources), plus spare slots."""
+    return sum(topic(name).partitions for name in FEEDBACK_TOPICS) + 2
+
+
 def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -> SparkSession:
     """The session for `app_name`. The continuous trigger needs a task slot per Kafka
     partition, so for it the local master gets that many."""
@@ -58,8 +65,6 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
     # Spark binds to loopback below; without this it warns that the host name resolves to it.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if settings.trigger.startswith("continuous") and master == "local[2]":
-        from jobs.continuous_passthrough import task_slots_needed
-
         master = f"local[{task_slots_needed()}]"
     jars = ",".join(str(jar.resolve()) for jar in spark_extra_jars(settings.cache_dir))
     return (

@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Iterable, Optional
 from urllib.parse import urlparse
 
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
-from feedback.schema import parse_utc
-from feedback.settings import Settings
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.core.schema import parse_utc
+from feedback.core.settings import Settings
 
 Offsets = dict[str, dict[int, int]]  # topic -> partition -> offset
 
@@ -261,7 +261,7 @@ def _clock(epoch_s: float) -> str:
 
 def _scorer_latency(settings: Settings, ends: dict[int, int]) -> list[float]:
     """Send -> scored (ms) of the latest records in `feedback-scored`."""
-    from feedback.kafka_client import read_range
+    from feedback.clients.kafka_client import read_range
 
     starts = {p: max(0, end - RECENT_RECORDS) for p, end in ends.items()}
     values = []
@@ -280,7 +280,7 @@ def _group_positions(settings: Settings, group: str, partitions: Iterable[int]) 
     from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError
     from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
-    from feedback.kafka_client import client
+    from feedback.clients.kafka_client import client
 
     wanted = [TopicPartition(ALERTS_TOPIC, p) for p in partitions]
     # A fresh broker makes its offsets topic on the first group look-up, answering "coordinator
@@ -306,7 +306,7 @@ class PipelineStatus:
 
 def gather(settings: Settings) -> PipelineStatus:
     """Everything `feedback status` shows, read now."""
-    from feedback.kafka_client import end_offsets
+    from feedback.clients.kafka_client import end_offsets
     from jobs import continuous_passthrough, scorer, table_writer
     from jobs.dispatcher import read_log
 

@@ -13,9 +13,9 @@ from typing import Iterable, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 
-from feedback.catalogue import FEEDBACK_TOPICS
-from feedback.kafka_options import spark_kafka_options
-from feedback.settings import Settings, SettingsError
+from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.core.kafka_options import spark_kafka_options
+from feedback.core.settings import Settings, SettingsError
 
 TRIGGER = re.compile(r"(processing-time|continuous)=(\d+(?:\.\d+)?)\s*(ms|s|m)|available-now")
 

@@ -14,8 +14,8 @@ from typing import Optional
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from feedback.schema import parse_utc
-from feedback.settings import Settings
+from feedback.core.schema import parse_utc
+from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.dispatcher import AlertRecord, read_log
 from jobs.status import percentile

@@ -40,8 +40,8 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.window import Window
 
-from feedback.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.settings import Settings
+from feedback.core.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.streaming import Trigger, kafka_source, parse_trigger
 

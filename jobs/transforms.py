@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from feedback.schema import feedback_struct
+from feedback.core.schema import feedback_struct
 from jobs.scoring import parse_record
 
 TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
@@ -94,7 +94,7 @@ def score(valid: DataFrame, analyzer: str, endpoint: Optional[str] = None, key: 
     ])
 
     def score_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        from feedback.sentiment import analyzer_for
+        from feedback.clients.sentiment import analyzer_for
 
         scorer = analyzer_for(analyzer, endpoint, key)  # once per worker process (cached)
         for batch in batches:

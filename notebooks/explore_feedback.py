@@ -24,7 +24,7 @@ dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821 (D
 
 from pyspark.sql import functions as F
 
-from feedback.settings import load_settings
+from feedback.core.settings import load_settings
 from jobs.table_writer import DEADLETTER_TABLE, SCORED_TABLE
 from jobs.summary import summarize
 

@@ -14,7 +14,7 @@ dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821
 
 from pathlib import Path
 
-from feedback.settings import load_settings
+from feedback.core.settings import load_settings
 from jobs import price_trend
 
 settings = load_settings(

@@ -14,7 +14,7 @@ dbutils.widgets.text("from_timestamp", "")  # noqa: F821  ISO-8601 UTC, empty: e
 
 # COMMAND ----------
 
-from feedback.settings import load_settings
+from feedback.core.settings import load_settings
 from jobs.reprocess import reprocess
 
 settings = load_settings(

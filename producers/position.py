@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from feedback.settings import Settings
+from feedback.core.settings import Settings
 
 
 class Position:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterator
 
-from feedback.schema import price_envelope, utc_iso
+from feedback.core.schema import price_envelope, utc_iso
 
 SERIES_SOURCE = "random-walk"
 DEFAULT_START = datetime(2026, 11, 2, tzinfo=timezone.utc)

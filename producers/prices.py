@@ -35,8 +35,8 @@ from urllib.parse import urlsplit
 import requests
 from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from feedback.schema import price_envelope, utc_iso, validate_price
-from feedback.settings import Settings
+from feedback.core.schema import price_envelope, utc_iso, validate_price
+from feedback.core.settings import Settings
 from producers.position import Position
 from producers.price_series import SERIES_SOURCE, SeriesPoint, generate_series, point_events
 from producers.sink import Sink

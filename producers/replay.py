@@ -17,10 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from feedback.kafka_client import connect, require_topic
-from feedback.schema import validate_feedback
-from feedback.settings import Settings
+from feedback.clients.kafka_client import connect, require_topic
+from feedback.core.catalogue import SOURCE_TOPICS
+from feedback.core.schema import validate_feedback
+from feedback.core.settings import Settings
 from producers.sink import Delivery, flush_timeout_s
+
+SAMPLES = Path(__file__).resolve().parent / "samples"  # shipped in the wheel (package data)
+
+
+def sample_files() -> dict[str, Path]:
+    """Topic -> the sample file replayed into it (producers/samples/): the demo's input and the benchmarks' texts."""
+    return {topic: SAMPLES / f"{source}.jsonl" for source, topic in SOURCE_TOPICS.items()}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The one way the source producers send envelopes to Kafka.
 
 A `Sink` wraps a kafka-python producer built from the settings (acks=all, idempotence,
-bounded blocking: `feedback.kafka_options`), checks that its topic exists, and counts every
+bounded blocking: `feedback.core.kafka_options`), checks that its topic exists, and counts every
 send as acknowledged or failed. `flush()` waits for every outstanding send and says
 whether all of them were acknowledged: producers save their position (since_id, Slack ts,
 quote time) only after a flush that returned True, so a clean restart resends nothing and
@@ -18,9 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from feedback.kafka_client import connect, require_topic
-from feedback.schema import encode
-from feedback.settings import Settings
+from feedback.clients.kafka_client import connect, require_topic
+from feedback.core.schema import encode
+from feedback.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

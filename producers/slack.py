@@ -45,10 +45,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.socket_mode import SocketModeClient
 
-from feedback.alerts import SlackChannelError, list_channels, missing_scope_message, not_member_message
-from feedback.catalogue import SOURCE_TOPICS
-from feedback.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
-from feedback.settings import Settings
+from feedback.clients.alerts import SlackChannelError, list_channels, missing_scope_message, not_member_message
+from feedback.core.catalogue import SOURCE_TOPICS
+from feedback.core.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
+from feedback.core.settings import Settings
 from producers.position import Position, RecentIds
 from producers.sink import Sink
 

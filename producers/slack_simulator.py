@@ -22,8 +22,8 @@ from typing import Callable, Optional
 
 from slack_sdk.errors import SlackApiError
 
-from feedback.schema import validate_feedback
-from feedback.settings import Settings
+from feedback.core.schema import validate_feedback
+from feedback.core.settings import Settings
 from producers.slack import web_client
 
 SAMPLES = Path(__file__).resolve().parent / "samples" / "slack.jsonl"

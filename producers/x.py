@@ -46,9 +46,9 @@ from urllib.parse import urlsplit
 import tweepy
 from requests.adapters import BaseAdapter
 
-from feedback.catalogue import SOURCE_TOPICS
-from feedback.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
-from feedback.settings import Settings, where_to_set
+from feedback.core.catalogue import SOURCE_TOPICS
+from feedback.core.schema import feedback_envelope, utc_iso, utc_now_iso, validate_feedback
+from feedback.core.settings import Settings, where_to_set
 from producers.position import Position, RecentIds
 from producers.sink import Sink
 

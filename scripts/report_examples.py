@@ -20,12 +20,13 @@ from rich.console import Console
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from feedback.demo import run_pipeline, sample_files  # noqa: E402
-from feedback.kafka_client import end_offsets  # noqa: E402
-from feedback.local_kafka import LocalKafka  # noqa: E402
-from feedback.schema import parse_utc  # noqa: E402
-from feedback.settings import load_settings  # noqa: E402
-from feedback.topics import ensure_topics  # noqa: E402
+from feedback.devtools.demo import run_pipeline  # noqa: E402
+from producers.replay import sample_files  # noqa: E402
+from feedback.clients.kafka_client import end_offsets  # noqa: E402
+from feedback.devtools.local_kafka import LocalKafka  # noqa: E402
+from feedback.core.schema import parse_utc  # noqa: E402
+from feedback.core.settings import load_settings  # noqa: E402
+from feedback.clients.topics import ensure_topics  # noqa: E402
 from jobs.report import render  # noqa: E402
 from jobs.spark import spark_session  # noqa: E402
 from producers.replay import replay  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from feedback.settings import Settings, load_settings
+from feedback.core.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 FIGURES: list[tuple[str, dict]] = []  # what the reliability scenarios measured, printed at the end
@@ -81,7 +81,7 @@ def broker_settings(tmp_path_factory) -> Settings:
 
     It shares the jar cache with `make setup`, and never touches the demo's broker.
     """
-    from feedback.local_kafka import LocalKafka
+    from feedback.devtools.local_kafka import LocalKafka
 
     with pytest.MonkeyPatch.context() as monkeypatch:
         isolate(monkeypatch, tmp_path_factory.mktemp("config"))
@@ -94,7 +94,7 @@ def broker_settings(tmp_path_factory) -> Settings:
 
 @pytest.fixture(scope="session")
 def topics_ready(broker_settings) -> Settings:
-    from feedback.topics import ensure_topics
+    from feedback.clients.topics import ensure_topics
 
     results = ensure_topics(broker_settings)
     assert all(r.ok for r in results), results

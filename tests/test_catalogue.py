@@ -1,7 +1,7 @@
 import pytest
 
-from feedback.catalogue import DAY_MS, FEEDBACK_TOPICS, SOURCE_TOPICS, TOPICS, topic
-from feedback.topics import differences
+from feedback.core.catalogue import DAY_MS, FEEDBACK_TOPICS, SOURCE_TOPICS, TOPICS, topic
+from feedback.clients.topics import differences
 
 
 def test_the_catalogue_names_the_platforms_topics():

@@ -15,9 +15,9 @@ from databricks.sdk import WorkspaceClient
 from databricks.sdk.config import Config
 from typer.testing import CliRunner
 
-from feedback import databricks_jobs as jobs
-from feedback.databricks_commands import app as databricks_app
-from feedback.settings import load_settings
+from feedback.clients import job_runs
+from feedback.cli.databricks import app as databricks_app
+from feedback.core.settings import load_settings
 from tests.standins.databricks_api import (ENDLESS_SCRIPT, FAILED_SCRIPT, SUCCESS_SCRIPT, TOKEN,
                                           DatabricksJobsStandIn)
 
@@ -143,8 +143,8 @@ def test_job_names_are_found_across_pages_of_the_jobs_list(workspace):
     for index in range(25):
         workspace.add_job(f"job-{index:02d}")
 
-    with pytest.raises(jobs.JobNotFound) as raised:
-        jobs.find_job(WorkspaceClient(config=Config(host=workspace.origin, retry_timeout_seconds=5)), "nope")
+    with pytest.raises(job_runs.JobNotFound) as raised:
+        job_runs.find_job(WorkspaceClient(config=Config(host=workspace.origin, retry_timeout_seconds=5)), "nope")
 
     assert len(raised.value.known) == 25
     pages = [r for r in workspace.calls("/api/2.2/jobs/list") if "name" not in r.query]
@@ -273,7 +273,7 @@ def test_every_command_has_help(command):
 
 
 def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
 
     workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-" "from-scope", "x-bearer-token": "bearer-from-scope"}
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
@@ -286,7 +286,7 @@ def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(works
 
 
 def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
 
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     assert load_settings(dbutils=dbutils).x_bearer_token is None
@@ -294,7 +294,7 @@ def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
 
 
 def test_a_missing_scope_is_a_clear_error(workspace):
-    from feedback.settings import SettingsError, load_settings
+    from feedback.core.settings import SettingsError, load_settings
 
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
@@ -443,13 +443,13 @@ def test_the_stand_in_run_now_on_a_running_continuous_job_cancels_its_run(worksp
     """What `run` avoids (terraform-provider-databricks: RunNow() on a continuous job cancels the active run)."""
     job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
     w = WorkspaceClient(config=Config(host=workspace.origin, retry_timeout_seconds=5))
-    [first] = jobs.active_runs(w, job_id)
+    [first] = job_runs.active_runs(w, job_id)
 
-    second = jobs.start_run(w, job_id)
+    second = job_runs.start_run(w, job_id)
 
-    assert jobs.get_run_state(w, first.run_id).life_cycle_state == "TERMINATING"
-    assert jobs.get_run_state(w, first.run_id).summary == "TERMINATED/USER_CANCELED"
-    assert [run.run_id for run in jobs.active_runs(w, job_id)] == [second]
+    assert job_runs.get_run_state(w, first.run_id).life_cycle_state == "TERMINATING"
+    assert job_runs.get_run_state(w, first.run_id).summary == "TERMINATED/USER_CANCELED"
+    assert [run.run_id for run in job_runs.active_runs(w, job_id)] == [second]
 
 
 # -- status, not the deprecated state; task attempts ----------------------------------------

@@ -19,11 +19,11 @@ import time
 
 import pytest
 
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
-from feedback.kafka_client import KafkaUnavailable, end_offsets, read_range
-from feedback.local_kafka import Listener, LocalKafka
-from feedback.settings import load_settings
-from feedback.topics import ensure_topics
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
+from feedback.clients.kafka_client import KafkaUnavailable, end_offsets, read_range
+from feedback.devtools.local_kafka import Listener, LocalKafka
+from feedback.core.settings import load_settings
+from feedback.clients.topics import ensure_topics
 from producers.replay import replay
 from tests.conftest import REPO, free_port, isolate, own_broker_settings
 from tests.standins import tls

@@ -1,6 +1,6 @@
 import pytest
 
-from feedback.kafka_options import (
+from feedback.core.kafka_options import (
     BackendConfigError,
     EVENTHUBS_USER,
     SHADED_PLAIN_LOGIN_MODULE,
@@ -10,7 +10,7 @@ from feedback.kafka_options import (
     kafka_client_config,
     spark_kafka_options,
 )
-from feedback.settings import SettingsError, load_settings
+from feedback.core.settings import SettingsError, load_settings
 
 CONNECTION = "Endpoint=sb://feedback-ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=abc/def+ghi=="
 

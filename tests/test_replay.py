@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from feedback.kafka_client import KafkaUnavailable, TopicMissing, end_offsets, read_range
-from feedback.schema import feedback_envelope
-from feedback.settings import load_settings
+from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing, end_offsets, read_range
+from feedback.core.schema import feedback_envelope
+from feedback.core.settings import load_settings
 from producers.replay import parse_line, read_lines, replay
 from tests.conftest import free_port
 
@@ -32,7 +32,7 @@ def test_a_line_nested_too_deeply_to_parse_is_an_invalid_line_not_a_traceback():
 def test_produce_sends_a_deeply_nested_line_as_it_is_and_prints_its_summary(topics_ready, tmp_path):
     from typer.testing import CliRunner
 
-    from feedback.cli import app
+    from feedback.cli.main import app
 
     path = tmp_path / "deep.jsonl"
     path.write_bytes(json.dumps(event(1)).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n")

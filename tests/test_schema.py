@@ -3,7 +3,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from feedback.schema import (
+from feedback.core.schema import (
     FEEDBACK_FIELDS,
     PRICE_FIELDS,
     encode,

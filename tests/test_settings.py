@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from feedback.settings import SettingsError, load_settings
+from feedback.core.settings import SettingsError, load_settings
 
 
 def test_defaults_to_the_local_backend():

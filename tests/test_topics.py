@@ -1,7 +1,7 @@
 import pytest
 
-from feedback.catalogue import DAY_MS, TOPICS, Topic
-from feedback.topics import CREATED, DIFFERS, EXISTS, ensure_topics
+from feedback.core.catalogue import DAY_MS, TOPICS, Topic
+from feedback.clients.topics import CREATED, DIFFERS, EXISTS, ensure_topics
 
 pytestmark = pytest.mark.kafka
 

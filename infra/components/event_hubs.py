@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 import pulumi
 from pulumi_azure_native import eventhub
 
-from feedback.catalogue import Topic
+from feedback.core.catalogue import Topic
 from infra.lib import event_hubs_limits
 
 KAFKA_PORT = 9093

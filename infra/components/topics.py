@@ -8,7 +8,7 @@ from typing import Sequence
 import pulumi
 from pulumi_azure_native import storage
 
-from feedback.catalogue import Topic
+from feedback.core.catalogue import Topic
 from infra.lib.topics_script import script_digest, topics_script
 from infra.providers.script_action import MANAGEMENT_URL, KafkaTopics
 

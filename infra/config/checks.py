@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from feedback.catalogue import TOPICS, Topic
+from feedback.core.catalogue import TOPICS, Topic
 from infra.config.errors import NAMESPACE
 from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, set_line
 from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication
@@ -258,7 +258,7 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
     if misfits:
         larger = next((t for t in event_hubs_limits.TIERS[event_hubs_limits.TIERS.index(tier) + 1:]
                        if not event_hubs_limits.catalogue_problems(topics, t)), None)
-        remedy = "change the topic in feedback/catalogue.py"
+        remedy = "change the topic in feedback/core/catalogue.py"
         if larger:
             remedy += f", or use a larger tier: run `{set_line('eventhubsTier', larger)}`"
         found.problems.extend(f"{misfit}: {remedy}" for misfit in misfits)

@@ -27,7 +27,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
-from feedback.settings import Settings
+from feedback.core.settings import Settings
 from infra.config.errors import NAMESPACE, command
 from infra.config.workspace import WorkspaceNetwork
 from infra.lib import databricks_jobs, event_hubs_limits, network_rules, replication, wheel
@@ -145,7 +145,7 @@ def _wheel(value: Any, info: ValidationInfo) -> str:
 
 
 def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
-    """Plain settings for the producers, each checked as feedback/settings.py will check it."""
+    """Plain settings for the producers, each checked as feedback/core/settings.py will check it."""
     key = _key(info)
     if not isinstance(value, dict):
         raise refuse(f"{NAMESPACE}:{key} is not an object: run "

@@ -21,9 +21,9 @@ RUNTIME = "17.3.x-scala2.13"
 PACKAGE = "feedback_analytics"
 # The wheel's console scripts the tasks call (pyproject.toml [project.scripts]).
 # The wheel tasks' entry points return normally on success: Databricks reports a task whose
-# entry point raises SystemExit(0), as a Typer app does, as failed (feedback.cli.task).
+# entry point raises SystemExit(0), as a Typer app does, as failed (feedback.cli.main.task).
 PIPELINE_ENTRY_POINT, CLI_ENTRY_POINT = "feedback-pipeline", "feedback-task"
-ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_POINT: "feedback.cli:task"}
+ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_POINT: "feedback.cli.main:task"}
 PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
 # The pipeline's parts, one task each: `jobs.sentiment_pipeline:main --part <name>`. The scorer
 # (feedback topics -> feedback-scored, feedback-deadletter, feedback-alerts), the alert
@@ -62,7 +62,7 @@ Job = Literal["pipeline", "producers"]
 @dataclass(frozen=True)
 class JobSecret:
     key: str                    # the key in the secret scope
-    setting: str                # the name in feedback/settings.py
+    setting: str                # the name in feedback/core/settings.py
     config_key: Optional[str]   # the stack config key (None: a stack output)
     jobs: tuple[Job, ...]       # the job clusters that get it
 
@@ -179,11 +179,11 @@ def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
 
     from pydantic import TypeAdapter, ValidationError
 
-    from feedback.settings import Settings
+    from feedback.core.settings import Settings
 
     field = Settings.model_fields.get(name)
     if field is None:
-        return f"{name!r} is not a setting (see feedback/settings.py)"
+        return f"{name!r} is not a setting (see feedback/core/settings.py)"
     if name in PROGRAM_SETTINGS:
         return f"{name!r} is set by the program from the stack itself"
     if "SecretStr" in repr(field.annotation):

@@ -88,7 +88,7 @@ TOMBSTONE_RETENTION_HOURS = 24
 
 
 class TopicLike(Protocol):
-    """What the checks need of a catalogue entry (feedback.catalogue.Topic)."""
+    """What the checks need of a catalogue entry (feedback.core.catalogue.Topic)."""
 
     @property
     def name(self) -> str: ...

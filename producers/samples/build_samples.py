@@ -16,7 +16,7 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from feedback.schema import feedback_envelope, utc_iso
+from feedback.core.schema import feedback_envelope, utc_iso
 
 HERE = Path(__file__).parent
 START = datetime(2026, 11, 2, 8, 0, tzinfo=timezone.utc)

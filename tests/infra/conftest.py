@@ -104,8 +104,8 @@ def fake_connection_string(namespace: str, rule: str) -> str:
 
 
 WHEEL_NAME = "feedback_analytics-0.1.0-py3-none-any.whl"
-ENTRY_POINTS_TXT = ("[console_scripts]\nfeedback = feedback.cli:app\nfeedback-pipeline = jobs.sentiment_pipeline:main\n"
-                    "feedback-task = feedback.cli:task\n")
+ENTRY_POINTS_TXT = ("[console_scripts]\nfeedback = feedback.cli.main:app\nfeedback-pipeline = jobs.sentiment_pipeline:main\n"
+                    "feedback-task = feedback.cli.main:task\n")
 
 
 def write_fake_wheel(directory: Path, code: str = "VERSION = 1\n", entry_points: str = ENTRY_POINTS_TXT) -> Path:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from feedback.catalogue import DAY_MS, TOPICS, Topic
+from feedback.core.catalogue import DAY_MS, TOPICS, Topic
 from infra.config import ConfigError, WorkspaceNetwork, check, load_config, workspace_replacement_problem
 from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
 
@@ -236,7 +236,7 @@ def test_the_catalogue_fits_a_standard_namespace():
 def test_too_many_partitions_for_standard_points_to_premium():
     [problem] = eventhubs_problems((hub("big", partitions=33),))
     assert "topic 'big' has 33 partitions; a standard event hub has 1 to 32" in problem
-    assert "change the topic in feedback/catalogue.py" in problem
+    assert "change the topic in feedback/core/catalogue.py" in problem
     assert "`pulumi config set feedback:eventhubsTier premium`" in problem
     assert eventhubs_problems((hub("big", partitions=33),), tier="premium") == []
 

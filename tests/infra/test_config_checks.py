@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from feedback.catalogue import DAY_MS, Topic
+from feedback.core.catalogue import DAY_MS, Topic
 from infra.config import checks
 from infra.config.keys import StackConfig, parse_keys
 from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD
@@ -175,7 +175,7 @@ def test_dedicated_needs_the_resource_id_of_an_existing_cluster():
 
 def test_the_catalogue_must_fit_the_tier_and_a_tier_that_fits_is_named():
     [problem] = checks.event_hubs(keys_of(backend="both"), topics=(hub("big", partitions=33),)).problems
-    assert problem.endswith("change the topic in feedback/catalogue.py, or use a larger tier: run "
+    assert problem.endswith("change the topic in feedback/core/catalogue.py, or use a larger tier: run "
                             "`pulumi config set feedback:eventhubsTier premium`")
     assert checks.event_hubs(keys_of(), topics=(hub("big", partitions=33),)) == checks.Found()  # no Event Hubs
     assert checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="basic"), topics=(hub("big", 33),)) == \

@@ -148,7 +148,7 @@ def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(fu
     assert "sparkConf" not in cluster_of(pipeline)
     assert all("secrets/" not in value for value in cluster_of(producers)["sparkConf"].values())
     # The settings object reads each of these names (env prefix FEEDBACK_).
-    from feedback.settings import Settings
+    from feedback.core.settings import Settings
     for job in (pipeline, producers):
         for name in cluster_of(job)["sparkEnvVars"]:
             assert name.removeprefix("FEEDBACK_").lower() in Settings.model_fields, name
@@ -193,7 +193,7 @@ def test_the_tasks_are_the_parts_the_entry_point_runs():
 
 
 def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
 
     for task in jobs_by_name(stack)[plan.PIPELINE_JOB]["tasks"]:
         parameters = task["pythonWheelTask"]["parameters"]
@@ -342,7 +342,7 @@ def test_a_state_dir_on_the_clusters_own_disk_is_refused():
 def load_settings_from_env(env: dict[str, str]):
     import os
 
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
 
     saved = dict(os.environ)
     try:
@@ -396,7 +396,7 @@ def test_changed_wheel_content_changes_the_path_and_the_jobs(run_program, tmp_pa
 
 
 def test_a_wheel_without_the_pipeline_entry_point_is_refused_with_the_pyproject_line(run_program, tmp_path):
-    lacking = write_fake_wheel(tmp_path, entry_points="[console_scripts]\nfeedback = feedback.cli:app\n")
+    lacking = write_fake_wheel(tmp_path, entry_points="[console_scripts]\nfeedback = feedback.cli.main:app\n")
     with pytest.raises(ValueError) as raised:
         run_program(jobsWheel=str(lacking))
     assert 'feedback-pipeline = "jobs.sentiment_pipeline:main"' in str(raised.value)
@@ -420,7 +420,7 @@ def test_the_real_build_is_reproducible_and_matches_pyproject(tmp_path):
         names = {info.filename for info in infos}
     # Every entry has the fixed timestamp, so the same code gives the same bytes and path.
     assert {info.date_time for info in infos} == {(1980, 1, 1, 0, 0, 0)}
-    assert {"jobs/sentiment_pipeline.py", "feedback/settings.py", "producers/commands.py"} <= names
+    assert {"jobs/sentiment_pipeline.py", "feedback/core/settings.py", "feedback/cli/produce.py"} <= names
     assert not any(name.startswith(("tests/", "notebooks/")) for name in names)
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert wheel.console_scripts(built.path) == scripts
@@ -597,7 +597,7 @@ def test_the_jobs_config_defaults_and_secret_outputs():
 
 
 def test_the_scope_keys_the_stack_writes_are_the_ones_the_settings_read():
-    from feedback.settings import SECRET_SCOPE_KEYS
+    from feedback.core.settings import SECRET_SCOPE_KEYS
 
     assert {secret.setting: secret.key for secret in plan.JOB_SECRETS} == SECRET_SCOPE_KEYS
 

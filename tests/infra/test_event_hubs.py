@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from feedback.catalogue import ALERTS_LOG_TOPIC, TOPICS, Topic
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, TOPICS, Topic
 from infra.components.event_hubs import LISTEN_RULE, SEND_RULE, EventHubsArgs, EventHubsNamespace
 from tests.infra.conftest import fake_connection_string, fake_sas_key
 
@@ -135,7 +135,7 @@ def test_the_outputs_give_the_jobs_bootstrap_and_which_backend_they_use(stack):
     assert outputs["jobsBackend"] == "eventhubs"
     assert outputs["jobsBootstrapServers"] == outputs["eventhubsBootstrapServers"]
     # The settings hint the jobs print names this very output.
-    from feedback.settings import __file__ as settings_file
+    from feedback.core.settings import __file__ as settings_file
     assert "pulumi stack output --show-secrets eventhubsConnectionString" in Path(settings_file).read_text()
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feedback.catalogue import TOPICS
+from feedback.core.catalogue import TOPICS
 from infra.lib import (
     azure_names, databricks_jobs, event_hubs_limits, kafka_config, network_rules, passwords, provider_inputs,
     replication,
@@ -228,7 +228,7 @@ def test_event_hubs_namespace_names_follow_azures_rule(name, ok):
 
 
 def test_retention_must_be_whole_hours_and_a_policy_event_hubs_lacks_is_refused():
-    from feedback.catalogue import HOUR_MS, Topic
+    from feedback.core.catalogue import HOUR_MS, Topic
     odd = Topic("odd", 1, 90 * 60 * 1000, "delete", "")
     both = Topic("both", 1, HOUR_MS, "compact,delete", "")
     problems = event_hubs_limits.catalogue_problems((odd, both), "standard")
@@ -241,7 +241,7 @@ def test_retention_must_be_whole_hours_and_a_policy_event_hubs_lacks_is_refused(
 
 
 def test_a_compacted_topic_fits_every_kafka_tier_whatever_its_retention():
-    from feedback.catalogue import DAY_MS, Topic
+    from feedback.core.catalogue import DAY_MS, Topic
     # A compacted hub has no retention time, so 30 days is not held against Standard's 7.
     latest = Topic("latest", 1, 30 * DAY_MS, "compact", "")
     for tier in event_hubs_limits.TIERS:
@@ -249,7 +249,7 @@ def test_a_compacted_topic_fits_every_kafka_tier_whatever_its_retention():
 
 
 def test_a_compacted_topic_is_refused_on_a_tier_without_log_compaction():
-    from feedback.catalogue import ALERTS_LOG_TOPIC
+    from feedback.core.catalogue import ALERTS_LOG_TOPIC
     problems = event_hubs_limits.catalogue_problems(TOPICS, "basic")
     assert (f"topic {ALERTS_LOG_TOPIC!r} has cleanup policy 'compact', but a basic namespace has no log compaction "
             "(Standard and higher have it)") in problems
@@ -261,7 +261,7 @@ def test_the_catalogues_eight_topics_fit_a_standard_namespace_with_two_hubs_to_s
 
 
 def test_premium_counts_partitions_across_the_namespace_per_processing_unit():
-    from feedback.catalogue import DAY_MS, Topic
+    from feedback.core.catalogue import DAY_MS, Topic
     hubs = tuple(Topic(f"h{i}", 100, DAY_MS, "delete", "") for i in range(3))  # 300 > 200 for one PU
     assert event_hubs_limits.catalogue_problems(hubs, "premium") == [
         "the catalogue has 300 partitions in all; one premium unit allows 200"

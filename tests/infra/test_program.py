@@ -20,7 +20,7 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from feedback.catalogue import TOPICS
+from feedback.core.catalogue import TOPICS
 from tests.infra.conftest import (
     CLUSTER_GUID, LOGIN_PASSWORD, MOCK_BROKERS, SSH_PASSWORD, STORAGE_KEY, SUBSCRIPTION, AzureMocks,
     RecordingMonitor, base_config, databricks_vnet_id, use_config,
@@ -296,7 +296,7 @@ def test_the_outputs_feed_the_hdinsight_settings_and_never_hold_the_password(sta
     assert outputs["databricksVnetId"] == databricks_vnet_id("fbk01-databricks-managed")
     assert not any(secret in repr(outputs) for secret in (LOGIN_PASSWORD, SSH_PASSWORD, STORAGE_KEY))
     # The settings hint the jobs print names this very output.
-    from feedback.settings import __file__ as settings_file
+    from feedback.core.settings import __file__ as settings_file
     assert "pulumi stack output kafkaBootstrapServers" in Path(settings_file).read_text()
 
 

@@ -11,9 +11,9 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.kafka_client import connect, end_offsets
-from feedback.schema import encode, feedback_envelope
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.clients.kafka_client import connect, end_offsets
+from feedback.core.schema import encode, feedback_envelope
 from jobs import scorer, table_writer
 from tests.conftest import REPO
 from tests.standins.slack_web import SlackWebStandIn

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from jobs.continuous_passthrough import route, task_slots_needed
+from jobs.continuous_passthrough import route
+from jobs.spark import task_slots_needed
 from tests.jobs.test_transforms import envelope, kafka_rows
 
 pytestmark = pytest.mark.spark

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.spark
 
 MAKE_TABLE = """
 import sys
-from feedback.settings import load_settings
+from feedback.core.settings import load_settings
 from jobs.spark import spark_session
 spark = spark_session(load_settings(cache_dir=sys.argv[2]), "make-table")
 spark.range(3).write.format("delta").mode("append").save(sys.argv[1])

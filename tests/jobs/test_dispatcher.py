@@ -12,9 +12,9 @@ from collections import Counter
 
 import pytest
 
-from feedback.alerts import SlackNotifier, from_rows
-from feedback.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
-from feedback.kafka_client import end_offsets
+from feedback.clients.alerts import SlackNotifier, from_rows
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
+from feedback.clients.kafka_client import end_offsets
 from jobs.dispatcher import AlertRecord, Dispatcher, read_log
 from tests.jobs.helpers import produce, spark_offsets
 from tests.standins.slack_web import SlackWebStandIn
@@ -119,7 +119,7 @@ def test_an_unknown_channel_fails_that_alert_only(topics_ready):
 
 
 def test_an_attempt_left_by_a_crash_after_slack_answered_is_looked_up_not_posted_again(topics_ready):
-    from feedback.kafka_client import connect
+    from feedback.clients.kafka_client import connect
 
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)

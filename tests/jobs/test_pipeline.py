@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from feedback.alerts import SlackNotifier
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
-from feedback.kafka_client import read_range
+from feedback.clients.alerts import SlackNotifier
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.clients.kafka_client import read_range
 from jobs import sentiment_pipeline
 from jobs.report import render
 from jobs.reprocess import reprocess

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from feedback.kafka_client import client
+from feedback.clients.kafka_client import client
 from producers.price_series import generate_series, point_events
 from producers.sink import Sink
 from tests.producers.helpers import settings_for

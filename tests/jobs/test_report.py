@@ -78,7 +78,7 @@ def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_h
 def test_the_report_without_tables_says_where_it_looked_and_what_to_run(spark, tmp_path):
     from typer.testing import CliRunner
 
-    from feedback.cli import app
+    from feedback.cli.main import app
 
     result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "pipeline", "report", "--out", str(tmp_path / "r.png")])
     assert result.exit_code == 1, result.output

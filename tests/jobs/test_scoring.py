@@ -89,7 +89,7 @@ def test_parse_record_gives_the_event_or_the_reason():
 
 @pytest.mark.spark
 def test_the_scorer_routes_in_spark_as_the_pure_function_does(spark):
-    from feedback.settings import load_settings
+    from feedback.core.settings import load_settings
     from jobs.scorer import scored_records
     from tests.jobs.test_transforms import kafka_rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from feedback.sentiment import (
+from feedback.clients.sentiment import (
     AZURE_MAX_CHARS,
     AnalyzerError,
     AzureLanguageAnalyzer,

@@ -120,8 +120,8 @@ def test_a_checkpoint_batch_without_a_commit_is_running(tmp_path):
 @pytest.mark.kafka
 @pytest.mark.spark
 def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_lag(topics_ready, spark, tmp_path):
-    from feedback.alerts import SlackNotifier
-    from feedback.catalogue import FEEDBACK_TOPICS
+    from feedback.clients.alerts import SlackNotifier
+    from feedback.core.catalogue import FEEDBACK_TOPICS
     from jobs import sentiment_pipeline
     from jobs.status import gather
     from tests.jobs.helpers import offsets_now, pipeline_settings, produce, sample_batch
@@ -173,7 +173,7 @@ def _text(renderable) -> str:
 def test_the_status_command_shows_every_part_and_says_where_deployed_runs_are(topics_ready, tmp_path):
     from typer.testing import CliRunner
 
-    from feedback.cli import app
+    from feedback.cli.main import app
     from tests.jobs.helpers import event, produce
 
     produce(topics_ready, [("twitter-feedback", b"k", json.dumps(event("status-cli", 1, "Fine.")).encode())])
@@ -189,7 +189,7 @@ def test_the_status_command_shows_every_part_and_says_where_deployed_runs_are(to
 def test_the_status_command_gives_a_clear_error_in_bounded_time_when_kafka_is_down(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from feedback.cli import app
+    from feedback.cli.main import app
     from tests.conftest import free_port
 
     monkeypatch.setenv("FEEDBACK_KAFKA_CONNECT_TIMEOUT_MS", "2000")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from feedback.sentiment import analyzer_for
+from feedback.clients.sentiment import analyzer_for
 from jobs import table_writer
 from jobs.scoring import AlertRules, route
 from jobs.streaming import parse_trigger

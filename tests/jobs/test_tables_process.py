@@ -11,8 +11,8 @@ import time
 import psutil
 import pytest
 
-from feedback.alerts import SlackNotifier
-from feedback.catalogue import FEEDBACK_TOPICS
+from feedback.clients.alerts import SlackNotifier
+from feedback.core.catalogue import FEEDBACK_TOPICS
 from jobs import sentiment_pipeline, table_writer
 from jobs.summary import summarize
 from tests.jobs.helpers import offsets_now, pipeline_process, pipeline_settings, produce, sample_batch

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from feedback.schema import feedback_envelope
+from feedback.core.schema import feedback_envelope
 from jobs import transforms
 
 pytestmark = pytest.mark.spark

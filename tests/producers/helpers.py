@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from feedback.kafka_client import end_offsets, read_range
-from feedback.settings import Settings
+from feedback.clients.kafka_client import end_offsets, read_range
+from feedback.core.settings import Settings
 
 
 def settings_for(base: Settings, state_dir: Path, **changes) -> Settings:

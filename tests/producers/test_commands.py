@@ -3,8 +3,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from feedback.catalogue import PRICES_TOPIC
-from feedback.cli import app
+from feedback.core.catalogue import PRICES_TOPIC
+from feedback.cli.main import app
 from tests.producers.helpers import TopicWatch, settings_for
 
 runner = CliRunner()
@@ -53,7 +53,7 @@ def test_sigterm_flushes_and_saves_so_a_restart_sends_the_rest_once(topics_ready
     import time
 
     watch = TopicWatch(settings_for(topics_ready, tmp_path), PRICES_TOPIC)
-    base = [sys.executable, "-m", "feedback.cli", "--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
+    base = [sys.executable, "-m", "feedback.cli.main", "--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
             "producer", "prices-replay", "--days", "1"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDBACK_")}
     running = subprocess.Popen(base + ["--speed", "6000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

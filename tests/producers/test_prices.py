@@ -6,8 +6,8 @@ import pytest
 from pydantic import SecretStr
 from tenacity import wait_none
 
-from feedback.catalogue import PRICES_TOPIC
-from feedback.schema import validate_price
+from feedback.core.catalogue import PRICES_TOPIC
+from feedback.core.schema import validate_price
 from producers.price_series import generate_series, point_events
 from producers.prices import (
     PriceAccessDenied, PriceClient, PriceProducer, api_key_header, parse_simple_price, replay_series,

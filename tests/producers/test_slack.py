@@ -4,8 +4,8 @@ from contextlib import contextmanager
 import pytest
 from pydantic import SecretStr
 
-from feedback.alerts import SlackChannelError, SlackNotifier
-from feedback.settings import SettingsError, load_settings
+from feedback.clients.alerts import SlackChannelError, SlackNotifier
+from feedback.core.settings import SettingsError, load_settings
 from producers.sink import Sink
 from producers.slack import TOPIC, Channels, SlackProducer, resolve_channels, to_envelope, web_client
 from producers.slack_simulator import sample_texts, simulate

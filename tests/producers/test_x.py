@@ -7,9 +7,9 @@ import tweepy
 import typer
 from pydantic import SecretStr
 
-from feedback.schema import validate_feedback
-from feedback.settings import SettingsError, load_settings
-from producers.commands import _reported
+from feedback.core.schema import validate_feedback
+from feedback.core.settings import SettingsError, load_settings
+from feedback.cli.produce import _reported
 from producers.sink import Sink
 from producers.x import (
     SEARCH_WINDOW, TOPIC, TWEET_FIELDS, Budget, SearchCursor, XAccessError, XCreditsError, XProducer, XQueryError, post_time,

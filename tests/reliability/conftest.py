@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from feedback.local_kafka import LocalKafka
-from feedback.topics import ensure_topics
+from feedback.devtools.local_kafka import LocalKafka
+from feedback.clients.topics import ensure_topics
 from tests.conftest import isolate, own_broker_settings
 
 

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from feedback.kafka_client import end_offsets, read_range
+from feedback.clients.kafka_client import end_offsets, read_range
 from producers.replay import replay
 from tests.conftest import REPO
 

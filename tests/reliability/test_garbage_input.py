@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feedback.schema import feedback_envelope
+from feedback.core.schema import feedback_envelope
 from jobs import transforms
 
 VALID = feedback_envelope(id="g-1", source="twitter", author="a", text="fine", created_at="2026-11-21T09:30:00Z",
@@ -59,7 +59,7 @@ def test_every_payload_is_valid_or_has_a_reason(payload):
 def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_dead(sample):
     import pandas as pd
 
-    from feedback.sentiment import analyzer_for
+    from feedback.clients.sentiment import analyzer_for
     from jobs.scoring import AlertRules, route
 
     frame = pd.DataFrame({"value": sample, "topic": ["twitter-feedback"] * len(sample), "partition": [0] * len(sample),

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from feedback.catalogue import FEEDBACK_TOPICS
+from feedback.core.catalogue import FEEDBACK_TOPICS
 from jobs.status import gather
 from jobs.summary import summarize
 from tests.jobs.helpers import (assert_each_event_and_alert_once, commits, offsets_now, pipeline_process, pipeline_settings,

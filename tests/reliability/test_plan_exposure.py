@@ -1,7 +1,7 @@
 """Query plans and the Event Hubs key (issue 15): no project code prints a Kafka source's plan.
 
 Spark keeps a source's options in the analyzed plan. For Spark's Kafka source read with the
-Event Hubs settings (feedback/kafka_options.py: `kafka.sasl.jaas.config` holds the connection
+Event Hubs settings (feedback/core/kafka_options.py: `kafka.sasl.jaas.config` holds the connection
 string), `explain(True)` prints the key in the plan's `DataSource(... HashMap(...))` part; only
 the V2 part is redacted, `spark.sql.redaction.options.regex` does not reach the other, and a
 frame derived from the source (`select`, the scorer's output) carries the same relation. A

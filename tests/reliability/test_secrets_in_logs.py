@@ -1,6 +1,6 @@
 """Secrets and exposure: no secret value in a log line, an error message or console output.
 
-Every secret setting (`SecretStr` in feedback/settings.py) gets a fake value whose private
+Every secret setting (`SecretStr` in feedback/core/settings.py) gets a fake value whose private
 part shares no 8-character piece with anything else. The code paths that handle secrets
 run against the loopback stand-ins (Slack, Azure AI Language, CoinGecko, X) or against a
 closed local port (Kafka with the Event Hubs client settings), through their failure modes
@@ -32,12 +32,12 @@ from slack_sdk.errors import SlackApiError
 from tenacity import wait_none
 from typer.testing import CliRunner
 
-from feedback.alerts import Alert, SlackNotifier
-from feedback.cli import app
-from feedback.kafka_client import KafkaUnavailable, connect
-from feedback.kafka_options import BackendConfigError, bootstrap_servers, jaas_config, kafka_client_config, spark_kafka_options
-from feedback.sentiment import AnalyzerError, AzureLanguageAnalyzer
-from feedback.settings import Settings, SettingsError, load_settings
+from feedback.clients.alerts import Alert, SlackNotifier
+from feedback.cli.main import app
+from feedback.clients.kafka_client import KafkaUnavailable, connect
+from feedback.core.kafka_options import BackendConfigError, bootstrap_servers, jaas_config, kafka_client_config, spark_kafka_options
+from feedback.clients.sentiment import AnalyzerError, AzureLanguageAnalyzer
+from feedback.core.settings import Settings, SettingsError, load_settings
 from producers.prices import RETRY_ATTEMPTS, PriceAccessDenied, PriceClient, PriceProducer
 from producers.x import TWEET_FIELDS, XAccessError, XProducer
 from tests.conftest import free_port
@@ -139,7 +139,7 @@ def cli_env(tmp_path: Path, **settings: str) -> dict[str, str]:
 
 def run_cli(tmp_path: Path, args: list[str], **settings: str) -> subprocess.CompletedProcess:
     """`feedback ARGS` as its own process: its logging set-up and the console's traceback printing are real."""
-    return subprocess.run([sys.executable, "-m", "feedback.cli", "--state-dir", str(tmp_path / "state"), *args],
+    return subprocess.run([sys.executable, "-m", "feedback.cli.main", "--state-dir", str(tmp_path / "state"), *args],
                           env=cli_env(tmp_path, **settings), cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
@@ -258,7 +258,7 @@ def test_event_hubs_clients_that_cannot_connect_log_and_raise_no_connection_stri
 @pytest.mark.xfail(strict=True, reason=(
     "kafka-python's KafkaAdminClient.__init__ logs 'Starting KafkaAdminClient with configuration: %s' at DEBUG "
     "(kafka/admin/client.py:216), sasl_plain_password (the Event Hubs connection string) included; reached by "
-    "feedback.kafka_client.connect(settings, 'admin') (topics create). The project never enables DEBUG for 'kafka'."))
+    "feedback.clients.kafka_client.connect(settings, 'admin') (topics create). The project never enables DEBUG for 'kafka'."))
 def test_event_hubs_admin_client_logs_no_connection_string_at_debug(caplog):
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="kafka")

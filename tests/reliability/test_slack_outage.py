@@ -19,8 +19,8 @@ from collections import Counter
 
 import pytest
 
-from feedback.alerts import SlackNotifier
-from feedback.catalogue import FEEDBACK_TOPICS
+from feedback.clients.alerts import SlackNotifier
+from feedback.core.catalogue import FEEDBACK_TOPICS
 from jobs import sentiment_pipeline
 from jobs.summary import summarize
 from tests.jobs.helpers import offsets_now, pipeline_settings, produce, sample_batch

@@ -25,9 +25,9 @@ import time
 import psutil
 import pytest
 
-from feedback.catalogue import FEEDBACK_TOPICS
-from feedback.kafka_client import end_offsets
-from feedback.schema import encode
+from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.clients.kafka_client import end_offsets
+from feedback.core.schema import encode
 from jobs import scorer, sentiment_pipeline
 from jobs.summary import summarize
 from tests.conftest import REPO
@@ -86,7 +86,7 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_re
             while query.lastProgress is None:  # the first (empty) batch has run
                 time.sleep(0.5)
             producer = subprocess.Popen(
-                [sys.executable, "-m", "feedback.cli", "--local-kafka-port", str(settings.local_kafka_port),
+                [sys.executable, "-m", "feedback.cli.main", "--local-kafka-port", str(settings.local_kafka_port),
                  "--state-dir", str(settings.state_dir), "produce", "--from", str(source), "--topic", TOPIC,
                  "--rate", str(RATE), "--limit", str(count)],
                 cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

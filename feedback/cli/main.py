@@ -12,25 +12,26 @@
     feedback bench producer              this project's producer against Kafka's own
 
 Global options set the most-used settings; every setting can also come from the
-environment (FEEDBACK_<NAME>) or the config file (feedback.toml): see feedback/settings.py.
+environment (FEEDBACK_<NAME>) or the config file (feedback.toml): see feedback/core/settings.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from feedback.catalogue import TOPICS
-from feedback.settings import Settings, SettingsError, load_settings
-from feedback.databricks_commands import app as databricks_app
-from jobs.commands import app as pipeline_app
-from producers.commands import app as producers_app
+from feedback.core.catalogue import TOPICS
+from feedback.core.settings import Settings, SettingsError, load_settings
+from feedback.cli.databricks import app as databricks_app
+from feedback.cli.pipeline import app as pipeline_app
+from feedback.cli.produce import app as producers_app
 
 console = Console()
 err = Console(stderr=True)
@@ -89,8 +90,8 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 @kafka_app.command("start")
 def kafka_start(ctx: typer.Context, timeout: float = typer.Option(90, help="Seconds to wait for the broker to answer.")) -> None:
     """Start the local broker (formats its storage on first use) and wait until it answers."""
-    from feedback.jars import JarsError
-    from feedback.local_kafka import LocalKafka, LocalKafkaError
+    from feedback.clients.jars import JarsError
+    from feedback.devtools.local_kafka import LocalKafka, LocalKafkaError
 
     broker = LocalKafka(settings_of(ctx))
     try:
@@ -104,7 +105,7 @@ def kafka_start(ctx: typer.Context, timeout: float = typer.Option(90, help="Seco
 @kafka_app.command("stop")
 def kafka_stop(ctx: typer.Context) -> None:
     """Stop the local broker cleanly (SIGTERM, then SIGKILL after 30 s)."""
-    from feedback.local_kafka import LocalKafka
+    from feedback.devtools.local_kafka import LocalKafka
 
     stopped = LocalKafka(settings_of(ctx)).stop()
     console.print("Kafka stopped" if stopped else "Kafka was not running")
@@ -113,7 +114,7 @@ def kafka_stop(ctx: typer.Context) -> None:
 @kafka_app.command("status")
 def kafka_status(ctx: typer.Context) -> None:
     """Say whether the local broker runs, where, and where its log is. Exit 1 if not running."""
-    from feedback.local_kafka import LocalKafka
+    from feedback.devtools.local_kafka import LocalKafka
 
     status = LocalKafka(settings_of(ctx)).status()
     pid = f" (pid {status.pid})" if status.pid else ""
@@ -125,7 +126,7 @@ def kafka_status(ctx: typer.Context) -> None:
 @jars_app.command("fetch")
 def jars_fetch(ctx: typer.Context) -> None:
     """Resolve the broker's jars and Spark's extra jars (Kafka connector, Delta) with Maven."""
-    from feedback.jars import JarsError, resolve
+    from feedback.clients.jars import JarsError, resolve
 
     settings = settings_of(ctx)
     try:
@@ -146,7 +147,7 @@ def topics_create(ctx: typer.Context) -> None:
 
     On the eventhubs backend hubs are owned by the infrastructure: this checks they exist.
     """
-    from feedback.topics import ensure_topics
+    from feedback.clients.topics import ensure_topics
 
     try:
         results = ensure_topics(settings_of(ctx).require_complete())
@@ -158,7 +159,7 @@ def topics_create(ctx: typer.Context) -> None:
         table.add_row(result.name, f"[{colour}]{result.state}[/{colour}]", "; ".join(result.differences))
     console.print(table)
     if not all(result.ok for result in results):
-        raise fail("some topics are missing or differ from the catalogue (feedback/catalogue.py); fix them on the broker or in the catalogue")
+        raise fail("some topics are missing or differ from the catalogue (feedback/core/catalogue.py); fix them on the broker or in the catalogue")
 
 
 @topics_app.command("list")
@@ -232,8 +233,8 @@ def status(
     from rich.live import Live
     from rich.text import Text
 
-    from feedback.kafka_client import KafkaUnavailable, TopicMissing
-    from feedback.kafka_options import bootstrap_servers
+    from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
+    from feedback.core.kafka_options import bootstrap_servers
     from jobs.status import gather, render
 
     settings = settings_of(ctx)
@@ -267,9 +268,26 @@ def status(
 @app.command("demo")
 def demo(ctx: typer.Context) -> None:
     """Run the whole flow locally on the sample data and print a summary."""
-    from feedback.demo import run_demo
+    from feedback.devtools.demo import run_demo
 
     raise typer.Exit(run_demo(settings_of(ctx), console))
+
+
+@contextlib.contextmanager
+def _local_broker(settings: Settings, stop_after: bool) -> Iterator[None]:
+    """The local broker for a benchmark, when the backend is local: started if it is not
+    running, and stopped afterwards only with `stop_after` and when this command started it."""
+    from feedback.devtools.local_kafka import LocalKafka
+
+    broker = LocalKafka(settings) if settings.backend == "local" else None
+    started_here = broker is not None and not broker.status().running
+    if broker is not None:
+        console.print(f"Kafka {broker.start().note} at {broker.bootstrap}")
+    try:
+        yield
+    finally:
+        if started_here and stop_after:
+            broker.stop()
 
 
 @bench_app.command("producer")
@@ -282,7 +300,9 @@ def bench_producer(
     """kafka-python (this project's producer settings) against Kafka's ProducerPerformance."""
     from benchmarks.producer import run_benchmark
 
-    raise typer.Exit(run_benchmark(settings_of(ctx), console, records, record_size, runs))
+    settings = settings_of(ctx)
+    with _local_broker(settings, stop_after=True):
+        raise typer.Exit(run_benchmark(settings, console, records, record_size, runs))
 
 
 @bench_app.command("pipeline")
@@ -292,7 +312,9 @@ def bench_pipeline(ctx: typer.Context, events: int = typer.Option(100_000, min=1
     """The scorer's and the table writer's rates against raw VADER on the same texts and cores."""
     from benchmarks.pipeline import throughput
 
-    raise typer.Exit(throughput(settings_of(ctx), console, events, warm_up))
+    settings = settings_of(ctx)
+    with _local_broker(settings, stop_after=False):
+        raise typer.Exit(throughput(settings, console, events, warm_up))
 
 
 @bench_app.command("latency")
@@ -306,7 +328,9 @@ def bench_latency(
     """End-to-end latency, send to alert and to table commit, at a fixed rate."""
     from benchmarks.pipeline import latency
 
-    raise typer.Exit(latency(settings_of(ctx), console, rate, seconds, trigger, tables_together=tables_together))
+    settings = settings_of(ctx)
+    with _local_broker(settings, stop_after=False):
+        raise typer.Exit(latency(settings, console, rate, seconds, trigger, tables_together=tables_together))
 
 
 @bench_app.command("continuous")
@@ -319,7 +343,9 @@ def bench_continuous(
     """Send-to-forwarded latency of the continuous trigger's pass-through path."""
     from benchmarks.pipeline import continuous_latency
 
-    raise typer.Exit(continuous_latency(settings_of(ctx), console, rate, seconds, trigger))
+    settings = settings_of(ctx)
+    with _local_broker(settings, stop_after=False):
+        raise typer.Exit(continuous_latency(settings, console, rate, seconds, trigger))
 
 
 def task(argv: Optional[list[str]] = None) -> int:

@@ -1,6 +1,6 @@
 """Java jars from Maven Central, resolved ahead of time into the cache directory.
 
-Two separate resolutions (see the POMs in feedback/maven/): the local Kafka broker's jars
+Two separate resolutions (see the POMs in feedback/clients/maven/): the local Kafka broker's jars
 (Kafka 4.x) and the jars local Spark needs on top of pyspark (the Kafka connector and
 Delta Lake at the pinned Spark version, which bring kafka-clients 3.x). Each lands in a
 folder of its own under `<cache_dir>/jars/` with a stamp of the POM it came from, so a

@@ -15,7 +15,7 @@ none of the above gives is read from that secret scope through `dbutils.secrets`
 
 The backend is one setting: `local`, `hdinsight` or `eventhubs`. Code that needs Kafka
 client or Spark options never looks at the backend itself: it calls the builders in
-`feedback.kafka_options` with this object.
+`feedback.core.kafka_options` with this object.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from typing import Iterable, Optional, Protocol
 
 from slack_sdk.errors import SlackApiError
 
-from feedback.settings import Settings
+from feedback.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

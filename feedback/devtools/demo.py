@@ -16,9 +16,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from feedback.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC, SOURCE_TOPICS
-from feedback.kafka_client import end_offsets, read_range
-from feedback.settings import Settings
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.clients.kafka_client import end_offsets, read_range
+from feedback.core.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -36,18 +36,10 @@ class TopicSummary:
         return self.failed == 0 and self.sent == self.acknowledged == self.read_back
 
 
-def sample_files() -> dict[str, Path]:
-    """Topic -> the sample file replayed into it (producers/samples/, shipped in the wheel)."""
-    import producers
-
-    samples = Path(producers.__file__).resolve().parent / "samples"
-    return {topic: samples / f"{source}.jsonl" for source, topic in SOURCE_TOPICS.items()}
-
-
 def run_demo(settings: Settings, console: Console) -> int:
-    from feedback.local_kafka import LocalKafka
-    from feedback.topics import ensure_topics
-    from producers.replay import replay
+    from feedback.devtools.local_kafka import LocalKafka
+    from feedback.clients.topics import ensure_topics
+    from producers.replay import replay, sample_files
 
     if settings.backend == "local":
         with console.status("starting the local Kafka broker"):
@@ -133,7 +125,7 @@ RUN_KEYS = ("state_dir", "local_kafka_port", "local_controller_port", "checkpoin
 def write_run_config(settings: Settings, path: Path) -> Path:
     """A config file naming a demo run's checkpoints, tables and dispatcher group, for
     `feedback --config PATH status | pipeline summary | pipeline report`."""
-    lines = ["# The latest `feedback demo` run (written by feedback/demo.py): use with --config."]
+    lines = ["# The latest `feedback demo` run (written by feedback/devtools/demo.py): use with --config."]
     for key in RUN_KEYS:
         value = getattr(settings, key)
         if isinstance(value, int):

@@ -66,4 +66,4 @@ def topic(name: str) -> Topic:
         if entry.name == name:
             return entry
     known = ", ".join(t.name for t in TOPICS)
-    raise KeyError(f"topic {name!r} is not in the catalogue (feedback/catalogue.py); known topics: {known}")
+    raise KeyError(f"topic {name!r} is not in the catalogue (feedback/core/catalogue.py); known topics: {known}")

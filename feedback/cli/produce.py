@@ -16,7 +16,7 @@ from typing import Iterator, Optional
 import typer
 from rich.console import Console
 
-from feedback.settings import Settings, SettingsError
+from feedback.core.settings import Settings, SettingsError
 
 app = typer.Typer(help="Event sources: X, Slack and prices into Kafka, and the Slack simulator.", no_args_is_help=True)
 console = Console()
@@ -58,7 +58,7 @@ def prices(
     Polls every prices_poll_interval_s (300 s: 8,640 calls in 30 days, within the demo
     plan's 10,000 a month). Key: coingecko_api_key (FEEDBACK_COINGECKO_API_KEY).
     """
-    from feedback.catalogue import PRICES_TOPIC
+    from feedback.core.catalogue import PRICES_TOPIC
     from producers.position import stop_on_signals
     from producers.prices import PriceProducer
     from producers.sink import Sink
@@ -82,7 +82,7 @@ def prices_replay(
 
     Resumes after the last point a previous run delivered (state_dir/producers/prices-replay.json).
     """
-    from feedback.catalogue import PRICES_TOPIC
+    from feedback.core.catalogue import PRICES_TOPIC
     from producers.position import stop_on_signals
     from producers.price_series import generate_series, point_events
     from producers.prices import replay_series

@@ -50,7 +50,7 @@ def run(
 @app.command("summary")
 def summary(ctx: typer.Context) -> None:
     """Counts, alerts and latency from the pipeline's own tables."""
-    from feedback.demo import pipeline_table
+    from feedback.devtools.demo import pipeline_table
     from jobs.spark import spark_session
     from jobs.summary import summarize
 

@@ -1,6 +1,6 @@
 """A real Apache Kafka broker on this machine: KRaft, one combined broker and controller.
 
-The jars come from Maven Central (feedback/maven/kafka/pom.xml); the configuration is
+The jars come from Maven Central (feedback/clients/maven/kafka/pom.xml); the configuration is
 written here, not taken from a distribution. Everything the broker keeps lives under
 `<state_dir>/kafka/`:
 
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from feedback import jars
-from feedback.settings import Settings, where_to_set
+from feedback.clients import jars
+from feedback.core.settings import Settings, where_to_set
 
 BROKER_MAIN = "kafka.Kafka"
 STORAGE_TOOL = "kafka.tools.StorageTool"
@@ -317,7 +317,7 @@ class LocalKafka:
             raise LocalKafkaError(f"formatting the broker's storage failed:\n{result.stdout}{result.stderr}")
 
     def _answers_metadata(self, timeout_s: float) -> bool:
-        from feedback.kafka_client import broker_answers
+        from feedback.clients.kafka_client import broker_answers
 
         return broker_answers(self.bootstrap, timeout_s=timeout_s)
 

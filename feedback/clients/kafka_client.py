@@ -1,6 +1,6 @@
 """kafka-python clients built from the settings, with bounded waits and clear errors.
 
-Every client here is configured by `feedback.kafka_options.kafka_client_config`; this
+Every client here is configured by `feedback.core.kafka_options.kafka_client_config`; this
 module only adds the I/O: connecting within `kafka_connect_timeout_ms`, turning
 kafka-python's time-outs into messages that name the address tried, and reading a topic
 range back.
@@ -19,8 +19,8 @@ from typing import Iterator
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, KafkaTimeoutError
 
-from feedback.kafka_options import Role, bootstrap_servers, kafka_client_config
-from feedback.settings import Settings
+from feedback.core.kafka_options import Role, bootstrap_servers, kafka_client_config
+from feedback.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@
     feedback databricks errors 123456                            ... or one run's, by id
 
 `run` on a continuous job (both deployed jobs are) does not call Run now while the job has an
-active run: Run now would cancel that run and start another. See `databricks_jobs.start_job`.
+active run: Run now would cancel that run and start another. See `feedback.clients.job_runs.start_job`.
 
 The workspace URL comes from --host or DATABRICKS_HOST (`pulumi stack output
 databricksWorkspaceUrl`). Credentials are the SDK's own (databricks-sdk unified authentication):
@@ -36,7 +36,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from feedback import databricks_jobs as jobs
+from feedback.clients import job_runs
 
 app = typer.Typer(help="The Databricks jobs (databricks-sdk): start or pause, status, a run's errors.",
                   no_args_is_help=True)
@@ -108,9 +108,9 @@ def _failures(connection: Connection) -> Iterator[None]:
         yield
     except Failure as failure:
         raise _exit(str(failure), failure.code)
-    except (jobs.JobNotFound, jobs.AmbiguousJob, jobs.NotContinuous, jobs.RunStatusMissing) as error:
+    except (job_runs.JobNotFound, job_runs.AmbiguousJob, job_runs.NotContinuous, job_runs.RunStatusMissing) as error:
         raise _exit(str(error), EXIT_FAILED)
-    except (jobs.RunTimedOut, jobs.NoRunStarted) as error:
+    except (job_runs.RunTimedOut, job_runs.NoRunStarted) as error:
         raise _exit(str(error), EXIT_TIMED_OUT)
     except Unauthenticated as error:
         raise _exit(f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
@@ -153,11 +153,11 @@ def _when(ms: Optional[int]) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _url(run: jobs.RunState) -> str:
+def _url(run: job_runs.RunState) -> str:
     return f" - {run.run_page_url}" if run.run_page_url else ""
 
 
-def _print_errors(report: jobs.RunErrors, run: jobs.RunState) -> None:
+def _print_errors(report: job_runs.RunErrors, run: job_runs.RunState) -> None:
     for history in report.recovered + report.retrying:
         failed = ", ".join(f"attempt {a.attempt_number} {a.termination_code or a.life_cycle_state}"
                            for a in history.earlier_failures)
@@ -182,7 +182,7 @@ def _print_errors(report: jobs.RunErrors, run: jobs.RunState) -> None:
             console.print(escape(failure.error_trace), highlight=False, soft_wrap=True)
 
 
-def _report_start(job: jobs.JobRef, start: jobs.Start) -> None:
+def _report_start(job: job_runs.JobRef, start: job_runs.Start) -> None:
     where = f"{job.name} (job {job.job_id})"
     if start.action == "run-now":
         console.print(f"started run {start.run_id} of {where}", highlight=False)
@@ -221,8 +221,8 @@ def run(
     connection = _connection(ctx)
     with _failures(connection):
         w = workspace_client(connection)
-        job = jobs.find_job(w, name)
-        start = jobs.start_job(w, job.job_id)
+        job = job_runs.find_job(w, name)
+        start = job_runs.start_job(w, job.job_id)
         _report_start(job, start)
         if not wait:
             return
@@ -230,25 +230,25 @@ def run(
         started = time.monotonic()
         run_id = start.run_id
         if run_id is None:
-            run_id = jobs.wait_for_active_run(w, job.job_id, timeout_s=timeout, poll_interval_s=poll_interval).run_id
+            run_id = job_runs.wait_for_active_run(w, job.job_id, timeout_s=timeout, poll_interval_s=poll_interval).run_id
             console.print(f"run {run_id} of {job.name} started", highlight=False)
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                       console=console, transient=True) as progress:
             task = progress.add_task(f"run {run_id}: starting", total=None)
 
-            def on_change(state: jobs.RunState) -> None:
+            def on_change(state: job_runs.RunState) -> None:
                 progress.update(task, description=f"run {run_id}: {state.summary}")
                 progress.console.print(f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
                                        + (f" - {escape(state.message)}" if state.message else ""),
                                        highlight=False)
 
-            state = jobs.wait_for_run(w, run_id, timeout_s=max(timeout - (time.monotonic() - started), 0),
+            state = job_runs.wait_for_run(w, run_id, timeout_s=max(timeout - (time.monotonic() - started), 0),
                                       poll_interval_s=poll_interval, until=wait_until,  # type: ignore[arg-type]
                                       on_change=on_change)
         if state.succeeded or (wait_until == "running" and not state.is_terminal):
             console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
             return
-        _print_errors(jobs.run_errors(w, run_id), state)
+        _print_errors(job_runs.run_errors(w, run_id), state)
         raise Failure(f"run {run_id} of {job.name} ended {state.summary}"
                       + (f": {state.run_page_url}" if state.run_page_url else ""))
 
@@ -267,8 +267,8 @@ def pause(
     connection = _connection(ctx)
     with _failures(connection):
         w = workspace_client(connection)
-        job = jobs.find_job(w, name)
-        was_unpaused, active = jobs.pause_job(w, job)
+        job = job_runs.find_job(w, name)
+        was_unpaused, active = job_runs.pause_job(w, job)
         where = f"{job.name} (job {job.job_id})"
         console.print(f"paused {where}: continuous.pause_status UNPAUSED -> PAUSED; Databricks starts no new run"
                       if was_unpaused else f"{where} was already paused", highlight=False)
@@ -281,10 +281,10 @@ def pause(
                               "`pause` without --keep-run cancels it", highlight=False)
             return
         for state in active:
-            jobs.cancel_run(w, state.run_id)
+            job_runs.cancel_run(w, state.run_id)
             console.print(f"cancelling run {state.run_id} ({state.summary})", highlight=False)
         for state in active:
-            ended = jobs.wait_for_run(w, state.run_id, timeout_s=timeout, poll_interval_s=poll_interval)
+            ended = job_runs.wait_for_run(w, state.run_id, timeout_s=timeout, poll_interval_s=poll_interval)
             console.print(f"run {ended.run_id}: {ended.summary}{_url(ended)}", highlight=False)
 
 
@@ -297,7 +297,7 @@ def status(
     connection = _connection(ctx)
     with _failures(connection):
         w = workspace_client(connection)
-        rows = jobs.job_statuses(w, names or [])
+        rows = job_runs.job_statuses(w, names or [])
         table = Table("job", "job id", "trigger", "last run", "state", "termination", "started", "message",
                       title="Databricks jobs")
         table.add_column("url", overflow="fold")
@@ -336,11 +336,11 @@ def errors(
     with _failures(connection):
         w = workspace_client(connection)
         if job is not None:
-            ref = jobs.find_job(w, job)
-            state = jobs.last_run(w, ref.job_id)
+            ref = job_runs.find_job(w, job)
+            state = job_runs.last_run(w, ref.job_id)
             if state is None:
                 raise Failure(f"job {ref.name} (job {ref.job_id}) has never run")
             run_id = state.run_id
-        state = jobs.get_run_state(w, run_id)
+        state = job_runs.get_run_state(w, run_id)
         console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
-        _print_errors(jobs.run_errors(w, run_id), state)
+        _print_errors(job_runs.run_errors(w, run_id), state)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from feedback.settings import Settings
+from feedback.core.settings import Settings
 
 Role = Literal["producer", "consumer", "admin"]
 

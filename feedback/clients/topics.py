@@ -15,9 +15,9 @@ from typing import Iterable
 from kafka.admin import ConfigResource, ConfigResourceType
 from kafka.errors import KafkaError
 
-from feedback.catalogue import TOPICS, Topic
-from feedback.kafka_client import client
-from feedback.settings import Settings
+from feedback.core.catalogue import TOPICS, Topic
+from feedback.clients.kafka_client import client
+from feedback.core.settings import Settings
 
 CREATED, EXISTS, DIFFERS, MISSING = "created", "exists", "differs", "missing"
 

@@ -2,7 +2,7 @@
 
 Every function takes a `databricks.sdk.WorkspaceClient` and plain arguments and returns plain
 records; nothing here prints or reads the environment. The client (its host and credentials)
-is built by the caller: `feedback.databricks_commands` for the CLI, a test for the stand-in.
+is built by the caller: `feedback.cli.databricks` for the CLI, a test for the stand-in.
 
     job = find_job(w, "feedback-pipeline")
     start = start_job(w, job.job_id)              # Run now, or the continuous job's own run
