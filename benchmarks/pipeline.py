@@ -112,7 +112,7 @@ def throughput(settings: Settings, console: Console, events: int, warm_up: int =
     """
     from jobs import scorer, table_writer
     from jobs.spark import spark_session
-    from jobs.streaming import parse_trigger
+    from feedback.core.triggers import parse_trigger
     from jobs.summary import summarize
 
     _ensure_topics(settings)
@@ -156,7 +156,7 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
     """Send -> table commit, in ms, of the events whose id starts with `prefix`."""
     from pyspark.sql import functions as F
 
-    from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
+    from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 
     from jobs.delta_table import read_delta
 

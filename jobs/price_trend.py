@@ -124,7 +124,8 @@ class MergeInto:
 
 def start(spark: SparkSession, settings: Settings, spec: WindowSpec, topic: str = PRICES_TOPIC):
     """Start one window's streaming query (its own checkpoint, its own table)."""
-    from jobs.streaming import kafka_source, parse_trigger
+    from feedback.core.triggers import parse_trigger
+    from jobs.streaming import kafka_source
 
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
     if trigger.kind == "continuous":
@@ -184,26 +185,22 @@ def render_chart(trend, out: Path, title: str = "Bitcoin price trend") -> Path:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """`run` or `chart [--out FILE] [--window tumbling|sliding]`, then `--setting value` pairs."""
-    from feedback.core.settings import load_settings
+    from feedback.core.settings import SettingsError, job_parameters, load_settings
     from jobs.spark import spark_session
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("run", "chart"):
         raise SystemExit("usage: python -m jobs.price_trend run|chart [--out FILE] [--window tumbling|sliding] [--setting value ...]")
-    command, args = args[0], args[1:]
-    out, window, overrides = Path("price-trend.png"), TUMBLING, {}
-    while args:
-        name = args.pop(0)
-        if not name.startswith("--") or not args:
-            raise SystemExit(f"expected --name value pairs, got {name!r}")
-        value = args.pop(0)
-        if name == "--out":
-            out = Path(value)
-        elif name == "--window":
-            window = {spec.name: spec for spec in WINDOWS}[value]
-        else:
-            overrides[name[2:].replace("-", "_")] = value
-    settings = load_settings(**overrides).require_complete()
+    command = args[0]
+    windows = {spec.name: spec for spec in WINDOWS}
+    try:
+        overrides, options = job_parameters(args[1:], own=("out", "window"))
+        if options.get("window", TUMBLING.name) not in windows:
+            raise SettingsError(f"--window {options['window']!r}: expected one of {', '.join(windows)}")
+        settings = load_settings(**overrides).require_complete()
+    except SettingsError as error:
+        raise SystemExit(f"error: {error}") from None
+    out, window = Path(options.get("out", "price-trend.png")), windows[options.get("window", TUMBLING.name)]
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     spark = spark_session(settings, "price-trend")
     if command == "run":

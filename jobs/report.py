@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.dispatcher import read_log
-from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
+from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 
 MAX_BUCKETS = 120
 

@@ -20,12 +20,11 @@ from typing import Optional
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.core.catalogue import FEEDBACK_TOPICS, SCORED_TABLE
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings, SettingsError
 from jobs import transforms
-from jobs.table_writer import SCORED_TABLE
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from pyspark.sql import SparkSession
 
@@ -46,7 +46,7 @@ from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.clients.kafka_client import end_offsets
 from feedback.core.settings import Settings, SettingsError
 from jobs import dispatcher, scorer, table_writer
-from jobs.streaming import parse_trigger
+from feedback.core.triggers import parse_trigger
 
 log = logging.getLogger(__name__)
 
@@ -258,31 +258,27 @@ def run(spark: Optional[SparkSession], settings: Settings, notifier: Optional[No
         start(spark, settings, notifier, parts).await_termination(timeout_s)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     """Entry point of the Databricks Python wheel tasks (and `python -m jobs.sentiment_pipeline`).
 
     Parameters: `--part scorer|dispatcher|tables` (default: all three) and `--name value`
     pairs for settings (`--backend eventhubs --trigger processing-time=250ms
-    --checkpoint-location abfss://...`); secrets come from the environment or, on
-    Databricks, from the secret scope. Returns normally when the parts stop.
+    --checkpoint-location abfss://...`), or the same as keyword arguments (a notebook:
+    `main(part="tables", backend="eventhubs")`); secrets come from the environment or, on
+    Databricks, from the secret scope, never from parameters. Returns normally when the
+    parts stop.
     """
-    from feedback.core.settings import load_settings
+    from feedback.core.settings import job_parameters, load_settings
     from jobs.spark import spark_session
 
-    args = list(sys.argv[1:] if argv is None else argv)
-    overrides, parts = {}, list(PARTS)
-    while args:
-        name = args.pop(0)
-        if not name.startswith("--") or not args:
-            raise SystemExit(f"expected --setting value pairs, got {name!r}")
-        value = args.pop(0)
-        if name == "--part":
-            if value not in PARTS:
-                raise SystemExit(f"--part {value!r}: expected one of {', '.join(PARTS)}")
-            parts = [value]
-        else:
-            overrides[name[2:].replace("-", "_")] = value
     try:
+        overrides, options = job_parameters(sys.argv[1:] if argv is None and not parameters else (argv or []),
+                                            parameters, own=("part",))
+        parts = list(PARTS)
+        if "part" in options:
+            if options["part"] not in PARTS:
+                raise SettingsError(f"--part {options['part']!r}: expected one of {', '.join(PARTS)}")
+            parts = [options["part"]]
         settings = load_settings(**overrides).require_complete()
         parse_trigger(settings.trigger, settings.on_databricks)
         parse_trigger(settings.tables_trigger, settings.on_databricks)

@@ -1,53 +1,19 @@
-"""What every streaming job here shares: the trigger grammar and the Kafka source.
+"""What every streaming job here shares: the Kafka source (the trigger grammar is
+feedback.core.triggers, which the stack checks its trigger keys with too).
 
-    parse_trigger("processing-time=250ms")  -> Trigger("processing-time", "250 milliseconds")
     kafka_source(spark, settings, topics)   -> Spark's Kafka source with the settings' offsets
 """
 
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable
 
 from pyspark.sql import DataFrame, SparkSession
 
 from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.core.kafka_options import spark_kafka_options
-from feedback.core.settings import Settings, SettingsError
-
-TRIGGER = re.compile(r"(processing-time|continuous)=(\d+(?:\.\d+)?)\s*(ms|s|m)|available-now")
-
-
-@dataclass(frozen=True)
-class Trigger:
-    kind: str  # processing-time | available-now | continuous
-    interval: Optional[str] = None
-
-    def writer_options(self) -> dict:
-        if self.kind == "available-now":
-            return {"availableNow": True}
-        if self.kind == "processing-time":
-            return {"processingTime": self.interval}
-        return {"continuous": self.interval}
-
-
-def parse_trigger(text: str, on_databricks: bool = False) -> Trigger:
-    """`processing-time=250ms`, `available-now` or `continuous=1s` -> Trigger."""
-    match = TRIGGER.fullmatch(text.strip())
-    if not match:
-        raise SettingsError(f"trigger {text!r} is not one of processing-time=250ms, processing-time=5s, "
-                            "available-now, continuous=1s")
-    if text.strip() == "available-now":
-        return Trigger("available-now")
-    kind, number, unit = match.groups()
-    interval = f"{number} {dict(ms='milliseconds', s='seconds', m='minutes')[unit]}"
-    if kind == "continuous" and on_databricks:
-        raise SettingsError("Azure Databricks does not offer the continuous trigger: use processing-time=250ms "
-                            "(or available-now for batch runs); see docs/pipeline.md")
-    return Trigger(kind, interval)
-
+from feedback.core.settings import Settings
 
 def kafka_source(spark: SparkSession, settings: Settings, topics: Iterable[str] = FEEDBACK_TOPICS) -> DataFrame:
     """Spark's Kafka source over `topics`, from `starting_offsets` when the query has no

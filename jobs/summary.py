@@ -19,7 +19,7 @@ from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.dispatcher import AlertRecord, read_log
 from jobs.status import percentile
-from jobs.table_writer import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
+from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 
 
 @dataclass

@@ -40,18 +40,17 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.window import Window
 
-from feedback.core.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.core.catalogue import (
+    BATCHES_TABLE, DEADLETTER_TABLE, DEADLETTER_TOPIC, DUPLICATES_TABLE, SCORED_TABLE, SCORED_TOPIC,
+)
 from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
-from jobs.streaming import Trigger, kafka_source, parse_trigger
+from feedback.core.triggers import Trigger, parse_trigger
+from jobs.streaming import kafka_source
 
 log = logging.getLogger(__name__)
 
 QUERY_NAME = "tables"
-SCORED_TABLE = "feedback_scored"
-DEADLETTER_TABLE = "feedback_deadletter"
-DUPLICATES_TABLE = "feedback_duplicates"
-BATCHES_TABLE = "pipeline_batches"
 POSITION = ("source_topic", "partition", "offset")
 
 _POSITION_FIELDS = [T.StructField("source_topic", T.StringType()), T.StructField("partition", T.IntegerType()),

@@ -25,9 +25,6 @@ from jobs.sentiment_pipeline import main
 names = ["backend", "bootstrap_servers", "checkpoint_location", "table_location", "trigger", "tables_trigger",
          "databricks_secret_scope"]
 part = dbutils.widgets.get("part")  # noqa: F821
-args = ["--on-databricks", "true"] + (["--part", part] if part != "all" else [])
-for name in names:
-    value = dbutils.widgets.get(name)  # noqa: F821
-    if value:
-        args += [f"--{name.replace('_', '-')}", value]
-main(args)
+widgets = {name: dbutils.widgets.get(name) for name in names}  # noqa: F821
+# Keyword arguments, not argv: a notebook's sys.argv is its kernel's.
+main(on_databricks="true", **({"part": part} if part != "all" else {}), **{k: v for k, v in widgets.items() if v})

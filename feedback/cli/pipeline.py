@@ -30,7 +30,7 @@ def run(
     """Run the pipeline's parts on the configured backend until stopped (or through the backlog, with available-now)."""
     from jobs import sentiment_pipeline
     from jobs.spark import spark_session
-    from jobs.streaming import parse_trigger
+    from feedback.core.triggers import parse_trigger
 
     unknown = sorted(set(part) - set(sentiment_pipeline.PARTS))
     if unknown:

@@ -1,4 +1,5 @@
-"""The topic catalogue: every Kafka topic (or Event Hubs hub) the platform uses, as data.
+"""The catalogue: every Kafka topic (or Event Hubs hub) the platform uses, as data, and the
+Delta tables the pipeline writes from them.
 
 One definition drives local topic creation (`feedback topics create`), the HDInsight
 script action that creates topics on the cluster, and the Event Hubs hubs. Keep it free of
@@ -58,6 +59,14 @@ DEADLETTER_TOPIC = "feedback-deadletter"
 ALERTS_TOPIC = "feedback-alerts"
 ALERTS_LOG_TOPIC = "alerts-log"
 PASSTHROUGH_TOPIC = "feedback-passthrough"
+
+# The Delta tables the table writer keeps under `table_location` (jobs/table_writer.py), from
+# feedback-scored and feedback-deadletter; the summary, the report, reprocessing and the
+# notebooks read them by these names.
+SCORED_TABLE = "feedback_scored"            # one row per event id, partitioned by event date
+DEADLETTER_TABLE = "feedback_deadletter"    # one row per source record that could not be scored
+DUPLICATES_TABLE = "feedback_duplicates"    # later deliveries of an id already scored
+BATCHES_TABLE = "pipeline_batches"          # each table batch's counts: in = scored + dead + duplicates
 
 
 def topic(name: str) -> Topic:

@@ -23,19 +23,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Collection, Literal, Mapping, Optional, Sequence
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from feedback.core.errors import SettingsError
+from feedback.core.triggers import checked_trigger
 
 ENV_PREFIX = "FEEDBACK_"
 DEFAULT_CONFIG_FILE = "feedback.toml"
 
 Backend = Literal["local", "hdinsight", "eventhubs"]
-
-
-class SettingsError(ValueError):
-    """A setting is missing or wrong; the message says which and where to set it."""
+# A trigger in the grammar of feedback.core.triggers, checked when the settings load.
+TriggerText = Annotated[str, AfterValidator(checked_trigger)]
 
 
 def where_to_set(name: str) -> str:
@@ -96,14 +97,14 @@ class Settings(BaseSettings):
     # The scorer's trigger (and the price-trend job's): `processing-time=<n>ms|s|m`,
     # `available-now` or `continuous=1s` (not on Databricks). The default keeps the alert
     # path within about a second (docs/benchmarks.md measures it).
-    trigger: str = "processing-time=250ms"
+    trigger: TriggerText = "processing-time=250ms"
     # Asynchronous progress tracking for the scorer (unset: off): its offsets and commits are
     # checkpointed in the background every this many milliseconds instead of in each batch.
     # To turn it off on a checkpoint that used it, first run at least two batches with 0.
     scorer_async_progress_ms: Optional[int] = Field(None, ge=0)
     # The table writer's trigger: Delta commits are slow and off the alert path, so they
     # come in larger, rarer batches.
-    tables_trigger: str = "processing-time=30s"
+    tables_trigger: TriggerText = "processing-time=30s"
     # How many tasks a table writer batch runs at once. Its batches are bound by fixed costs
     # (Delta commits, look-ups), not by cores: one task writes 100,000 rows as fast as four
     # here, and leaves the other cores to the scorer (docs/benchmarks.md).
@@ -272,8 +273,8 @@ _HINTS = {
 }
 
 
-# The key of each secret setting in the Databricks secret scope the stack fills
-# (infra/lib/databricks_jobs.py writes the same keys).
+# The key of each secret setting in the Databricks secret scope the stack fills: the one
+# table both sides use (infra/lib/databricks_jobs.py writes these keys, scope_secrets reads them).
 SECRET_SCOPE_KEYS = {
     "eventhubs_connection_string": "eventhubs-send-connection-string",
     "eventhubs_listen_connection_string": "eventhubs-listen-connection-string",
@@ -334,3 +335,33 @@ def load_settings(config_file: Optional[Path] = None, dbutils: Any = None, **ove
                 os.environ.pop(f"{ENV_PREFIX}CONFIG", None)
             else:
                 os.environ[f"{ENV_PREFIX}CONFIG"] = previous
+
+
+def job_parameters(argv: Sequence[str], keywords: Optional[Mapping[str, Any]] = None,
+                   own: Collection[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+    """A job's parameters -> (setting overrides, the job's own options named in `own`), pure.
+
+    Every entry point that takes settings as parameters reads them here: `argv` is
+    `--name value` pairs (a Databricks wheel task's `parameters`; `--bootstrap-servers` is
+    the setting `bootstrap_servers`), `keywords` the same by name (a notebook passes its
+    widgets' values so, since its `sys.argv` is the kernel's). Secrets are never parameters,
+    which end up in the job's definition and its run pages: they come from the environment
+    or the secret scope, and a parameter naming one is refused.
+    """
+    pairs: list[tuple[str, Any]] = []
+    args = list(argv)
+    while args:
+        flag = args.pop(0)
+        if not flag.startswith("--") or not args:
+            raise SettingsError(f"expected --name value pairs, got {flag!r}")
+        pairs.append((flag[2:].replace("-", "_"), args.pop(0)))
+    pairs += [(name, value) for name, value in (keywords or {}).items() if value is not None]
+    overrides: dict[str, str] = {}
+    options: dict[str, str] = {}
+    for name, value in pairs:
+        if name in SECRET_SCOPE_KEYS:
+            raise SettingsError(f"{name} is a secret and is never a parameter (it would show in the job's definition): "
+                                f"set it with {ENV_PREFIX}{name.upper()} or in the secret scope as "
+                                f"{SECRET_SCOPE_KEYS[name]!r}")
+        (options if name in own else overrides)[name] = str(value)
+    return overrides, options

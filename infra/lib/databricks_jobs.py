@@ -15,6 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal, Optional
 
+from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS
+from feedback.core.triggers import TriggerError, parse_trigger
+
 SCOPE = "feedback"
 # Databricks Runtime 17.3 LTS: Spark 4.0 and Scala 2.13, the line requirements.txt pins locally.
 RUNTIME = "17.3.x-scala2.13"
@@ -35,7 +38,6 @@ TABLES_PART = "tables"
 # (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
 PYPI_LIBRARIES = ("kafka-python", "vaderSentiment", "slack_sdk", "tweepy", "pydantic-settings", "typer", "rich",
                   "tenacity")
-ENV_PREFIX = "FEEDBACK_"
 
 # The job clusters' access mode: dedicated, under its API name that needs no `kind`
 # (databricks-sdk `compute.DataSecurityMode`: "SINGLE_USER: Legacy alias for
@@ -61,36 +63,39 @@ Job = Literal["pipeline", "producers"]
 
 @dataclass(frozen=True)
 class JobSecret:
-    key: str                    # the key in the secret scope
     setting: str                # the name in feedback/core/settings.py
     config_key: Optional[str]   # the stack config key (None: a stack output)
     jobs: tuple[Job, ...]       # the job clusters that get it
 
+    @property
+    def key(self) -> str:
+        """The key in the secret scope: the app's own table, which reads the scope back."""
+        return SECRET_SCOPE_KEYS[self.setting]
+
 
 JOB_SECRETS = (
     # Writing to Event Hubs (backend eventhubs; the stack's Send-only rule).
-    JobSecret("eventhubs-send-connection-string", "eventhubs_connection_string", None, ("pipeline", "producers")),
+    JobSecret("eventhubs_connection_string", None, ("pipeline", "producers")),
     # Reading from Event Hubs (backend eventhubs; the stack's Listen-only rule).
-    JobSecret("eventhubs-listen-connection-string", "eventhubs_listen_connection_string", None, ("pipeline",)),
+    JobSecret("eventhubs_listen_connection_string", None, ("pipeline",)),
     # Slack alerts from the pipeline; with slackAppToken, the Slack producer.
-    JobSecret("slack-bot-token", "slack_bot_token", "slackBotToken", ("pipeline", "producers")),
+    JobSecret("slack_bot_token", "slackBotToken", ("pipeline", "producers")),
     # The Slack producer (Socket Mode), with slackBotToken.
-    JobSecret("slack-app-token", "slack_app_token", "slackAppToken", ("producers",)),
-    JobSecret("x-bearer-token", "x_bearer_token", "xBearerToken", ("producers",)),  # the X producer
+    JobSecret("slack_app_token", "slackAppToken", ("producers",)),
+    JobSecret("x_bearer_token", "xBearerToken", ("producers",)),  # the X producer
     # Scoring with Azure AI Language instead of VADER, with azureLanguageEndpoint.
-    JobSecret("azure-language-key", "azure_language_key", "azureLanguageKey", ("pipeline",)),
+    JobSecret("azure_language_key", "azureLanguageKey", ("pipeline",)),
     # The CoinGecko demo plan's key for the price producer (it runs without one too).
-    JobSecret("coingecko-api-key", "coingecko_api_key", "coingeckoApiKey", ("producers",)),
+    JobSecret("coingecko_api_key", "coingeckoApiKey", ("producers",)),
 )
 SECRETS_BY_KEY = {secret.key: secret for secret in JOB_SECRETS}
 
 # Each producer and the secret-scope keys it cannot run without.
 PRODUCERS: dict[str, tuple[str, ...]] = {
     "prices": (),
-    "slack": ("slack-bot-token", "slack-app-token"),
-    "x": ("x-bearer-token",),
+    "slack": (SECRET_SCOPE_KEYS["slack_bot_token"], SECRET_SCOPE_KEYS["slack_app_token"]),
+    "x": (SECRET_SCOPE_KEYS["x_bearer_token"],),
 }
-TRIGGER = re.compile(r"^processing-time=\d+(\.\d+)?(ms|s|m)$")
 LOCATION = re.compile(r"^(dbfs:/|abfss://|/Volumes/)\S+$")
 # A path in a volume: /Volumes/<catalog>/<schema>/<volume>[/...], as a path or a dbfs: URI
 # ("What are Unity Catalog volumes?": "/Volumes/<catalog>/<schema>/<volume>/<path>/<file-name>").
@@ -239,7 +244,9 @@ def trigger_problem(trigger: str) -> Optional[str]:
         # after catching up would stay stopped while the dispatcher runs, which is for ever.
         return (f"trigger {trigger!r}: the pipeline job is continuous, and a task that stops once it has caught up "
                 "is not started again while the other tasks run; use processing-time=<n>ms|s|m")
-    if not TRIGGER.match(trigger):
+    try:
+        parse_trigger(trigger, on_databricks=True)  # the jobs' own grammar
+    except TriggerError:
         return f"trigger {trigger!r} is not processing-time=<n>ms|s|m"
     return None
 

@@ -10,7 +10,7 @@ import pytest
 from feedback.clients.sentiment import analyzer_for
 from jobs import table_writer
 from jobs.scoring import AlertRules, route
-from jobs.streaming import parse_trigger
+from feedback.core.triggers import parse_trigger
 from jobs.summary import summarize
 from tests.jobs.helpers import offsets_now, pipeline_settings, produce
 from tests.jobs.test_transforms import envelope

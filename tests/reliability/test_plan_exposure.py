@@ -36,7 +36,8 @@ import pytest
 from jobs.scorer import scored_records
 from jobs.scorer import start as start_scorer
 from jobs.spark import PLAN_REDACTION, STRING_REDACTION
-from jobs.streaming import Trigger, kafka_source
+from feedback.core.triggers import Trigger
+from jobs.streaming import kafka_source
 from tests.conftest import REPO
 from tests.reliability.test_secrets_in_logs import (FAKE, all_secrets, assert_no_secret, error_texts, printed,
                                                     private_part, run_cli)
