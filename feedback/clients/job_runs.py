@@ -40,10 +40,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Optional
 
-from databricks.sdk import WorkspaceClient
-from databricks.sdk.service.jobs import BaseRun, Continuous, JobSettings, PauseStatus, Run, RunTask
+# The SDK is imported where it is called, not here: importing it loads every service it covers,
+# about 2 s that each `feedback` command (this module is part of the CLI) would pay, `--help`
+# and the producers' tasks included, for the few commands that call Databricks.
+if TYPE_CHECKING:
+    from databricks.sdk import WorkspaceClient
+    from databricks.sdk.service.jobs import BaseRun, Continuous, Run, RunTask
 
 # `RunStatus.state` (RunLifecycleStateV2State): QUEUED, PENDING, BLOCKED, WAITING, RUNNING,
 # TERMINATING, TERMINATED. Skipped runs and internal errors are TERMINATED with that
@@ -263,6 +267,8 @@ def continuous_settings(w: WorkspaceClient, job_id: int) -> Optional[Continuous]
 
 def pause_status(continuous: Continuous) -> str:
     """PAUSED or UNPAUSED; the API's default for a continuous job without one is UNPAUSED."""
+    from databricks.sdk.service.jobs import PauseStatus
+
     return continuous.pause_status.value if continuous.pause_status else PauseStatus.UNPAUSED.value
 
 
@@ -274,6 +280,8 @@ def set_pause_status(w: WorkspaceClient, job_id: int, continuous: Continuous, st
     only `pause_status` changed: sending `{"pause_status": ...}` alone would drop
     `task_retry_mode` (the deployed ON_FAILURE) back to its default, NEVER.
     """
+    from databricks.sdk.service.jobs import JobSettings, PauseStatus
+
     new = dataclasses.replace(continuous, pause_status=PauseStatus(status))
     w.jobs.update(job_id=job_id, new_settings=JobSettings(continuous=new))
 
@@ -320,6 +328,8 @@ def cancel_run(w: WorkspaceClient, run_id: int) -> None:
 
 def start_job(w: WorkspaceClient, job_id: int) -> Start:
     """Have a run of the job going, the way its trigger calls for (see the module docstring)."""
+    from databricks.sdk.service.jobs import PauseStatus
+
     continuous = continuous_settings(w, job_id)
     if continuous is None:
         return Start("run-now", start_run(w, job_id))
@@ -338,6 +348,8 @@ def pause_job(w: WorkspaceClient, job: JobRef) -> tuple[bool, list[RunState]]:
     Raises NotContinuous for a job without `continuous` settings. The active runs are left
     running (cancel them with `cancel_run`): pausing only stops Databricks starting new ones.
     """
+    from databricks.sdk.service.jobs import PauseStatus
+
     continuous = continuous_settings(w, job.job_id)
     if continuous is None:
         raise NotContinuous(job)
