@@ -290,6 +290,17 @@ def _local_broker(settings: Settings, stop_after: bool) -> Iterator[None]:
             broker.stop()
 
 
+@bench_app.callback()
+def bench_needs_a_clone() -> None:
+    """Benchmarks (figures go to docs/benchmarks.md)."""
+    import importlib.util
+
+    if importlib.util.find_spec("benchmarks") is None:  # the Databricks wheel leaves them out
+        console.print("[red]the benchmarks run from a clone of the project (make setup), not from the "
+                      "Databricks wheel, which leaves them out[/red]")
+        raise typer.Exit(2)
+
+
 @bench_app.command("producer")
 def bench_producer(
     ctx: typer.Context,

@@ -34,10 +34,11 @@ PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
 # (feedback-scored and feedback-deadletter -> Delta tables).
 PIPELINE_PARTS = ("scorer", "dispatcher", "tables")
 TABLES_PART = "tables"
-# Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship.
-# (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
+# Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship, and
+# databricks-sdk, whose runtime copy (0.49 on 17.3) is older than the wheel needs (pyproject.toml
+# says why). (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
 PYPI_LIBRARIES = ("kafka-python", "vaderSentiment", "slack_sdk", "tweepy", "pydantic-settings", "typer", "rich",
-                  "tenacity")
+                  "tenacity", "databricks-sdk")
 
 # The job clusters' access mode: dedicated, under its API name that needs no `kind`
 # (databricks-sdk `compute.DataSecurityMode`: "SINGLE_USER: Legacy alias for
