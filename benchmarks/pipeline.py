@@ -31,6 +31,7 @@ from feedback.clients.kafka_client import connect, end_offsets
 from feedback.core.schema import encode, feedback_key, utc_now_iso
 from feedback.core.settings import Settings
 from jobs import scorer
+from producers.replay import sample_files
 
 LOCAL_CORES = 2
 
