@@ -19,15 +19,14 @@ from __future__ import annotations
 import json
 import multiprocessing
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Optional
 
 from rich.console import Console
 
-from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
 from feedback.clients.kafka_client import connect, end_offsets
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
 from feedback.core.schema import encode, feedback_key, utc_now_iso
 from feedback.core.settings import Settings
 from jobs import scorer
@@ -111,9 +110,9 @@ def throughput(settings: Settings, console: Console, events: int, warm_up: int =
     the one-time costs of a start (the query's first plan, the Python workers and the
     lexicon), which are printed apart; the rates are of the backlog that follows.
     """
+    from feedback.core.triggers import parse_trigger
     from jobs import scorer, table_writer
     from jobs.spark import spark_session
-    from feedback.core.triggers import parse_trigger
     from jobs.summary import summarize
 
     _ensure_topics(settings)
@@ -158,7 +157,6 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
     from pyspark.sql import functions as F
 
     from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
-
     from jobs.delta_table import read_delta
 
     batches = read_delta(spark, settings.table_for(BATCHES_TABLE))
@@ -298,8 +296,8 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
     """
     from datetime import datetime
 
-    from feedback.core.catalogue import PASSTHROUGH_TOPIC
     from feedback.clients.kafka_client import read_range
+    from feedback.core.catalogue import PASSTHROUGH_TOPIC
     from jobs import sentiment_pipeline
     from jobs.spark import spark_session
     from jobs.summary import percentiles

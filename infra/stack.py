@@ -20,7 +20,10 @@ from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
 from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs
 from infra.components.databricks_network import DatabricksNetwork, DatabricksNetworkArgs
 from infra.components.databricks_workspace import (
-    DatabricksWorkspace, DatabricksWorkspaceArgs, InjectedNetwork, existing_network,
+    DatabricksWorkspace,
+    DatabricksWorkspaceArgs,
+    InjectedNetwork,
+    existing_network,
 )
 from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
 from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs

@@ -24,10 +24,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.dispatcher import read_log
-from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 
 MAX_BUCKETS = 120
 

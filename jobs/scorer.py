@@ -29,8 +29,8 @@ from pyspark.sql.streaming import StreamingQuery
 
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.settings import Settings
-from jobs.scoring import OUTPUT_SCHEMA, AlertRules, route
 from feedback.core.triggers import Trigger, parse_trigger
+from jobs.scoring import OUTPUT_SCHEMA, AlertRules, route
 from jobs.streaming import kafka_source
 
 QUERY_NAME = "scorer"

@@ -42,11 +42,11 @@ from typing import Any, Optional, Sequence
 from pyspark.sql import SparkSession
 
 from feedback.clients.alerts import Notifier, notifier_for
-from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.clients.kafka_client import end_offsets
+from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
-from jobs import dispatcher, scorer, table_writer
 from feedback.core.triggers import parse_trigger
+from jobs import dispatcher, scorer, table_writer
 
 log = logging.getLogger(__name__)
 

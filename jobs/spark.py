@@ -20,7 +20,6 @@ from feedback.clients.jars import spark_extra_jars
 from feedback.core.catalogue import FEEDBACK_TOPICS, topic
 from feedback.core.settings import Settings
 
-
 HERE = Path(__file__).resolve().parent
 # Spark prints a Kafka source's options in the analyzed plan's `DataSource(... HashMap(...))`
 # part of explain(True) and QueryExecution.toString (pyspark 4.0; the V2 part is redacted, and

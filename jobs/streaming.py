@@ -15,6 +15,7 @@ from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.settings import Settings
 
+
 def kafka_source(spark: SparkSession, settings: Settings, topics: Iterable[str] = FEEDBACK_TOPICS) -> DataFrame:
     """Spark's Kafka source over `topics`, from `starting_offsets` when the query has no
     checkpoint yet (an existing checkpoint always wins)."""

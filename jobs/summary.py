@@ -14,12 +14,12 @@ from typing import Optional
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings
 from jobs.delta_table import read_delta
 from jobs.dispatcher import AlertRecord, read_log
 from jobs.status import percentile
-from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 
 
 @dataclass

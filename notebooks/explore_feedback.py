@@ -24,8 +24,8 @@ dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821 (D
 
 from pyspark.sql import functions as F
 
-from feedback.core.settings import load_settings
 from feedback.core.catalogue import DEADLETTER_TABLE, SCORED_TABLE
+from feedback.core.settings import load_settings
 from jobs.summary import summarize
 
 settings = load_settings(on_databricks=True, table_location=dbutils.widgets.get("table_location"))  # noqa: F821

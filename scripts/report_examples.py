@@ -20,16 +20,15 @@ from rich.console import Console
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from feedback.devtools.demo import run_pipeline  # noqa: E402
-from producers.replay import sample_files  # noqa: E402
-from feedback.clients.kafka_client import end_offsets  # noqa: E402
-from feedback.devtools.local_kafka import LocalKafka  # noqa: E402
-from feedback.core.schema import parse_utc  # noqa: E402
-from feedback.core.settings import load_settings  # noqa: E402
-from feedback.clients.topics import ensure_topics  # noqa: E402
-from jobs.report import render  # noqa: E402
-from jobs.spark import spark_session  # noqa: E402
-from producers.replay import replay  # noqa: E402
+from feedback.clients.kafka_client import end_offsets
+from feedback.clients.topics import ensure_topics
+from feedback.core.schema import parse_utc
+from feedback.core.settings import load_settings
+from feedback.devtools.demo import run_pipeline
+from feedback.devtools.local_kafka import LocalKafka
+from jobs.report import render
+from jobs.spark import spark_session
+from producers.replay import replay, sample_files
 
 
 def _event(line: str):

@@ -27,11 +27,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from feedback.core.catalogue import TOPICS
-from feedback.core.settings import Settings, SettingsError, load_settings
 from feedback.cli.databricks import app as databricks_app
 from feedback.cli.pipeline import app as pipeline_app
 from feedback.cli.produce import app as producers_app
+from feedback.core.catalogue import TOPICS
+from feedback.core.settings import Settings, SettingsError, load_settings
 
 console = Console()
 err = Console(stderr=True)

@@ -28,9 +28,9 @@ def run(
     timeout: Optional[float] = typer.Option(None, help="Stop after this many seconds (default: run until stopped)."),
 ) -> None:
     """Run the pipeline's parts on the configured backend until stopped (or through the backlog, with available-now)."""
+    from feedback.core.triggers import parse_trigger
     from jobs import sentiment_pipeline
     from jobs.spark import spark_session
-    from feedback.core.triggers import parse_trigger
 
     unknown = sorted(set(part) - set(sentiment_pipeline.PARTS))
     if unknown:

@@ -16,8 +16,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.clients.kafka_client import end_offsets, read_range
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.core.settings import Settings
 
 
@@ -37,8 +37,8 @@ class TopicSummary:
 
 
 def run_demo(settings: Settings, console: Console) -> int:
-    from feedback.devtools.local_kafka import LocalKafka
     from feedback.clients.topics import ensure_topics
+    from feedback.devtools.local_kafka import LocalKafka
     from producers.replay import replay, sample_files
 
     if settings.backend == "local":

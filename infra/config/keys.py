@@ -20,7 +20,14 @@ from pathlib import PurePath
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, get_args, get_origin
 
 from pydantic import (
-    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError,
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
     ValidationInfo,
 )
 from pydantic.alias_generators import to_camel

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.lib import kafka_config
 import requests
 
+from infra.lib import kafka_config
 from infra.providers.ambari import AmbariClient, AmbariEndpoint, AmbariError, AmbariOutcomeUnknown
 from infra.providers.broker_discovery import BrokerDiscoveryProvider
 from infra.providers.ip_advertising import IpAdvertisingProvider
@@ -260,7 +259,7 @@ def test_a_request_that_fails_ends_the_wait_naming_its_state(ambari, state):
         IpAdvertisingProvider().create(props(ambari))
 
     message = str(raised.value)
-    assert message.startswith(f"Ambari request 1 (Stop KAFKA") and f"ended {state}" in message
+    assert message.startswith("Ambari request 1 (Stop KAFKA") and f"ended {state}" in message
     assert "Background Operations" in message and "`pulumi up` again" in message
     assert ambari.state_changes() == ["INSTALLED"]  # no start after a failed stop
     assert ambari.maintenance_changes() == ["ON", "OFF"]  # maintenance mode off again after the failure
@@ -279,7 +278,7 @@ def test_a_request_holding_for_an_operator_ends_the_wait_naming_its_state(ambari
         client_for(ambari, sleep=sleep).restart_service("KAFKA", "test", poll_interval_s=5, timeout_s=3600)
 
     message = str(raised.value)
-    assert message.startswith(f"Ambari request 2 (Start KAFKA") and f"is {state} " in message
+    assert message.startswith("Ambari request 2 (Start KAFKA") and f"is {state} " in message
     assert "operator" in message and "retry or skip" in message and "`pulumi up` again" in message
     assert ambari.requests[2].status == state and sleeps == [5, 5]  # one wait per request, then it ended
     assert ambari.maintenance_changes() == ["ON", "OFF"]

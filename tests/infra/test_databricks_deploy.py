@@ -34,8 +34,17 @@ from infra.config import ConfigError, check, load_config
 from infra.lib import databricks_jobs as plan
 from infra.lib import wheel
 from tests.infra.conftest import (
-    LOGIN_PASSWORD, MOCK_BROKERS, SSH_PASSWORD, WHEEL_NAME, base_config, fake_connection_string, fake_sas_key,
-    fake_wheel, run_stack, use_config, write_fake_wheel,
+    LOGIN_PASSWORD,
+    MOCK_BROKERS,
+    SSH_PASSWORD,
+    WHEEL_NAME,
+    base_config,
+    fake_connection_string,
+    fake_sas_key,
+    fake_wheel,
+    run_stack,
+    use_config,
+    write_fake_wheel,
 )
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from feedback.core.catalogue import TOPICS
 from infra.lib import (
-    azure_names, databricks_jobs, event_hubs_limits, kafka_config, network_rules, passwords, provider_inputs,
+    azure_names,
+    databricks_jobs,
+    event_hubs_limits,
+    kafka_config,
+    network_rules,
+    passwords,
+    provider_inputs,
     replication,
 )
 from infra.lib.topics_script import script_digest, topics_script

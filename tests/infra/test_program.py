@@ -22,8 +22,17 @@ import pytest
 
 from feedback.core.catalogue import TOPICS
 from tests.infra.conftest import (
-    CLUSTER_GUID, LOGIN_PASSWORD, MOCK_BROKERS, SSH_PASSWORD, STORAGE_KEY, SUBSCRIPTION, AzureMocks,
-    RecordingMonitor, base_config, databricks_vnet_id, use_config,
+    CLUSTER_GUID,
+    LOGIN_PASSWORD,
+    MOCK_BROKERS,
+    SSH_PASSWORD,
+    STORAGE_KEY,
+    SUBSCRIPTION,
+    AzureMocks,
+    RecordingMonitor,
+    base_config,
+    databricks_vnet_id,
+    use_config,
 )
 
 REPO = Path(__file__).resolve().parents[2]
