@@ -36,14 +36,14 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Optional
+from typing import Iterable, Optional
 
 from kafka import ConsumerRebalanceListener, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from feedback.clients.alerts import Notifier, from_rows, is_outage
-from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, FEEDBACK_TOPICS, topic
 from feedback.clients.kafka_client import connect, end_offsets, read_range
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, FEEDBACK_TOPICS, topic
 from feedback.core.schema import parse_utc, utc_now_iso
 from feedback.core.settings import Settings
 
@@ -138,6 +138,35 @@ def initialise_group(settings: Settings, group: str) -> None:
         consumer.close()
 
 
+def parse_alert(value: bytes) -> tuple[dict, str, str, str]:
+    """A `feedback-alerts` record's value -> (alert, key, event id, channel) (pure); a record
+    the scorer did not write raises TypeError, ValueError or KeyError."""
+    alert = json.loads(value)
+    return alert, alert["key"], alert["event_id"], alert["channel"]
+
+
+def poll_wait_ms(due: bool, retry_at: dict[str, float], now: float, longest_ms: int) -> int:
+    """How long a round's poll may wait (pure): not at all with alerts due, at most until the
+    next retry is due, at most `longest_ms`."""
+    if due:
+        return 0
+    if not retry_at:
+        return longest_ms
+    return max(0, min(longest_ms, int((min(retry_at.values()) - now) * 1000)))
+
+
+def history_since(tries: Iterable[AlertRecord], now: datetime) -> dict[str, datetime]:
+    """For each channel, from when its history must be read to settle the alerts of `tries`
+    attempted before (outcome unknown): five minutes before the earliest first attempt (pure)."""
+    since: dict[str, datetime] = {}
+    for record in tries:
+        if record.attempts > 0:
+            first = parse_utc(record.first_attempt_at) if record.first_attempt_at else now
+            moment = first - timedelta(minutes=5)
+            since[record.channel] = min(moment, since.get(record.channel, moment))
+    return since
+
+
 class _Assignment(ConsumerRebalanceListener):
     """Keeps the dispatcher's view of its partitions. It runs on kafka-python's I/O thread,
     so it only takes note: the record is read back in the next round, before any post."""
@@ -218,13 +247,9 @@ class Dispatcher:
     def run_round(self, poll_timeout_ms: int = 1000) -> RoundReport:
         report = RoundReport()
         now = time.monotonic()
-        due = self._due(now)
-        if due:
-            poll_timeout_ms = 0
-        elif self.retry_at:
-            wait = min((at for key, at in self.retry_at.items() if key in self.records), default=now + 1) - now
-            poll_timeout_ms = max(0, min(poll_timeout_ms, int(wait * 1000)))
-        polled = self.consumer.poll(timeout_ms=poll_timeout_ms, max_records=MAX_ALERTS_A_POLL)
+        retries = {key: at for key, at in self.retry_at.items() if key in self.records}
+        polled = self.consumer.poll(timeout_ms=poll_wait_ms(bool(self._due(now)), retries, now, poll_timeout_ms),
+                                    max_records=MAX_ALERTS_A_POLL)
         self.last_poll = time.monotonic()
         if self.reload:
             self.load_record()
@@ -232,8 +257,7 @@ class Dispatcher:
             for message in messages:
                 report.polled += 1
                 try:
-                    alert = json.loads(message.value)
-                    key, event_id, channel = alert["key"], alert["event_id"], alert["channel"]
+                    alert, key, event_id, channel = parse_alert(message.value)
                 except (TypeError, ValueError, KeyError) as error:  # not written by the scorer: say so, go on
                     log.error("skipping a record in %s at %d:%d that is not an alert: %s", ALERTS_TOPIC, tp.partition,
                               message.offset, error)
@@ -254,14 +278,8 @@ class Dispatcher:
 
     def _post_round(self, tries: list[AlertRecord], report: RoundReport) -> None:
         # Unknown outcomes first: which of the alerts attempted before are already in their channel?
-        since: dict[str, datetime] = {}
-        for record in tries:
-            if record.attempts > 0:
-                first = parse_utc(record.first_attempt_at) if record.first_attempt_at else datetime.now(timezone.utc)
-                moment = first - timedelta(minutes=5)
-                since[record.channel] = min(moment, since.get(record.channel, moment))
         already: set[str] = set()
-        for channel, moment in since.items():
+        for channel, moment in history_since(tries, datetime.now(timezone.utc)).items():
             try:
                 already |= self.notifier.posted_keys(channel, moment)
             except Exception as error:  # cannot tell whether they went out: not now, on a later round

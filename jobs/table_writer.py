@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional
 
@@ -41,11 +42,16 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.window import Window
 
 from feedback.core.catalogue import (
-    BATCHES_TABLE, DEADLETTER_TABLE, DEADLETTER_TOPIC, DUPLICATES_TABLE, SCORED_TABLE, SCORED_TOPIC,
+    BATCHES_TABLE,
+    DEADLETTER_TABLE,
+    DEADLETTER_TOPIC,
+    DUPLICATES_TABLE,
+    SCORED_TABLE,
+    SCORED_TOPIC,
 )
 from feedback.core.settings import Settings
-from jobs.delta_table import read_delta
 from feedback.core.triggers import Trigger, parse_trigger
+from jobs.delta_table import read_delta
 from jobs.streaming import kafka_source
 
 log = logging.getLogger(__name__)
@@ -125,12 +131,48 @@ def classify(rows: DataFrame, earlier: Optional[DataFrame], tasks: int = 1) -> D
             .drop("_new", "_scored", "_replay", "_seen"))
 
 
-def batch_counts(classified: DataFrame, dead: DataFrame) -> tuple[int, int, int]:
-    """(valid, kept, dead-lettered) of a batch, in one Spark job over both frames."""
+@dataclass(frozen=True)
+class BatchCounts:
+    """A batch's counts: `valid` scored records (kept or duplicates), `kept` of them written
+    to the scored table, `dead` dead letters. Events in = scored + dead-lettered + duplicates."""
+    valid: int
+    kept: int
+    dead: int
+
+    @property
+    def events_in(self) -> int:
+        return self.valid + self.dead
+
+    @property
+    def duplicates(self) -> int:
+        return self.valid - self.kept
+
+    def row(self, query_id: str, batch_id: int, committed_at: datetime) -> tuple:
+        """The batch's row of `pipeline_batches` (BATCHES_SCHEMA)."""
+        return (query_id, batch_id, self.events_in, self.kept, self.dead, self.duplicates, committed_at)
+
+
+BATCHES_SCHEMA = ("query_id string, batch_id long, events_in long, scored long, deadlettered long, duplicates long, "
+                  "committed_at timestamp")
+
+
+def union_earlier(frames: list[Optional[DataFrame]]) -> Optional[DataFrame]:
+    """The rows already written, over the tables that exist, or None when none does (pure)."""
+    present = [frame for frame in frames if frame is not None]
+    if not present:
+        return None
+    union = present[0]
+    for frame in present[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
+def batch_counts(classified: DataFrame, dead: DataFrame) -> BatchCounts:
+    """A batch's counts, in one Spark job over both frames."""
     flags = (classified.select(F.lit(1).alias("valid"), F.col("is_kept").cast("int").alias("kept"), F.lit(0).alias("dead"))
              .unionByName(dead.select(F.lit(0).alias("valid"), F.lit(0).alias("kept"), F.lit(1).alias("dead"))))
     row = flags.agg(*(F.coalesce(F.sum(name), F.lit(0)).alias(name) for name in ("valid", "kept", "dead"))).first()
-    return row["valid"], row["kept"], row["dead"]
+    return BatchCounts(row["valid"], row["kept"], row["dead"])
 
 
 class TableWriter:
@@ -179,36 +221,31 @@ class TableWriter:
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
         try:
-            written = [self._earlier(spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]),
-                       self._earlier(spark, DUPLICATES_TABLE, app_id, batch_id,
-                                     ["id", *POSITION, F.lit(False).alias("scored")])]
-            written = [frame for frame in written if frame is not None]
-            earlier = written[0].unionByName(written[1]) if len(written) == 2 else (written[0] if written else None)
+            earlier = union_earlier([
+                self._earlier(spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]),
+                self._earlier(spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")])])
             classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks).select("*", *stamp).persist()
             dead = self._new(deadletter_rows(batch).dropDuplicates(list(POSITION)),
                              self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION), POSITION)
             dead = dead.select("*", *stamp).persist()
-            valid_count, kept_count, dead_count = batch_counts(classified, dead)
+            counts = batch_counts(classified, dead)
             classified_at = time.monotonic()
             self._append(classified.where("is_kept").drop("is_kept"), SCORED_TABLE, batch_id, app_id,
                          partition_by=("event_date",))
-            if valid_count > kept_count:
+            if counts.duplicates:
                 self._append(classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id", "written_at"),
                              DUPLICATES_TABLE, batch_id, app_id)
-            if dead_count:
+            if counts.dead:
                 self._append(dead, DEADLETTER_TABLE, batch_id, app_id)
-            committed = datetime.now(timezone.utc)
-            row = (app_id, batch_id, valid_count + dead_count, kept_count, dead_count, valid_count - kept_count, committed)
-            counts_frame = spark.createDataFrame([row], "query_id string, batch_id long, events_in long, scored long, "
-                                                        "deadlettered long, duplicates long, committed_at timestamp")
-            self._append(counts_frame, BATCHES_TABLE, batch_id, app_id)
+            row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
+            self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE, batch_id, app_id)
             classified.unpersist()
             dead.unpersist()
         finally:
             batch.unpersist()
         log.info("tables, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
-                 "(reading and classifying %.1f s, the Delta appends %.1f s)", batch_id, valid_count + dead_count,
-                 kept_count, dead_count, valid_count - kept_count, time.monotonic() - started, classified_at - started,
+                 "(reading and classifying %.1f s, the Delta appends %.1f s)", batch_id, counts.events_in,
+                 counts.kept, counts.dead, counts.duplicates, time.monotonic() - started, classified_at - started,
                  time.monotonic() - classified_at)
 
 

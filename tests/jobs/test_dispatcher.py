@@ -9,15 +9,16 @@ import threading
 import time
 import uuid
 from collections import Counter
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from feedback.clients.alerts import SlackNotifier, from_rows
-from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.clients.kafka_client import end_offsets
-from jobs.dispatcher import AlertRecord, Dispatcher, read_log
-from tests.jobs.helpers import produce, spark_offsets
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
+from jobs.dispatcher import AlertRecord, Dispatcher, history_since, parse_alert, poll_wait_ms, read_log
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.kafka import produce, spark_offsets
 
 pytestmark = pytest.mark.kafka
 
@@ -181,3 +182,42 @@ def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
             second.close()
     assert Counter(slack.keys()) == {f"pair-{n}|#negative-feedback": 1 for n in range(40)}
     assert first.owned.isdisjoint(second.owned)
+
+
+def test_an_alert_record_is_read_into_its_key_event_and_channel():
+    value = json.dumps({"key": "e1|#negative-feedback", "event_id": "e1", "channel": "#negative-feedback",
+                        "text": "broken"}).encode()
+    alert, key, event_id, channel = parse_alert(value)
+    assert (key, event_id, channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
+    assert alert["text"] == "broken"
+
+
+@pytest.mark.parametrize("value, error", [(b"not json", ValueError), (b"[1, 2]", TypeError),
+                                          (b'{"key": "k", "event_id": "e"}', KeyError)])
+def test_a_record_the_scorer_did_not_write_raises_so_the_round_skips_it(value, error):
+    with pytest.raises(error):
+        parse_alert(value)
+
+
+def test_a_round_does_not_wait_for_the_poll_when_alerts_are_due():
+    assert poll_wait_ms(True, {"k": 105.0}, now=100.0, longest_ms=1000) == 0
+
+
+def test_a_round_waits_for_the_next_retry_and_no_longer_than_asked():
+    assert poll_wait_ms(False, {}, now=100.0, longest_ms=1000) == 1000
+    assert poll_wait_ms(False, {"a": 100.25, "b": 103.0}, now=100.0, longest_ms=1000) == 250
+    assert poll_wait_ms(False, {"a": 99.0}, now=100.0, longest_ms=1000) == 0
+    assert poll_wait_ms(False, {"a": 160.0}, now=100.0, longest_ms=1000) == 1000
+
+
+def _record(key: str, channel: str, attempts: int, first_attempt_at=None) -> AlertRecord:
+    return AlertRecord("g", key, key.split("|")[0], channel, 0, {}, attempts=attempts, first_attempt_at=first_attempt_at)
+
+
+def test_history_is_read_only_for_alerts_attempted_before_from_five_minutes_before_the_first():
+    now = datetime(2026, 11, 24, 9, 0, tzinfo=timezone.utc)
+    tries = [_record("a|#neg", "#neg", 1, "2026-11-24T08:50:00.000Z"), _record("b|#neg", "#neg", 2, "2026-11-24T08:40:00.000Z"),
+             _record("c|#pos", "#pos", 0), _record("d|#pos", "#pos", 1, None)]
+    assert history_since(tries, now) == {"#neg": datetime(2026, 11, 24, 8, 35, tzinfo=timezone.utc),
+                                         "#pos": now - timedelta(minutes=5)}
+    assert history_since([_record("c|#pos", "#pos", 0)], now) == {}

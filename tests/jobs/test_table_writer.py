@@ -4,17 +4,21 @@ seen before is a duplicate, counted once however often it is replayed."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pandas as pd
 import pytest
 
 from feedback.clients.sentiment import analyzer_for
+from feedback.core.triggers import parse_trigger
 from jobs import table_writer
 from jobs.scoring import AlertRules, route
-from feedback.core.triggers import parse_trigger
 from jobs.summary import summarize
-from tests.jobs.helpers import offsets_now, pipeline_settings, produce
-from tests.jobs.test_transforms import envelope
+from jobs.table_writer import BatchCounts, union_earlier
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.events import envelope
+from tests.support.kafka import offsets_now, produce
+from tests.support.pipeline import pipeline_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
@@ -64,3 +68,19 @@ def test_classify_drops_replays_and_keeps_the_first_delivery_of_each_new_id(spar
     assert out == [("a", 1, True), ("a", 5, False), ("c", 8, False), ("d", 9, True)]
     assert sorted((r["id"], r["is_kept"]) for r in classify(rows, None).collect()) == [
         ("a", False), ("a", True), ("b", True), ("c", True), ("d", True)]
+
+
+def test_a_batchs_counts_reconcile_and_make_its_pipeline_batches_row():
+    counts = BatchCounts(valid=10, kept=8, dead=3)
+    assert (counts.events_in, counts.duplicates) == (13, 2)
+    committed = datetime(2026, 11, 24, tzinfo=timezone.utc)
+    assert counts.row("q", 7, committed) == ("q", 7, 13, 8, 3, 2, committed)
+    assert counts.events_in == counts.kept + counts.dead + counts.duplicates
+
+
+def test_earlier_rows_are_the_union_of_the_tables_that_exist(spark):
+    scored = spark.createDataFrame([("a", True)], "id string, scored boolean")
+    duplicates = spark.createDataFrame([("b", False)], "id string, scored boolean")
+    assert union_earlier([None, None]) is None
+    assert union_earlier([scored, None]) is scored
+    assert sorted(tuple(r) for r in union_earlier([scored, duplicates]).collect()) == [("a", True), ("b", False)]
