@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import socket
-from pathlib import Path
-
 import pytest
 
 from feedback.core.settings import Settings, load_settings
+from tests.support.repo import REPO
+from tests.support.settings import isolate, own_broker_settings
 
-REPO = Path(__file__).resolve().parent.parent
-FIGURES: list[tuple[str, dict]] = []  # what the reliability scenarios measured, printed at the end
+_FIGURES: list[tuple[str, dict]] = []  # what the reliability scenarios measured, printed at the end
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,9 +24,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    if FIGURES:
+    if _FIGURES:
         terminalreporter.section("figures measured")
-        for test, values in FIGURES:
+        for test, values in _FIGURES:
             terminalreporter.write_line(f"{test}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
 
 
@@ -43,31 +40,8 @@ def long_variant(request) -> bool:
 def record_figures(request):
     """Record a scenario's figures; they are printed in the run's summary."""
     def record(**values) -> None:
-        FIGURES.append((request.node.name, values))
+        _FIGURES.append((request.node.name, values))
     return record
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
-    """Hide the developer's FEEDBACK_* variables and feedback.toml from the settings."""
-    for name in list(os.environ):
-        if name.startswith("FEEDBACK_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("FEEDBACK_CONFIG", str(folder / "no-such-feedback.toml"))
-
-
-def own_broker_settings(state_dir: Path, **more) -> Settings:
-    """Settings for a broker of a test's own: free ports, its own state, the shared jar cache,
-    and short bounds so that a broker that is down fails a test in seconds."""
-    return load_settings(**{
-        "state_dir": state_dir, "cache_dir": REPO / ".cache", "local_kafka_port": free_port(),
-        "local_controller_port": free_port(), "kafka_connect_timeout_ms": 5_000, "kafka_max_block_ms": 3_000, **more,
-    })
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from tests.conftest import REPO
+from tests.support.repo import REPO
 
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.py"))
 

@@ -19,14 +19,15 @@ import time
 
 import pytest
 
-from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
 from feedback.clients.kafka_client import KafkaUnavailable, end_offsets, read_range
-from feedback.devtools.local_kafka import Listener, LocalKafka
-from feedback.core.settings import load_settings
 from feedback.clients.topics import ensure_topics
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
+from feedback.core.settings import load_settings
+from feedback.devtools.local_kafka import Listener, LocalKafka
 from producers.replay import replay
-from tests.conftest import REPO, free_port, isolate, own_broker_settings
 from tests.standins import tls
+from tests.support.repo import REPO
+from tests.support.settings import free_port, isolate, own_broker_settings
 
 pytestmark = pytest.mark.kafka
 

@@ -227,7 +227,7 @@ def test_a_secret_in_plain_text_is_refused_with_the_encrypted_line():
 # -- check: everything at once ---------------------------------------------------------------
 
 def test_check_reports_every_problem_at_once_whichever_rule_finds_it():
-    checked = check_of(prefix="Feedback_Prod", workerCount="many", clusterLoginPassword="short",
+    checked = check_of(prefix="Feedback_Prod", workerCount="many", clusterLoginPassword="short",  # pragma: allowlist secret
                        databricksVnetCidr="10.10.0.0/16", jobsTrigger="continuous=1s")
     assert checked.config is None
     found = "\n".join(checked.problems)

@@ -1,4 +1,4 @@
-"""The continuous path's routing (map-only expressions), on a static frame."""
+"""The continuous path's routing (jobs/continuous_passthrough.py: map-only expressions), on a static frame."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import json
 import pytest
 
 from jobs.continuous_passthrough import route
-from jobs.spark import task_slots_needed
-from tests.jobs.test_transforms import envelope, kafka_rows
+from tests.support.events import envelope, kafka_rows
 
 pytestmark = pytest.mark.spark
 
@@ -26,7 +25,3 @@ def test_every_record_goes_to_the_passthrough_topic_invalid_ones_with_a_reason(s
     assert reasons == ["malformed JSON or not an object", "text is empty", "the value is not valid UTF-8",
                        "created_at must be an ISO-8601 UTC time", "schema_version is not supported (this code reads 1)"]
     assert rows[1]["key"] == "twitter-feedback:0:1" and json.loads(rows[1]["value"])["raw_value"] == "{not json"
-
-
-def test_a_local_continuous_run_gets_a_task_slot_per_partition():
-    assert task_slots_needed() == 4 + 4 + 2

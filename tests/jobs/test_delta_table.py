@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from jobs.delta_table import read_delta
-from tests.conftest import REPO
+from tests.support.repo import REPO
 
 pytestmark = pytest.mark.spark
 

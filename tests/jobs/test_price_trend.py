@@ -9,7 +9,7 @@ import pytest
 from feedback.clients.kafka_client import client
 from producers.price_series import generate_series, point_events
 from producers.sink import Sink
-from tests.producers.helpers import settings_for
+from tests.support.settings import settings_for
 
 pytestmark = pytest.mark.spark
 MINUTES = 60
@@ -111,3 +111,12 @@ def test_the_streaming_job_writes_both_tables_ignores_late_quotes_and_charts_the
 
     chart = render_chart(read_trend(spark, settings, TUMBLING), tmp_path / "trend.png")
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and chart.stat().st_size > 10_000
+
+
+def test_the_price_trend_entry_point_reads_its_parameters_the_same_way():
+    from jobs.price_trend import main
+
+    with pytest.raises(SystemExit, match="error: --window 'hourly': expected one of tumbling, sliding"):
+        main(["chart", "--window", "hourly"])
+    with pytest.raises(SystemExit, match="error: x_bearer_token is a secret"):
+        main(["run", "--x-bearer-token", "t"])

@@ -1,4 +1,4 @@
-"""The scorer's one Python pass (jobs/scoring.py), as a pure function, and inside Spark."""
+"""The scorer's one Python pass (jobs/scoring.py), as a pure function; inside Spark in tests/jobs/test_scorer.py."""
 
 from __future__ import annotations
 
@@ -6,10 +6,9 @@ import base64
 import json
 
 import pandas as pd
-import pytest
 
 from jobs.scoring import AlertRules, parse_record, route
-from tests.jobs.test_transforms import envelope
+from tests.support.events import envelope
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
 
@@ -85,17 +84,3 @@ def test_parse_record_gives_the_event_or_the_reason():
     event, reason = parse_record(envelope("1", "ok"))
     assert reason is None and event["id"] == "1"
     assert parse_record(b"{}")[0] is None and "id is missing" in parse_record(b"{}")[1]
-
-
-@pytest.mark.spark
-def test_the_scorer_routes_in_spark_as_the_pure_function_does(spark):
-    from feedback.core.settings import load_settings
-    from jobs.scorer import scored_records
-    from tests.jobs.test_transforms import kafka_rows
-
-    values = [envelope("1", "I love it, wonderful!"), b"{not json", envelope("3", "Awful, I hate it."), envelope("4", "A table.")]
-    rows = scored_records(kafka_rows(spark, values), load_settings()).collect()
-    topics = sorted((r["topic"], r["key"]) for r in rows)
-    assert topics == [("feedback-alerts", "1|#positive-feedback"), ("feedback-alerts", "3|#negative-feedback"),
-                      ("feedback-deadletter", "twitter-feedback:0:1"), ("feedback-scored", "1"), ("feedback-scored", "3"),
-                      ("feedback-scored", "4")]

@@ -1,4 +1,6 @@
-"""The sentiment pipeline end to end on the real local broker and a real local Spark.
+"""The sentiment pipeline (jobs/sentiment_pipeline.py): its three parts end to end on the real
+local broker and a real local Spark, the table writer in a process of its own, and the entry
+point a Databricks task calls.
 
 Events are produced with kafka-python into the session's broker; the pipeline's three parts
 (scorer, dispatcher, table writer) start at the offsets before they were sent (the topics
@@ -8,21 +10,29 @@ alerts go to the Slack Web API stand-in.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
+import psutil
 import pytest
 
 from feedback.clients.alerts import SlackNotifier
-from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
 from feedback.clients.kafka_client import read_range
-from jobs import sentiment_pipeline
+from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from jobs import sentiment_pipeline, table_writer
 from jobs.report import render
 from jobs.reprocess import reprocess
 from jobs.summary import summarize
-from tests.jobs.helpers import offsets_now, pipeline_settings, produce, sample_batch
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.events import sample_batch
+from tests.support.kafka import offsets_now, produce
+from tests.support.pipeline import pipeline_process, pipeline_settings
+from tests.support.wheel_tasks import call_like_a_wheel_task
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
-
+@pytest.mark.kafka
+@pytest.mark.spark
 def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spark, tmp_path):
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     sinks_start = offsets_now(topics_ready, (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC))
@@ -65,3 +75,96 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
     assert read_range(topics_ready, DEADLETTER_TOPIC, sinks_start[DEADLETTER_TOPIC], sinks_end[DEADLETTER_TOPIC]).count == dead
     alert_records = read_range(topics_ready, ALERTS_TOPIC, sinks_start[ALERTS_TOPIC], sinks_end[ALERTS_TOPIC])
     assert alert_records.count == 16 and alert_records.distinct_keys == 15
+
+
+# -- locally the table writer runs in a process of its own at a lower OS priority (`tables_nice`):
+# it writes the tables, it stops with the pipeline, and it does not outlive a killed pipeline.
+
+
+def wait_for(condition, seconds: float, what: str):
+    """`condition()`'s first true value, asked every second; an AssertionError naming `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(1)
+    raise AssertionError(f"{what} did not happen within {seconds:g} s")
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_the_table_writer_runs_apart_at_its_niceness_writes_the_tables_and_stops_with_the_rest(topics_ready, spark,
+                                                                                              tmp_path):
+    start = offsets_now(topics_ready, FEEDBACK_TOPICS)
+    records, dead = sample_batch("apart", 21)
+    produce(topics_ready, records)
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=1s",
+                                     tables_trigger="processing-time=2s", tables_nice=7)
+        running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
+        try:
+            assert [query.name for query in running.queries] == ["scorer"]  # the table writer is not in this process
+            child = psutil.Process(running.tables.pid)
+            # `tables_nice` below the pipeline's own priority (`nice -n`), whatever niceness the tests run at
+            assert child.nice() == min(psutil.Process().nice() + 7, 19)
+            assert "--part" in child.cmdline() and "tables" in child.cmdline()
+            summary = wait_for(lambda: (lambda s: s if s.events_in == 21 + 1 + dead else None)(summarize(spark, settings)),
+                               240, "the table writer's process writing the batch")
+        finally:
+            running.stop()
+    assert running.tables.poll() is not None, "the table writer's process outlived stop()"
+    assert (summary.scored, summary.duplicates, summary.deadlettered) == (21, 1, dead)
+    assert sentiment_pipeline.tables_log(settings).exists()
+
+
+@pytest.mark.kafka
+@pytest.mark.spark  # in the pipeline's own process
+def test_a_table_writer_whose_pipeline_was_killed_stops_by_itself(topics_ready, tmp_path):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, FEEDBACK_TOPICS),
+                                     state_dir=tmp_path / "state")
+        log = tmp_path / "pipeline.log"
+        pipeline = pipeline_process(settings, "processing-time=1s", log)
+        try:
+            tables = wait_for(lambda: next((p for p in psutil.Process(pipeline.pid).children()
+                                             if "tables" in p.cmdline()), None), 120, "the table writer's process")
+            wait_for(lambda: (tmp_path / "checkpoints" / table_writer.QUERY_NAME).exists(), 180,
+                     "the table writer's query")
+            os.kill(pipeline.pid, signal.SIGKILL)  # the pipeline only, not its process group
+            pipeline.wait(timeout=30)
+            tables.wait(timeout=90)  # psutil.TimeoutExpired if it is still running
+        finally:
+            try:
+                os.killpg(pipeline.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert "is gone: stopping" in sentiment_pipeline.tables_log(settings).read_text()
+
+
+# -- the entry point of the Databricks Python wheel tasks (`feedback-pipeline`) -------------------------
+
+
+def test_the_job_entry_point_names_a_wrong_setting_instead_of_a_traceback():
+    with pytest.raises(SystemExit, match=r"(?s)error: invalid settings:.*no_such_setting: Extra inputs"):
+        sentiment_pipeline.main(["--no-such-setting", "1"])
+
+
+def test_the_job_entry_point_refuses_an_unknown_part():
+    with pytest.raises(SystemExit, match="--part 'scorers': expected one of scorer, dispatcher, tables"):
+        sentiment_pipeline.main(["--part", "scorers"])
+
+
+def test_the_pipeline_entry_point_refuses_a_secret_parameter_before_it_starts_anything():
+    with pytest.raises(SystemExit, match="error: slack_bot_token is a secret"):
+        sentiment_pipeline.main(["--part", "dispatcher", "--slack-bot-token", "xoxb-not-a-token"])
+
+
+@pytest.mark.kafka
+def test_the_pipeline_entry_point_returns_normally_when_its_part_is_done(topics_ready, monkeypatch, tmp_path):
+    # The dispatcher alone through an empty backlog: no Spark, nothing to post.
+    result = call_like_a_wheel_task(
+        monkeypatch, "feedback-pipeline", "--part", "dispatcher", "--trigger", "available-now",
+        "--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir", str(tmp_path),
+        "--starting-offsets", "latest", "--dispatcher-group", "entry-point-test")
+    assert result == 0

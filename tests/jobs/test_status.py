@@ -1,8 +1,8 @@
-"""`feedback status`: the pure readings, and the figures against a real broker and real Spark checkpoints."""
+"""What `feedback status` reads and shows (jobs/status.py): the pure readings, and the figures against a real
+broker and real Spark checkpoints. The command itself: tests/feedback/cli/test_main.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from datetime import datetime, timedelta, timezone
@@ -10,8 +10,19 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from jobs.dispatcher import AlertRecord
-from jobs.status import (Batch, PartitionLag, PartStatus, alert_counts, lags, local_folder, parse_offset_log, percentile,
-                         read_checkpoint, render, stall_allowance_s)
+from jobs.status import (
+    Batch,
+    PartitionLag,
+    PartStatus,
+    alert_counts,
+    lags,
+    local_folder,
+    parse_offset_log,
+    percentile,
+    read_checkpoint,
+    render,
+    stall_allowance_s,
+)
 
 OFFSETS_FILE = """v1
 {"batchWatermarkMs":0,"batchTimestampMs":1763900000123,"conf":{"spark.sql.shuffle.partitions":"4"}}
@@ -124,8 +135,10 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
     from feedback.core.catalogue import FEEDBACK_TOPICS
     from jobs import sentiment_pipeline
     from jobs.status import gather
-    from tests.jobs.helpers import offsets_now, pipeline_settings, produce, sample_batch
     from tests.standins.slack_web import SlackWebStandIn
+    from tests.support.events import sample_batch
+    from tests.support.kafka import offsets_now, produce
+    from tests.support.pipeline import pipeline_settings
 
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     records, _ = sample_batch(f"status-{uuid.uuid4().hex[:8]}", 21)
@@ -167,32 +180,3 @@ def _text(renderable) -> str:
     console = Console(width=200, record=True, file=open(os.devnull, "w"))
     console.print(renderable)
     return console.export_text()
-
-
-@pytest.mark.kafka
-def test_the_status_command_shows_every_part_and_says_where_deployed_runs_are(topics_ready, tmp_path):
-    from typer.testing import CliRunner
-
-    from feedback.cli.main import app
-    from tests.jobs.helpers import event, produce
-
-    produce(topics_ready, [("twitter-feedback", b"k", json.dumps(event("status-cli", 1, "Fine.")).encode())])
-    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
-                                      "status"], env={"COLUMNS": "200"})
-    # No part runs with these settings while the feedback topics hold records: said, and exit 1.
-    assert result.exit_code == 1, result.output
-    for line in ("scorer", "dispatcher", "table writer", "not started yet", "NOT RUNNING: scorer has",
-                 "feedback databricks status", "feedback-alerts"):
-        assert line in result.output
-
-
-def test_the_status_command_gives_a_clear_error_in_bounded_time_when_kafka_is_down(tmp_path, monkeypatch):
-    from typer.testing import CliRunner
-
-    from feedback.cli.main import app
-    from tests.conftest import free_port
-
-    monkeypatch.setenv("FEEDBACK_KAFKA_CONNECT_TIMEOUT_MS", "2000")
-    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(free_port()), "status"])
-    assert result.exit_code == 1
-    assert "error:" in result.output and "feedback kafka start" in result.output

@@ -1,35 +1,17 @@
-"""The pipeline's pure transformations, on small frames written here."""
+"""The pipeline's pure transformations (jobs/transforms.py), on small frames shaped like the Kafka source's rows."""
 
 from __future__ import annotations
 
 import base64
-import json
 from datetime import date, datetime
 
 import pytest
-from pyspark.sql import Row
 from pyspark.testing import assertDataFrameEqual
 
-from feedback.core.schema import feedback_envelope
 from jobs import transforms
+from tests.support.events import T0, envelope, kafka_rows
 
 pytestmark = pytest.mark.spark
-
-T0 = datetime(2026, 11, 22, 10, 0, 0)
-
-
-def envelope(event_id: str, text, **changes) -> bytes:
-    event = feedback_envelope(id=event_id, source="twitter", author="mara_k", text=text, created_at="2026-11-21T09:30:00Z",
-                              ingested_at="2026-11-21T09:30:05.250Z", lang="en", url=f"https://x.com/mara_k/status/{event_id}")
-    event.update(changes)
-    return json.dumps(event).encode()
-
-
-def kafka_rows(spark, values):
-    rows = [Row(key=None, value=bytearray(v) if v is not None else None, topic="twitter-feedback", partition=0,
-                offset=i, timestamp=T0, timestampType=0) for i, v in enumerate(values)]
-    return spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
-                                       "timestamp timestamp, timestampType int")
 
 
 def test_invalid_records_become_dead_letters_with_reason_and_raw_value(spark):
@@ -77,17 +59,3 @@ def test_vader_scores_lie_in_0_1_and_order_clear_cases(spark):
     scored = {r["id"]: r for r in transforms.score(transforms.valid_events(parsed), "vader").collect()}
     assert scored["bad"]["score"] < 0.3 < scored["flat"]["score"] < 0.9 < scored["good"]["score"]
     assert all(0 <= r["score"] <= 1 and r["analyzer"] == "vader" and r["analyzer_version"] == "3.3.2" for r in scored.values())
-
-
-def test_the_job_entry_point_names_a_wrong_setting_instead_of_a_traceback():
-    from jobs.sentiment_pipeline import main
-
-    with pytest.raises(SystemExit, match=r"(?s)error: invalid settings:.*no_such_setting: Extra inputs"):
-        main(["--no-such-setting", "1"])
-
-
-def test_the_job_entry_point_refuses_an_unknown_part():
-    from jobs.sentiment_pipeline import main
-
-    with pytest.raises(SystemExit, match="--part 'scorers': expected one of scorer, dispatcher, tables"):
-        main(["--part", "scorers"])

@@ -1,4 +1,3 @@
-import math
 import threading
 from collections import Counter
 
@@ -10,11 +9,17 @@ from feedback.core.catalogue import PRICES_TOPIC
 from feedback.core.schema import validate_price
 from producers.price_series import generate_series, point_events
 from producers.prices import (
-    PriceAccessDenied, PriceClient, PriceProducer, api_key_header, parse_simple_price, replay_series,
+    PriceAccessDenied,
+    PriceClient,
+    PriceProducer,
+    api_key_header,
+    parse_simple_price,
+    replay_series,
 )
 from producers.sink import Sink
-from tests.producers.helpers import TopicWatch, settings_for
 from tests.standins.prices_api import PricesApi
+from tests.support.kafka import TopicWatch
+from tests.support.settings import settings_for
 
 NOV_2 = 1_793_577_600  # 2026-11-02T00:00:00Z
 
@@ -45,22 +50,6 @@ def test_a_malformed_answer_keeps_only_the_valid_quotes_and_names_the_problems(p
 def test_the_key_header_follows_the_plan():
     assert api_key_header("https://api.coingecko.com/api/v3/simple/price") == "x-cg-demo-api-key"
     assert api_key_header("https://pro-api.coingecko.com/api/v3/simple/price") == "x-cg-pro-api-key"
-
-
-def test_the_random_walk_has_the_documented_shape():
-    points = list(generate_series(days=1))
-    assert len(points) == 1440
-    assert points[0].rates == {"USD": 68000.0, "EUR": round(68000 / 1.08, 2), "GBP": round(68000 / 1.27, 2)}
-    assert all((b.timestamp - a.timestamp).total_seconds() == 60 for a, b in zip(points, points[1:]))
-    # BTC/USD log returns: standard deviation 0.0008 a minute, within sampling error of 1,439 draws
-    returns = [math.log(b.rates["USD"] / a.rates["USD"]) for a, b in zip(points, points[1:])]
-    mean = sum(returns) / len(returns)
-    sd = math.sqrt(sum((r - mean) ** 2 for r in returns) / (len(returns) - 1))
-    assert 0.0007 < sd < 0.0009
-    # EUR follows USD through a slow exchange rate: the implied EURUSD stays near 1.08
-    assert all(1.0 < p.rates["USD"] / p.rates["EUR"] < 1.16 for p in points)
-    assert [p.rates for p in generate_series(days=1, seed=7)][:5] != [p.rates for p in points][:5]
-    assert all(validate_price(e) == [] for e in point_events(points[-1]))
 
 
 @pytest.mark.kafka

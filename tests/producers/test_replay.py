@@ -6,7 +6,7 @@ from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing, end_of
 from feedback.core.schema import feedback_envelope
 from feedback.core.settings import load_settings
 from producers.replay import parse_line, read_lines, replay
-from tests.conftest import free_port
+from tests.support.settings import free_port
 
 
 def event(n: int) -> dict:
@@ -26,24 +26,6 @@ def test_a_line_nested_too_deeply_to_parse_is_an_invalid_line_not_a_traceback():
     deep = b"[" * 100_000 + b"]" * 100_000
     line = parse_line(4, deep)
     assert (line.key, line.valid, line.value) == (None, False, deep)
-
-
-@pytest.mark.kafka
-def test_produce_sends_a_deeply_nested_line_as_it_is_and_prints_its_summary(topics_ready, tmp_path):
-    from typer.testing import CliRunner
-
-    from feedback.cli.main import app
-
-    path = tmp_path / "deep.jsonl"
-    path.write_bytes(json.dumps(event(1)).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n")
-    before = end_offsets(topics_ready, "slack-feedback")
-    result = CliRunner().invoke(app, ["--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir",
-                                      str(topics_ready.state_dir), "produce", "--from", str(path), "--topic", "slack-feedback"])
-    assert result.exit_code == 0, result.output
-    assert "sent 2, acknowledged 2, failed 0 (1 do not match the event schema" in " ".join(result.output.split())
-    assert "Traceback" not in result.output
-    back = read_range(topics_ready, "slack-feedback", before, end_offsets(topics_ready, "slack-feedback"))
-    assert len(back.records) == 2 and back.records[-1].value.startswith(b"[[[")
 
 
 def test_limit_cycles_the_file(tmp_path):

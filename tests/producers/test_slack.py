@@ -1,20 +1,18 @@
-import threading
-from contextlib import contextmanager
+"""The Slack producer (producers/slack.py): messages into envelopes, delivery to Kafka once across
+retries, reconnections and restarts, and channels it cannot read."""
 
 import pytest
 from pydantic import SecretStr
 
-from feedback.clients.alerts import SlackChannelError, SlackNotifier
+from feedback.clients.alerts import SlackChannelError
 from feedback.core.settings import SettingsError, load_settings
 from producers.sink import Sink
 from producers.slack import TOPIC, Channels, SlackProducer, resolve_channels, to_envelope, web_client
-from producers.slack_simulator import sample_texts, simulate
-from tests.producers.helpers import TopicWatch, settings_for
 from tests.standins.slack_socket_mode import SlackSocketMode
-from tests.standins.slack_web import SlackWebStandIn
+from tests.support.kafka import NoKafka, TopicWatch
+from tests.support.settings import settings_for
+from tests.support.slack import APP, BOT, CHANNELS, SIM, running, sent
 
-APP, BOT, SIM = "xapp-1-test", "xoxb-test", "B0SIMULATOR"
-CHANNELS = {"C0FEEDBACK": "product-feedback", "C0NEGATIVE": "negative-feedback", "C0RANDOM": "random"}
 LISTENED = Channels({"C0FEEDBACK": "product-feedback"}, frozenset({"C0NEGATIVE"}))
 
 
@@ -64,25 +62,6 @@ def test_an_alert_channel_configured_as_feedback_is_refused():
         settings = load_settings(slack_bot_token=BOT, slack_base_url=slack.base_url, slack_feedback_channels=["#nowhere"])
         with pytest.raises(ValueError, match="#nowhere"):
             resolve_channels(settings, web_client(settings, BOT))
-
-
-@contextmanager
-def running(producer: SlackProducer):
-    stop, ready = threading.Event(), threading.Event()
-    result = {}
-    thread = threading.Thread(target=lambda: result.setdefault("report", producer.run(stop, ready)), daemon=True)
-    thread.start()
-    assert ready.wait(30), "the producer did not connect"
-    try:
-        yield result
-    finally:
-        stop.set()
-        thread.join(60)
-        assert not thread.is_alive(), "the producer did not stop"
-
-
-def sent(producer: SlackProducer, slack: SlackSocketMode, count: int) -> None:
-    slack.wait_for(lambda: producer.report.sent + producer.report.duplicates >= count, 30, f"{count} messages handled")
 
 
 @pytest.mark.kafka
@@ -135,38 +114,7 @@ def test_each_feedback_message_reaches_kafka_once_across_retries_a_reconnection_
     assert {e["channel"] for _, e in events} == {"#product-feedback"}
 
 
-@pytest.mark.kafka
-def test_the_simulators_posts_become_feedback_events(topics_ready, tmp_path):
-    texts = sample_texts()
-    assert len(texts) > 100 and all(t.strip() for t in texts)
-    with SlackSocketMode(APP, BOT, bot_id=SIM, channels=CHANNELS) as slack:
-        settings = settings_for(
-            topics_ready, tmp_path, slack_app_token=SecretStr(APP), slack_bot_token=SecretStr(BOT), slack_base_url=slack.base_url,
-            slack_simulator_bot_id=SIM,
-        )
-        watch = TopicWatch(settings, TOPIC)
-        with Sink(settings, TOPIC) as sink:
-            producer = SlackProducer(settings, sink)
-            with running(producer):
-                slack.wait_for(lambda: producer.report.backfills >= 1, 30, "the first backfill")
-                slack.rate_limit_next("chat.postMessage")
-                report = simulate(settings, "#product-feedback", count=12, interval_s=0)
-                sent(producer, slack, 12)
-        with pytest.raises(ValueError, match="alert channel"):
-            simulate(settings, "#negative-feedback", count=1, interval_s=0)
-    assert (report.posted, report.failed) == (12, 0)
-    assert [m for m, _ in slack.calls].count("chat.postMessage") == 13  # one 429, waited out and retried
-    assert [e["text"] for _, e in sorted(watch.events())] == texts[:12]  # ids sort by ts, the posting order
-
-
 # -- channels the bot cannot read: clear errors at start, not silence --------------------------
-
-
-class NoKafka:
-    """Stands for the sink on paths that never reach Kafka: any use fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"this path was not expected to reach Kafka (sink.{name})")
 
 
 def channel_settings(slack: SlackSocketMode, tmp_path, *channels: str):
@@ -219,19 +167,3 @@ def test_a_channel_id_the_bot_cannot_see_stops_the_backfill_with_the_invite(tmp_
         producer = SlackProducer(channel_settings(slack, tmp_path, "C0PRIVATE"), sink=NoKafka())
         with pytest.raises(SlackChannelError, match=r"channel_not_found for C0PRIVATE.*/invite"):
             producer.backfill()
-
-
-def test_an_alert_channel_the_bot_has_not_joined_or_cannot_list_is_refused_with_the_fix():
-    with SlackWebStandIn() as slack:
-        settings = load_settings(slack_bot_token="xoxb-test", slack_base_url=slack.base_url)
-        slack.not_joined.add("negative-feedback")
-        with pytest.raises(SlackChannelError, match=r"not a member of #negative-feedback.*`/invite @feedback-alerts`"):
-            SlackNotifier(settings).channel_id("#negative-feedback")
-        slack.not_joined.clear()
-        slack.private.add("negative-feedback")
-        slack.scopes.remove("groups:read")
-        with pytest.raises(SlackChannelError, match=r"#negative-feedback not found.*lacks groups:read"):
-            SlackNotifier(settings).channel_id("#negative-feedback")
-        slack.scopes.append("groups:read")
-        assert SlackNotifier(settings).channel_id("#negative-feedback") == "C0NEGATIVE"
-    assert "chat.postMessage" not in slack.calls

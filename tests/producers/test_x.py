@@ -4,19 +4,28 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 import tweepy
-import typer
 from pydantic import SecretStr
 
 from feedback.core.schema import validate_feedback
 from feedback.core.settings import SettingsError, load_settings
-from feedback.cli.produce import _reported
 from producers.sink import Sink
 from producers.x import (
-    SEARCH_WINDOW, TOPIC, TWEET_FIELDS, Budget, SearchCursor, XAccessError, XCreditsError, XProducer, XQueryError, post_time,
-    rules_to_change, to_envelope,
+    SEARCH_WINDOW,
+    TOPIC,
+    TWEET_FIELDS,
+    Budget,
+    SearchCursor,
+    XAccessError,
+    XCreditsError,
+    XProducer,
+    XQueryError,
+    post_time,
+    rules_to_change,
+    to_envelope,
 )
-from tests.producers.helpers import TopicWatch, settings_for
 from tests.standins.x_api import DROP, KEEP_ALIVE, XApi, snowflake
+from tests.support.kafka import NoKafka, TopicWatch
+from tests.support.settings import settings_for
 
 TOKEN = "x-test-bearer"
 QUERY = '"Driftwood" -is:retweet'
@@ -282,13 +291,6 @@ def test_a_refused_stream_stops_with_the_reason(topics_ready, tmp_path, slept):
 # -- refusals that retrying cannot fix: a clear error, one request, no wait -----------------------
 
 
-class NoKafka:
-    """Stands for the sink on paths that never reach Kafka: any use fails the test."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"this path was not expected to reach Kafka (sink.{name})")
-
-
 def refused_producer(tmp_path, api: XApi, **changes) -> XProducer:
     settings = load_settings(**{"state_dir": tmp_path, "x_bearer_token": TOKEN, "x_query": QUERY, "x_poll_interval_s": 0.01, **changes})
     return XProducer(settings, NoKafka(), transport=api)
@@ -345,15 +347,6 @@ def test_a_stream_out_of_credits_stops_instead_of_reconnecting(tmp_path, slept):
     assert not thread.is_alive()
     assert isinstance(stream.access_error, XCreditsError) and "402 Payment Required" in str(stream.access_error)
     assert (api.calls("GET", "/2/tweets/search/stream"), slept) == (1, [])
-
-
-@pytest.mark.parametrize("error", [XQueryError("bad query"), XCreditsError("no credits")])
-def test_the_x_command_reports_these_refusals_in_one_line_and_exits_1(error, capsys):
-    with pytest.raises(typer.Exit) as exited:
-        with _reported("x"):
-            raise error
-    assert exited.value.exit_code == 1
-    assert f"x: {type(error).__name__}: {error}" in " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.kafka

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from feedback.devtools.local_kafka import LocalKafka
 from feedback.clients.topics import ensure_topics
-from tests.conftest import isolate, own_broker_settings
+from feedback.devtools.local_kafka import LocalKafka
+from tests.support.settings import isolate, own_broker_settings
 
 
 @pytest.fixture()

@@ -19,7 +19,7 @@ import pytest
 
 from feedback.clients.kafka_client import end_offsets, read_range
 from producers.replay import replay
-from tests.conftest import REPO
+from tests.support.repo import REPO
 
 pytestmark = pytest.mark.kafka
 

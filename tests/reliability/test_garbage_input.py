@@ -78,7 +78,7 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
 @given(st.lists(payloads, min_size=60, max_size=60))
 @settings(max_examples=3, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 def test_a_sample_of_garbage_lands_once_on_one_side_in_spark(spark, sample):
-    from tests.jobs.test_transforms import kafka_rows
+    from tests.support.events import kafka_rows
 
     values = sample + [json.dumps(VALID).encode(), None]
     parsed = transforms.parse_feedback(kafka_rows(spark, values)).cache()

@@ -24,9 +24,10 @@ import pytest
 from feedback.core.catalogue import FEEDBACK_TOPICS
 from jobs.status import gather
 from jobs.summary import summarize
-from tests.jobs.helpers import (assert_each_event_and_alert_once, commits, offsets_now, pipeline_process, pipeline_settings,
-                                 produce, sample_batch)
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.events import sample_batch
+from tests.support.kafka import offsets_now, produce
+from tests.support.pipeline import assert_each_event_and_alert_once, commits, pipeline_process, pipeline_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 

@@ -33,14 +33,13 @@ from typing import Iterator
 
 import pytest
 
+from feedback.core.triggers import Trigger
 from jobs.scorer import scored_records
 from jobs.scorer import start as start_scorer
 from jobs.spark import PLAN_REDACTION, STRING_REDACTION
-from feedback.core.triggers import Trigger
 from jobs.streaming import kafka_source
-from tests.conftest import REPO
-from tests.reliability.test_secrets_in_logs import (FAKE, all_secrets, assert_no_secret, error_texts, printed,
-                                                    private_part, run_cli)
+from tests.support.repo import REPO
+from tests.support.secrets import FAKE, all_secrets, assert_no_secret, error_texts, printed, private_part, run_cli
 
 PROJECT_SOURCES = ("jobs", "feedback", "producers", "benchmarks", "notebooks", "scripts")
 # Calls that print or return a plan: DataFrame.explain, StreamingQuery.explain, the JVM's

@@ -23,8 +23,10 @@ from feedback.clients.alerts import SlackNotifier
 from feedback.core.catalogue import FEEDBACK_TOPICS
 from jobs import sentiment_pipeline
 from jobs.summary import summarize
-from tests.jobs.helpers import offsets_now, pipeline_settings, produce, sample_batch
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.events import sample_batch
+from tests.support.kafka import offsets_now, produce
+from tests.support.pipeline import pipeline_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 

@@ -25,14 +25,16 @@ import time
 import psutil
 import pytest
 
-from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.clients.kafka_client import end_offsets
+from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.core.schema import encode
 from jobs import scorer, sentiment_pipeline
 from jobs.summary import summarize
-from tests.conftest import REPO
-from tests.jobs.helpers import NEGATIVE, NEUTRAL, POSITIVE, event, offsets_now, pipeline_settings
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.events import NEGATIVE, NEUTRAL, POSITIVE, event
+from tests.support.kafka import offsets_now
+from tests.support.pipeline import pipeline_settings
+from tests.support.repo import REPO
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 

@@ -1,17 +1,33 @@
-"""What the producer tests share: per-test settings on the session broker, and reading back."""
+"""Kafka for a test: producing records, where the topics end now, reading back what was
+written since, and a sink that fails the test when a path that should not reach Kafka does."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from feedback.clients.kafka_client import end_offsets, read_range
+from feedback.clients.kafka_client import connect, end_offsets, read_range
 from feedback.core.settings import Settings
 
 
-def settings_for(base: Settings, state_dir: Path, **changes) -> Settings:
-    """The session broker's settings with a state dir of the test's own (positions are per test)."""
-    return base.model_copy(update={"state_dir": state_dir, **changes})
+def produce(settings: Settings, records: list[tuple[str, bytes | None, bytes | None]]) -> None:
+    """Send (topic, key, value) records and wait until each is acknowledged."""
+    producer = connect(settings, "producer")
+    try:
+        futures = [producer.send(topic, key=key, value=value) for topic, key, value in records]
+        producer.flush(timeout=30)
+        for future in futures:
+            future.get(timeout=1)
+    finally:
+        producer.close()
+
+
+def offsets_now(settings: Settings, topics) -> dict:
+    return {topic: end_offsets(settings, topic) for topic in topics}
+
+
+def spark_offsets(offsets: dict) -> str:
+    """Offsets by topic and partition as Spark's `startingOffsets` JSON."""
+    return json.dumps({topic: {str(p): o for p, o in parts.items()} for topic, parts in offsets.items()})
 
 
 class TopicWatch:
@@ -26,3 +42,10 @@ class TopicWatch:
 
     def events(self) -> list[tuple[str, dict]]:
         return [(r.key.decode(), json.loads(r.value)) for r in self.records()]
+
+
+class NoKafka:
+    """Stands for the sink on paths that never reach Kafka: any use fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"this path was not expected to reach Kafka (sink.{name})")

@@ -1,9 +1,8 @@
-"""What the pipeline's end-to-end and fault tests share: events, producing them, settings
-for a pipeline of the test's own on the session broker, and running it in a process."""
+"""A pipeline of a test's own on the session broker: its settings, running it in a process,
+waiting for it, and the end state every fault scenario must reach."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -12,41 +11,12 @@ from collections import Counter
 from pathlib import Path
 
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.clients.kafka_client import connect, end_offsets
-from feedback.core.schema import encode, feedback_envelope
-from jobs import scorer, table_writer
-from tests.conftest import REPO
+from jobs import scorer
 from tests.standins.slack_web import SlackWebStandIn
+from tests.support.kafka import offsets_now, spark_offsets
+from tests.support.repo import REPO
 
-NEGATIVE = ["Driftwood lost my notes. Terrible, furious.", "Awful update, everything is broken and useless.",
-            "I hate the new sync, horrible bugs."]
-POSITIVE = ["Driftwood is amazing, I love it, excellent work!", "Wonderful app, great support, love love love it."]
-NEUTRAL = ["Does Driftwood export to OPML?", "Driftwood uses Markdown for formatting."]
 OUTPUT_TOPICS = (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
-
-
-def event(prefix: str, n: int, text: str, source: str = "twitter") -> dict:
-    return feedback_envelope(id=f"{prefix}-{n}", source=source, author=f"user{n % 7}", text=text,
-                             created_at="2026-11-21T09:30:00Z", ingested_at="2026-11-21T09:30:01Z", lang="en")
-
-
-def produce(settings, records: list[tuple[str, bytes | None, bytes | None]]) -> None:
-    producer = connect(settings, "producer")
-    try:
-        futures = [producer.send(topic, key=key, value=value) for topic, key, value in records]
-        producer.flush(timeout=30)
-        for future in futures:
-            future.get(timeout=1)
-    finally:
-        producer.close()
-
-
-def offsets_now(settings, topics) -> dict:
-    return {topic: end_offsets(settings, topic) for topic in topics}
-
-
-def spark_offsets(offsets: dict) -> str:
-    return json.dumps({topic: {str(p): o for p, o in parts.items()} for topic, parts in offsets.items()})
 
 
 def pipeline_settings(settings, tmp_path: Path, slack: SlackWebStandIn, start: dict, **more):
@@ -60,24 +30,6 @@ def pipeline_settings(settings, tmp_path: Path, slack: SlackWebStandIn, start: d
         "dispatcher_group": f"test-{uuid.uuid4().hex[:12]}",
         "slack_bot_token": slack.token, "slack_base_url": slack.base_url, "slack_timeout_s": 2, **more,
     })
-
-
-def sample_batch(prefix: str, valid: int) -> tuple[list[tuple[str, bytes | None, bytes]], int]:
-    """`valid` events over both topics plus 1 duplicate and 4 dead letters; returns (records, dead letters)."""
-    texts = NEGATIVE + POSITIVE + NEUTRAL
-    records = []
-    for n in range(valid):
-        source, topic = (("twitter", "twitter-feedback"), ("slack", "slack-feedback"))[n % 2]
-        body = event(prefix, n, texts[n % len(texts)], source)
-        records.append((topic, body["id"].encode(), encode(body)))
-    records.append(records[0])  # the same event delivered again
-    records += [
-        ("twitter-feedback", None, b'{"id": "x", "text": "cut sh'),
-        ("twitter-feedback", None, b"\xff\xfe\x00 not utf-8"),
-        ("slack-feedback", b"e", encode({**event(prefix, 999, ""), "source": "slack"})),
-        ("slack-feedback", None, b"[1, 2, 3]"),
-    ]
-    return records, 4
 
 
 def pipeline_process(settings, trigger: str, log: Path, part: str | None = None,
@@ -98,9 +50,6 @@ def commits(settings, query: str = scorer.QUERY_NAME) -> int:
     """Micro-batches `query` (the scorer's, or table_writer.QUERY_NAME) has committed."""
     folder = Path(settings.checkpoint_for(query)) / "commits"
     return len([f for f in folder.glob("[0-9]*")]) if folder.exists() else 0
-
-
-TABLES_QUERY = table_writer.QUERY_NAME
 
 
 def assert_each_event_and_alert_once(spark, settings, summary, slack_keys: list[str], records: list, valid: int, dead: int,

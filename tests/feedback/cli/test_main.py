@@ -1,28 +1,33 @@
-"""The wheel's entry points, called the way a Databricks Python wheel task calls them: the
-entry point loaded from the installed package's metadata, the task's parameters in sys.argv.
+"""The `feedback` command's root (feedback/cli/main.py): `feedback-task`, the entry point a
+Databricks Python wheel task calls, and the commands that live here (`produce`, `status`).
 
-Databricks reports a task whose entry point raises SystemExit(0) as failed (kedro-org/kedro
-#1807, #3191), so each returns normally when it succeeds and raises SystemExit only to fail.
+A wheel task's entry point is called as Databricks calls it (tests/support/wheel_tasks.py):
+loaded from the installed package's metadata, the task's parameters in sys.argv. Databricks
+reports a task whose entry point raises SystemExit(0) as failed (kedro-org/kedro #1807,
+#3191), so `feedback-task` returns normally when it succeeds and raises SystemExit only to fail.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import sys
+import json
 
 import pytest
+from typer.testing import CliRunner
 
+from feedback.cli.main import app
+from feedback.clients.kafka_client import end_offsets, read_range
+from tests.support.events import event
+from tests.support.kafka import produce
+from tests.support.settings import free_port
+from tests.support.wheel_tasks import call_like_a_wheel_task, installed_scripts
 
-def call_like_a_wheel_task(monkeypatch, name: str, *parameters: str):
-    entry = next(ep for ep in importlib.metadata.entry_points(group="console_scripts") if ep.name == name)
-    monkeypatch.setattr(sys, "argv", [name, *parameters])
-    return entry.load()()
+# -- feedback-task ---------------------------------------------------------------------------------
 
 
 def test_the_deployed_jobs_use_the_entry_points_that_return_normally():
     from infra.lib import databricks_jobs
 
-    installed = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="console_scripts")}
+    installed = installed_scripts()
     assert databricks_jobs.ENTRY_POINTS == {name: installed[name] for name in databricks_jobs.ENTRY_POINTS}
     assert databricks_jobs.CLI_ENTRY_POINT == "feedback-task"  # not `feedback`, the Typer app
 
@@ -46,11 +51,40 @@ def test_a_bad_parameter_is_shown_and_fails_the_task(monkeypatch, capsys):
     assert "--no-such-option" in capsys.readouterr().err
 
 
+# -- feedback produce ------------------------------------------------------------------------------
+
+
 @pytest.mark.kafka
-def test_the_pipeline_entry_point_returns_normally_when_its_part_is_done(topics_ready, monkeypatch, tmp_path):
-    # The dispatcher alone through an empty backlog: no Spark, nothing to post.
-    result = call_like_a_wheel_task(
-        monkeypatch, "feedback-pipeline", "--part", "dispatcher", "--trigger", "available-now",
-        "--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir", str(tmp_path),
-        "--starting-offsets", "latest", "--dispatcher-group", "entry-point-test")
-    assert result == 0
+def test_produce_sends_a_deeply_nested_line_as_it_is_and_prints_its_summary(topics_ready, tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(json.dumps(event("replay", 1, "message 1")).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    before = end_offsets(topics_ready, "slack-feedback")
+    result = CliRunner().invoke(app, ["--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir",
+                                      str(topics_ready.state_dir), "produce", "--from", str(path), "--topic", "slack-feedback"])
+    assert result.exit_code == 0, result.output
+    assert "sent 2, acknowledged 2, failed 0 (1 do not match the event schema" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    back = read_range(topics_ready, "slack-feedback", before, end_offsets(topics_ready, "slack-feedback"))
+    assert len(back.records) == 2 and back.records[-1].value.startswith(b"[[[")
+
+
+# -- feedback status -------------------------------------------------------------------------------
+
+
+@pytest.mark.kafka
+def test_the_status_command_shows_every_part_and_says_where_deployed_runs_are(topics_ready, tmp_path):
+    produce(topics_ready, [("twitter-feedback", b"k", json.dumps(event("status-cli", 1, "Fine.")).encode())])
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
+                                      "status"], env={"COLUMNS": "200"})
+    # No part runs with these settings while the feedback topics hold records: said, and exit 1.
+    assert result.exit_code == 1, result.output
+    for line in ("scorer", "dispatcher", "table writer", "not started yet", "NOT RUNNING: scorer has",
+                 "feedback databricks status", "feedback-alerts"):
+        assert line in result.output
+
+
+def test_the_status_command_gives_a_clear_error_in_bounded_time_when_kafka_is_down(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEEDBACK_KAFKA_CONNECT_TIMEOUT_MS", "2000")
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(free_port()), "status"])
+    assert result.exit_code == 1
+    assert "error:" in result.output and "feedback kafka start" in result.output

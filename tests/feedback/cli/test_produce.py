@@ -1,11 +1,19 @@
+"""`feedback producer ...` (feedback/cli/produce.py): help, credentials, the price series, a
+replay that resumes, a clean stop on SIGTERM, and how a refusal is reported. What each
+producer does is tested in tests/producers/."""
+
 import json
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
-from feedback.core.catalogue import PRICES_TOPIC
 from feedback.cli.main import app
-from tests.producers.helpers import TopicWatch, settings_for
+from feedback.cli.produce import _reported
+from feedback.core.catalogue import PRICES_TOPIC
+from producers.x import XCreditsError, XQueryError
+from tests.support.kafka import TopicWatch
+from tests.support.settings import settings_for
 
 runner = CliRunner()
 
@@ -73,3 +81,12 @@ def test_sigterm_flushes_and_saves_so_a_restart_sends_the_rest_once(topics_ready
     assert rest.returncode == 0, rest.stdout + rest.stderr
     events = [e for _, e in watch.events()]
     assert len(events) == len({(e["currency"], e["timestamp"]) for e in events}) == 3 * 1440
+
+
+@pytest.mark.parametrize("error", [XQueryError("bad query"), XCreditsError("no credits")])
+def test_the_x_command_reports_these_refusals_in_one_line_and_exits_1(error, capsys):
+    with pytest.raises(typer.Exit) as exited:
+        with _reported("x"):
+            raise error
+    assert exited.value.exit_code == 1
+    assert f"x: {type(error).__name__}: {error}" in " ".join(capsys.readouterr().err.split())

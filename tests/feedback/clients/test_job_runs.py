@@ -1,8 +1,10 @@
-"""`feedback databricks ...` through the real databricks-sdk client, against a loopback stand-in
-of the Jobs API 2.2 (tests/standins/databricks_api.py). Credentials come the SDK's way: the
-personal access token in DATABRICKS_TOKEN; the host is passed with --host.
+"""Starting, pausing and waiting for Databricks job runs (feedback/clients/job_runs.py), mostly
+through the command that uses it, `feedback databricks ...` (feedback/cli/databricks.py), with
+the real databricks-sdk client against a loopback stand-in of the Jobs API 2.2
+(tests/standins/databricks_api.py). Credentials come the SDK's way: the personal access token
+in DATABRICKS_TOKEN; the host is passed with --host.
 
-    .venv/bin/python -m pytest -q tests/test_databricks_jobs.py
+    .venv/bin/python -m pytest -q tests/feedback/clients/test_job_runs.py
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from databricks.sdk import WorkspaceClient
 from databricks.sdk.config import Config
 from typer.testing import CliRunner
 
-from feedback.clients import job_runs
 from feedback.cli.databricks import app as databricks_app
+from feedback.clients import job_runs
 from feedback.core.settings import load_settings
-from tests.standins.databricks_api import (ENDLESS_SCRIPT, FAILED_SCRIPT, SUCCESS_SCRIPT, TOKEN,
-                                          DatabricksJobsStandIn)
+from tests.standins.databricks_api import ENDLESS_SCRIPT, FAILED_SCRIPT, SUCCESS_SCRIPT, DatabricksJobsStandIn
+from tests.support.repo import REPO
+
+# Every test: only what it sets reaches the SDK (the fixture's docstring, tests/feedback/conftest.py).
+pytestmark = pytest.mark.usefixtures("sdk_environment")
 
 TRACE = ("Traceback (most recent call last):\n  File \"jobs/sentiment_pipeline.py\", line 88, in run\n"
          "KafkaException: Failed to construct kafka consumer: bootstrap 10.0.0.4:9092 unreachable")
@@ -38,25 +43,6 @@ def cli() -> typer.Typer:
 
 def invoke(*args: str):
     return CliRunner().invoke(cli(), ["databricks", *args])
-
-
-@pytest.fixture(autouse=True)
-def sdk_environment(monkeypatch, tmp_path):
-    """Only what a test sets reaches the SDK: no developer profile, host, token or Azure identity."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith(("DATABRICKS_", "ARM_", "AZURE_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DATABRICKS_CONFIG_FILE", str(tmp_path / "no-databrickscfg"))
-    monkeypatch.setenv("DATABRICKS_TOKEN", TOKEN)
-    monkeypatch.setenv("COLUMNS", "250")
-
-
-@pytest.fixture
-def workspace():
-    with DatabricksJobsStandIn() as standin:
-        yield standin
 
 
 def fast(workspace: DatabricksJobsStandIn, *args: str) -> list[str]:
@@ -270,35 +256,6 @@ def test_every_command_has_help(command):
 
     assert result.exit_code == 0
     assert "Usage" in result.output
-
-
-def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
-    from feedback.core.settings import load_settings
-
-    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-" "from-scope", "x-bearer-token": "bearer-from-scope"}
-    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    settings = load_settings(databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", dbutils=dbutils)
-    assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
-    assert settings.x_bearer_token.get_secret_value() == "bearer-from-scope"
-    assert settings.slack_app_token is None  # not in the scope: stays unset, require_complete names it
-    asked = [(r.path, r.query.get("key")) for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
-    assert asked == [("/api/2.0/secrets/list", None), ("/api/2.0/secrets/get", "x-bearer-token")]
-
-
-def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
-    from feedback.core.settings import load_settings
-
-    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    assert load_settings(dbutils=dbutils).x_bearer_token is None
-    assert not [r for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
-
-
-def test_a_missing_scope_is_a_clear_error(workspace):
-    from feedback.core.settings import SettingsError, load_settings
-
-    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
-        load_settings(databricks_secret_scope="nope", dbutils=dbutils)  # pragma: allowlist secret
 
 
 # -- continuous jobs ------------------------------------------------------------------------
@@ -539,9 +496,8 @@ def documented_commands() -> list[list[str]]:
     """The `feedback databricks ...` lines of docs/databricks.md's code blocks, without comments."""
     import re
     import shlex
-    from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "databricks.md").read_text()
+    text = (REPO / "docs" / "databricks.md").read_text()
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
     return [shlex.split(line.split("  #")[0])[2:] for block in blocks for line in block.splitlines()
             if line.startswith("feedback databricks ")]

@@ -1,7 +1,8 @@
+"""The topic catalogue (feedback/core/catalogue.py): the platform's topics, within Event Hubs Standard's limits."""
+
 import pytest
 
 from feedback.core.catalogue import DAY_MS, FEEDBACK_TOPICS, SOURCE_TOPICS, TOPICS, topic
-from feedback.clients.topics import differences
 
 
 def test_the_catalogue_names_the_platforms_topics():
@@ -28,11 +29,3 @@ def test_sources_map_to_catalogue_topics():
 def test_unknown_topic_lists_the_known_ones():
     with pytest.raises(KeyError, match="feedback-scored"):
         topic("feedback-score")
-
-
-def test_differences_report_partitions_and_configs():
-    wanted = topic("twitter-feedback")
-    same = {"retention.ms": str(wanted.retention_ms), "cleanup.policy": "delete"}
-    assert differences(wanted, wanted.partitions, same) == ()
-    found = differences(wanted, 1, {**same, "cleanup.policy": "compact"})
-    assert found == ("partitions: catalogue 4, broker 1", "cleanup.policy: catalogue delete, broker compact")

@@ -1,9 +1,9 @@
 import pytest
 
 from feedback.core.kafka_options import (
-    BackendConfigError,
     EVENTHUBS_USER,
     SHADED_PLAIN_LOGIN_MODULE,
+    BackendConfigError,
     bootstrap_servers,
     jaas_config,
     jaas_quote,

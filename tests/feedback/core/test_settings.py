@@ -1,8 +1,14 @@
+"""Settings (feedback/core/settings.py): flags over the environment over the config file, over a
+Databricks secret scope (through the real databricks-sdk, against the workspace stand-in); a
+job's parameters into settings, one way for every entry point."""
+
 from pathlib import Path
 
 import pytest
+from databricks.sdk import WorkspaceClient
 
-from feedback.core.settings import SettingsError, load_settings
+from feedback.core.settings import SECRET_SCOPE_KEYS, SettingsError, job_parameters, load_settings
+from tests.standins.databricks_api import TOKEN
 
 
 def test_defaults_to_the_local_backend():
@@ -65,7 +71,7 @@ def test_missing_backend_settings_name_the_key_and_where_to_set_it(backend, miss
 
 
 def test_secrets_never_appear_in_repr_or_str():
-    secret = "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=c2VjcmV0LWtleQ=="
+    secret = "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey=c2VjcmV0LWtleQ=="  # pragma: allowlist secret
     settings = load_settings(backend="eventhubs", eventhubs_connection_string=secret)
     assert "c2VjcmV0LWtleQ" not in repr(settings)
     assert "c2VjcmV0LWtleQ" not in str(settings)
@@ -93,3 +99,60 @@ def test_settings_given_to_a_child_process_through_the_environment_come_back_the
     again = load_settings()
     assert again.model_dump() == settings.model_dump()
     assert again.slack_bot_token.get_secret_value() == "xoxb-secret"
+
+
+# -- a job's parameters into settings (job_parameters): one way for every entry point --------------
+
+
+def test_pairs_become_setting_overrides_and_the_jobs_own_options_stay_apart():
+    overrides, options = job_parameters(["--part", "tables", "--bootstrap-servers", "10.0.0.4:9092",
+                                         "--on-databricks", "true"], own=("part",))
+    assert overrides == {"bootstrap_servers": "10.0.0.4:9092", "on_databricks": "true"}
+    assert options == {"part": "tables"}
+
+
+def test_a_notebook_passes_the_same_parameters_as_keywords_and_unset_ones_are_left_out():
+    overrides, options = job_parameters([], {"trigger": "available-now", "part": "scorer", "table_location": None},
+                                        own=("part",))
+    assert overrides == {"trigger": "available-now"}
+    assert options == {"part": "scorer"}
+
+
+@pytest.mark.parametrize("argv", [["--backend"], ["backend", "local"], ["--backend", "local", "stray"]])
+def test_anything_but_name_value_pairs_is_refused(argv):
+    with pytest.raises(SettingsError, match="expected --name value pairs"):
+        job_parameters(argv)
+
+
+@pytest.mark.parametrize("name", sorted(SECRET_SCOPE_KEYS))
+def test_a_secret_is_never_a_parameter_and_the_error_says_where_it_goes(name):
+    flag = "--" + name.replace("_", "-")
+    with pytest.raises(SettingsError, match=f"{name} is a secret.*FEEDBACK_{name.upper()}.*'{SECRET_SCOPE_KEYS[name]}'"):
+        job_parameters([flag, "s3cr3t"])
+    with pytest.raises(SettingsError, match=f"{name} is a secret"):
+        job_parameters([], {name: "s3cr3t"})
+
+# -- on Databricks: unset secrets from the secret scope ------------------------------------------
+
+
+def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
+    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-" "from-scope", "x-bearer-token": "bearer-from-scope"}
+    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
+    settings = load_settings(databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", dbutils=dbutils)
+    assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
+    assert settings.x_bearer_token.get_secret_value() == "bearer-from-scope"
+    assert settings.slack_app_token is None  # not in the scope: stays unset, require_complete names it
+    asked = [(r.path, r.query.get("key")) for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
+    assert asked == [("/api/2.0/secrets/list", None), ("/api/2.0/secrets/get", "x-bearer-token")]
+
+
+def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
+    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
+    assert load_settings(dbutils=dbutils).x_bearer_token is None
+    assert not [r for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
+
+
+def test_a_missing_scope_is_a_clear_error(workspace):
+    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
+    with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
+        load_settings(databricks_secret_scope="nope", dbutils=dbutils)  # pragma: allowlist secret

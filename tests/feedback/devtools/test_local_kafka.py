@@ -4,8 +4,8 @@ import socket
 
 import pytest
 
-from feedback.devtools.local_kafka import LocalKafka, LocalKafkaError, broker_properties, log4j2_config, new_cluster_id
 from feedback.core.settings import load_settings
+from feedback.devtools.local_kafka import LocalKafka, LocalKafkaError, broker_properties, log4j2_config, new_cluster_id
 
 
 def properties(text: str) -> dict[str, str]:
