@@ -1,0 +1,48 @@
+"""The pipeline benchmarks' pure parts (benchmarks/pipeline.py): the texts they send, which of
+them the latency benchmark waits to see alerted, and the rows a query has read. The
+benchmarks themselves run with `feedback bench pipeline | latency | continuous`."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from benchmarks.pipeline import _alerts_text, _rows_read, sample_texts
+from feedback.core.settings import load_settings
+from tests.support.events import NEGATIVE, NEUTRAL, POSITIVE, event
+
+
+def test_the_texts_are_those_of_both_sample_files_that_an_event_could_carry(tmp_path, monkeypatch):
+    lines = {
+        "twitter": [json.dumps(event("t", 1, "Sync is slow")), '{"id": "t-2", "text": "cut sh', "[1, 2]", "",
+                    json.dumps(event("t", 3, "   ")), json.dumps({**event("t", 4, "x"), "text": 42}),
+                    json.dumps({"id": "t-5", "text": "No author, still a text"})],
+        "slack": [json.dumps(event("s", 1, "Love the editor", source="slack"))],
+    }
+    for source, written in lines.items():
+        (tmp_path / f"{source}.jsonl").write_text("\n".join(written) + "\n", encoding="utf-8")
+    monkeypatch.setattr("producers.replay.SAMPLES", tmp_path)
+
+    assert sorted(sample_texts()) == ["Love the editor", "No author, still a text", "Sync is slow"]
+
+
+def test_the_shipped_samples_give_texts_from_both_files_and_none_blank():
+    texts = sample_texts()
+    # producers/samples/README.md: 282 + 156 lines; of each file's eight defects, five carry no
+    # usable text (empty, blank, a number, truncated JSON, a JSON array).
+    assert len(texts) == (282 - 5) + (156 - 5)
+    assert all(isinstance(text, str) and text.strip() for text in texts)
+
+
+def test_a_text_alerts_when_its_vader_score_is_past_the_settings_thresholds():
+    settings = load_settings()
+    assert all(_alerts_text(text, settings) for text in NEGATIVE + POSITIVE)
+    assert not any(_alerts_text(text, settings) for text in NEUTRAL)
+    never = settings.replace(negative_threshold=0.0, positive_threshold=1.0)
+    assert not any(_alerts_text(text, never) for text in NEGATIVE + POSITIVE)
+
+
+def test_the_rows_a_query_has_read_are_summed_over_its_recent_progress():
+    query = SimpleNamespace(recentProgress=[{"numInputRows": 3}, {"numInputRows": 0}, {"numInputRows": 5}])
+    assert _rows_read(query) == 8
+    assert _rows_read(SimpleNamespace(recentProgress=[])) == 0
