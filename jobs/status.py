@@ -277,20 +277,22 @@ def _scorer_latency(settings: Settings, ends: dict[int, int]) -> list[float]:
 def _group_positions(settings: Settings, group: str, partitions: Iterable[int]) -> Optional[Offsets]:
     """The dispatcher group's committed offsets in `feedback-alerts`, or None if it has none."""
     from kafka import TopicPartition
-    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError
+    from kafka.errors import CoordinatorLoadInProgressError, CoordinatorNotAvailableError, NotCoordinatorError
     from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
     from feedback.clients.kafka_client import client
 
     wanted = [TopicPartition(ALERTS_TOPIC, p) for p in partitions]
     # A fresh broker makes its offsets topic on the first group look-up, answering "coordinator
-    # not available" meanwhile: asked again for up to 5 s, then no group has committed.
-    retrying = Retrying(retry=retry_if_exception_type((CoordinatorNotAvailableError, CoordinatorLoadInProgressError)),
-                        stop=stop_after_delay(5), wait=wait_fixed(0.5), reraise=True)
+    # not available" (or "not coordinator", while the offsets topic's leader moves) meanwhile:
+    # asked again for up to 5 s, then no group has committed.
+    not_yet = (CoordinatorNotAvailableError, CoordinatorLoadInProgressError, NotCoordinatorError)
+    retrying = Retrying(retry=retry_if_exception_type(not_yet), stop=stop_after_delay(5), wait=wait_fixed(0.5),
+                        reraise=True)
     with client(settings, "admin") as admin:
         try:
             committed = retrying(admin.list_group_offsets, {group: wanted})[group]
-        except (CoordinatorNotAvailableError, CoordinatorLoadInProgressError):
+        except not_yet:
             return None
     positions = {tp.partition: meta.offset for tp, meta in committed.items() if meta.offset >= 0}
     return {ALERTS_TOPIC: positions} if positions else None

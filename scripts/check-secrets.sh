@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 copy=.cache/secrets.baseline
 mkdir -p .cache
 cp .secrets.baseline "$copy"
-.venv/bin/detect-secrets scan --all-files --exclude-files '(^|/)(\.venv|\.cache|\.state|out|\.git|\.pytest_cache|\.hypothesis|__pycache__|[^/]*\.egg-info)/|(^|/)\.secrets\.baseline$' --baseline "$copy"
+.venv/bin/detect-secrets scan --all-files --exclude-files '(^|/)(\.venv|\.cache|\.state|out|\.git|\.pytest_cache|\.ruff_cache|\.import_linter_cache|\.hypothesis|__pycache__|[^/]*\.egg-info)/|(^|/)\.secrets\.baseline$' --baseline "$copy"
 .venv/bin/python - "$copy" <<'PY'
 import json, sys
 found = [(path, item["line_number"], item["type"])
