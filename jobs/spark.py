@@ -88,6 +88,8 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.scheduler.allocation.file", str(HERE / "fairscheduler.xml"))
+        # PySpark's daemon without a re-read of Spark's zips at every task (jobs/worker_daemon.py).
+        .config("spark.python.daemon.module", "jobs.worker_daemon")
         .config("spark.driver.extraJavaOptions", _logging_options())
         .getOrCreate()
     )
