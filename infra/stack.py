@@ -31,7 +31,7 @@ from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
 from infra.config import ConfigError, StackConfig, workspace_replacement_problem
-from infra.lib import databricks_jobs, wheel
+from infra.lib import job_specs, wheel
 
 REPO = Path(__file__).resolve().parent.parent
 # Where `pulumi up` keeps the wheels it builds (git-ignored): a stable path per content hash,
@@ -138,7 +138,7 @@ def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
                           outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
     """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs."""
     built = wheel.wheel_for(config.jobs_wheel, REPO, WHEEL_DIR)
-    if missing := wheel.missing_entry_points(built.path, databricks_jobs.ENTRY_POINTS):
+    if missing := wheel.missing_entry_points(built.path, job_specs.ENTRY_POINTS):
         raise ValueError(f"the wheel {built.path.name} lacks the console scripts the jobs call; add to "
                          f"[project.scripts] in pyproject.toml: {'; '.join(missing)}")
     secrets: dict[str, pulumi.Input[str]] = {key: pulumi.Output.secret(value.get_secret_value())
@@ -154,7 +154,7 @@ def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
             jobs_backend=config.jobs_backend,
             bootstrap_servers=outputs["jobsBootstrapServers"],
             wheel=built,
-            pypi_packages=databricks_jobs.pinned_requirements((REPO / "requirements.txt").read_text()),
+            pypi_packages=job_specs.pinned_requirements((REPO / "requirements.txt").read_text()),
             notebooks=sorted((REPO / "notebooks").glob("*.py")),
             node_type=config.job_node_type,
             workers=config.job_workers,

@@ -209,7 +209,9 @@ REPLAY_FLUSH_EVERY = 500  # points between flushes (and position saves)
 
 
 @dataclass
-class ReplayReport:
+class SeriesReplayReport:
+    """What a replay of the offline series did: points played, quotes sent, the index it resumed at."""
+
     points: int = 0
     sent: int = 0
     resumed_at: int = 0
@@ -224,7 +226,7 @@ def replay_series(
     seed: int = 20261102,
     limit: Optional[int] = None,
     on_progress: Callable[[int], None] = lambda points: None,
-) -> ReplayReport:
+) -> SeriesReplayReport:
     """Send the bundled random walk, resuming after the last point a previous run delivered.
 
     `speed` is how many times faster than real time the series plays: 60 sends one point
@@ -234,7 +236,7 @@ def replay_series(
     saved = position.load()
     identity = {"source": SERIES_SOURCE, "days": days, "seed": seed}
     next_index = saved.get("next_index", 0) if saved.get("series") == identity else 0
-    report = ReplayReport(resumed_at=next_index)
+    report = SeriesReplayReport(resumed_at=next_index)
     started = time.monotonic()
 
     def deliver_and_save(index: int) -> None:

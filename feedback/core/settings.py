@@ -274,7 +274,7 @@ _HINTS = {
 
 
 # The key of each secret setting in the Databricks secret scope the stack fills: the one
-# table both sides use (infra/lib/databricks_jobs.py writes these keys, scope_secrets reads them).
+# table both sides use (infra/lib/job_specs.py writes these keys, scope_secrets reads them).
 SECRET_SCOPE_KEYS = {
     "eventhubs_connection_string": "eventhubs-send-connection-string",
     "eventhubs_listen_connection_string": "eventhubs-listen-connection-string",

@@ -25,10 +25,10 @@ pipeline means minutes without alerts; a task retry needs no new cluster.
 `control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or
 setting takes effect.
 
-Both job clusters run in dedicated access mode (`plan.ACCESS_MODE`), as the jobs' run-as
+Both job clusters run in dedicated access mode (`job_specs.ACCESS_MODE`), as the jobs' run-as
 identity: the identity that ran `pulumi up` and created them. That is what reaches Unity Catalog
 volumes and external locations; a `/Volumes/` or `abfss://` location needs its grants first
-(`plan.location_prerequisite`, logged as a warning on every `pulumi up` that uses one).
+(`job_specs.location_prerequisite`, logged as a warning on every `pulumi up` that uses one).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_databricks as databricks
 
-from infra.lib import databricks_jobs as plan
+from infra.lib import job_specs
 from infra.lib.wheel import Wheel, workspace_path
 
 NOTEBOOK_FOLDER = "/Shared/feedback/notebooks"
@@ -58,7 +58,7 @@ class DatabricksDeploymentArgs:
     jobs_backend: str
     bootstrap_servers: pulumi.Input[str]
     wheel: Wheel
-    # requirements.txt's pins of plan.PYPI_LIBRARIES
+    # requirements.txt's pins of job_specs.PYPI_LIBRARIES
     pypi_packages: Sequence[str]
     notebooks: Sequence[Path]
     node_type: str
@@ -71,7 +71,7 @@ class DatabricksDeploymentArgs:
     # the producers' saved positions (a /dbfs/ or /Volumes/ path) and their plain settings
     state_dir: str = "/dbfs/feedback/producers-state"
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
-    # secret-scope key -> value, only the configured ones (plan.JOB_SECRETS names them)
+    # secret-scope key -> value, only the configured ones (job_specs.JOB_SECRETS names them)
     secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     eventhubs_tier: Optional[str] = None
     azure_language_endpoint: Optional[str] = None
@@ -87,20 +87,21 @@ class DatabricksDeployment(pulumi.ComponentResource):
     producers: list[str]
 
     def __init__(self, name: str, args: DatabricksDeploymentArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        unknown = sorted(set(args.secrets) - set(plan.SECRETS_BY_KEY))
+        unknown = sorted(set(args.secrets) - set(job_specs.SECRETS_BY_KEY))
         if unknown:
-            raise ValueError(f"no job uses the secrets {', '.join(unknown)}; known: {', '.join(plan.SECRETS_BY_KEY)}")
+            raise ValueError(f"no job uses the secrets {', '.join(unknown)}; "
+                             f"known: {', '.join(job_specs.SECRETS_BY_KEY)}")
         problems = [f"{key} {problem}" for key, problem in (
-            ("feedback:jobsCheckpointLocation", plan.location_problem(args.checkpoint_location)),
-            ("feedback:jobsTableLocation", plan.location_problem(args.table_location)),
-            ("feedback:jobsStateDir", plan.state_dir_problem(args.state_dir)),
+            ("feedback:jobsCheckpointLocation", job_specs.location_problem(args.checkpoint_location)),
+            ("feedback:jobsTableLocation", job_specs.location_problem(args.table_location)),
+            ("feedback:jobsStateDir", job_specs.state_dir_problem(args.state_dir)),
         ) if problem]
         if problems:
             raise ValueError("the jobs cannot use these locations: " + "; ".join(problems)
                              + "; fix them with `pulumi config set feedback:<key> <path>`")
         super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
         for location in (args.checkpoint_location, args.table_location, args.state_dir):
-            if prerequisite := plan.location_prerequisite(location):
+            if prerequisite := job_specs.location_prerequisite(location):
                 pulumi.log.warn(prerequisite, resource=self)
         provider = databricks.Provider(
             f"{name}-provider",
@@ -112,7 +113,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
         # Databricks-backed; no initial_manage_principal, which on Premium would grant MANAGE to
         # all workspace users. Its creator (the identity running `pulumi up`) manages it.
         scope = databricks.SecretScope(
-            f"{name}-scope", databricks.SecretScopeArgs(name=plan.SCOPE, backend_type="DATABRICKS"), opts=child
+            f"{name}-scope", databricks.SecretScopeArgs(name=job_specs.SCOPE, backend_type="DATABRICKS"), opts=child
         )
         secrets = [
             databricks.Secret(
@@ -152,7 +153,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
         pipeline = databricks.Job(
             f"{name}-pipeline",
             databricks.JobArgs(
-                name=plan.PIPELINE_JOB,
+                name=job_specs.PIPELINE_JOB,
                 description="Sentiment pipeline, running continuously: scorer (feedback topics -> feedback-scored, "
                             "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
                             "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py. "
@@ -165,16 +166,16 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 control_run_state=True,
                 job_clusters=[
                     self._cluster(PIPELINE_CLUSTER, args, num_workers=args.workers,
-                                  env=plan.secret_env_vars(plan.SCOPE, args.secrets, "pipeline"))
+                                  env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"))
                 ],
                 tasks=[
                     databricks.JobTaskArgs(
                         task_key=part,
                         job_cluster_key=PIPELINE_CLUSTER,
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
-                            package_name=plan.PACKAGE, entry_point=plan.PIPELINE_ENTRY_POINT,
+                            package_name=job_specs.PACKAGE, entry_point=job_specs.PIPELINE_ENTRY_POINT,
                             parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
-                                lambda bootstrap, part=part: plan.pipeline_parameters(
+                                lambda bootstrap, part=part: job_specs.pipeline_parameters(
                                     part, args.jobs_backend, bootstrap, args.checkpoint_location,
                                     args.table_location, args.trigger, args.tables_trigger,
                                     args.eventhubs_tier, args.azure_language_endpoint,
@@ -183,18 +184,18 @@ class DatabricksDeployment(pulumi.ComponentResource):
                         ),
                         libraries=libraries,
                     )
-                    for part in plan.PIPELINE_PARTS
+                    for part in job_specs.PIPELINE_PARTS
                 ],
                 tags=args.tags,
             ),
             opts=job_opts,
         )
 
-        self.producers = plan.deployed_producers(args.secrets)
+        self.producers = job_specs.deployed_producers(args.secrets)
         producers = databricks.Job(
             f"{name}-producers",
             databricks.JobArgs(
-                name=plan.PRODUCERS_JOB,
+                name=job_specs.PRODUCERS_JOB,
                 description=f"Source producers ({', '.join(self.producers)}) into Kafka, running continuously. "
                             "Deployed by Pulumi.",
                 max_concurrent_runs=1,
@@ -205,8 +206,9 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 job_clusters=[
                     self._cluster(
                         PRODUCERS_CLUSTER, args, num_workers=0,
-                        env={**plan.producers_env(args.jobs_backend, args.eventhubs_tier, dict(args.producer_settings)),
-                             **plan.secret_env_vars(plan.SCOPE, args.secrets, "producers")},
+                        env={**job_specs.producers_env(args.jobs_backend, args.eventhubs_tier,
+                                                       dict(args.producer_settings)),
+                             **job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "producers")},
                         single_node=True,
                     )
                 ],
@@ -215,9 +217,9 @@ class DatabricksDeployment(pulumi.ComponentResource):
                         task_key=f"producer-{producer}",
                         job_cluster_key=PRODUCERS_CLUSTER,
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
-                            package_name=plan.PACKAGE, entry_point=plan.CLI_ENTRY_POINT,
+                            package_name=job_specs.PACKAGE, entry_point=job_specs.CLI_ENTRY_POINT,
                             parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
-                                lambda bootstrap, producer=producer: plan.producer_parameters(
+                                lambda bootstrap, producer=producer: job_specs.producer_parameters(
                                     args.jobs_backend, bootstrap, producer, args.state_dir)
                             ),
                         ),
@@ -247,12 +249,12 @@ class DatabricksDeployment(pulumi.ComponentResource):
     def _cluster(key: str, args: DatabricksDeploymentArgs, num_workers: int, env: dict[str, str],
                  single_node: bool = False) -> databricks.JobJobClusterArgs:
         """A job cluster (created for a run, deleted after it) on the pinned LTS runtime, in
-        dedicated access mode for the job's run-as identity (why: `plan.ACCESS_MODE`)."""
+        dedicated access mode for the job's run-as identity (why: `job_specs.ACCESS_MODE`)."""
         return databricks.JobJobClusterArgs(
             job_cluster_key=key,
             new_cluster=databricks.JobJobClusterNewClusterArgs(
-                spark_version=plan.RUNTIME,
-                data_security_mode=plan.ACCESS_MODE,
+                spark_version=job_specs.RUNTIME,
+                data_security_mode=job_specs.ACCESS_MODE,
                 node_type_id=args.node_type,
                 num_workers=num_workers,
                 spark_conf=SINGLE_NODE_CONF if single_node else None,

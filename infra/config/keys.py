@@ -37,7 +37,7 @@ from pydantic_core import PydanticCustomError, PydanticUndefined
 from feedback.core.settings import Settings
 from infra.config.errors import NAMESPACE, command
 from infra.config.workspace import WorkspaceNetwork
-from infra.lib import databricks_jobs, event_hubs_limits, network_rules, replication, wheel
+from infra.lib import event_hubs_limits, job_specs, network_rules, replication, wheel
 
 Backend = Literal["hdinsight", "eventhubs", "both"]
 # The backend the deployed jobs use: one the stack builds (feedback:jobsBackend chooses for `both`).
@@ -161,7 +161,7 @@ def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
              f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' <value>` "
              f"or `pulumi config rm --path '{NAMESPACE}:{key}.{name}'`"
              for name, setting in value.items()
-             if (problem := databricks_jobs.producer_settings_problem(str(name), setting))]
+             if (problem := job_specs.producer_settings_problem(str(name), setting))]
     if lines:
         raise refuse(*lines)
     return value
@@ -179,9 +179,9 @@ def _tags(value: Any, info: ValidationInfo) -> dict[str, str]:
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
 Switch = Annotated[bool, BeforeValidator(_switch)]
 Cidr = Annotated[str, BeforeValidator(_cidr)]
-Trigger = Annotated[str, BeforeValidator(_problem_rule(databricks_jobs.trigger_problem))]
-Location = Annotated[str, BeforeValidator(_problem_rule(databricks_jobs.location_problem))]
-StateDir = Annotated[str, BeforeValidator(_problem_rule(databricks_jobs.state_dir_problem))]
+Trigger = Annotated[str, BeforeValidator(_problem_rule(job_specs.trigger_problem))]
+Location = Annotated[str, BeforeValidator(_problem_rule(job_specs.location_problem))]
+StateDir = Annotated[str, BeforeValidator(_problem_rule(job_specs.state_dir_problem))]
 
 
 # -- Defaults that follow other keys ----------------------------------------------------------
@@ -309,7 +309,7 @@ class StackConfig(BaseModel):
     # Plain settings for the producers (x_query, x_read_budget, slack_feedback_channels, ...).
     producer_settings: Annotated[dict[str, Any], BeforeValidator(_producer_settings)] = {}
     azure_language_endpoint: Optional[str] = Field(None, examples=["https://<name>.cognitiveservices.azure.com/"])
-    # Optional: each one set goes into the jobs' secret scope (databricks_jobs.JOB_SECRETS says
+    # Optional: each one set goes into the jobs' secret scope (job_specs.JOB_SECRETS says
     # under which scope key, and which job gets it).
     slack_bot_token: Optional[SecretStr] = Field(None, examples=["xoxb-..."])
     slack_app_token: Optional[SecretStr] = Field(None, examples=["xapp-..."])
@@ -384,9 +384,9 @@ class StackConfig(BaseModel):
         return (self.databricks_vnet_cidr,)
 
     def job_secrets(self) -> dict[str, SecretStr]:
-        """The jobs' secrets that are set, by secret-scope key (databricks_jobs.JOB_SECRETS)."""
+        """The jobs' secrets that are set, by secret-scope key (job_specs.JOB_SECRETS)."""
         values = {secret.key: getattr(self, FIELD_OF_KEY[secret.config_key])
-                  for secret in databricks_jobs.JOB_SECRETS if secret.config_key}
+                  for secret in job_specs.JOB_SECRETS if secret.config_key}
         return {key: value for key, value in values.items() if value is not None}
 
 

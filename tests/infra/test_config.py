@@ -6,7 +6,7 @@ import pytest
 
 from feedback.core.catalogue import DAY_MS, TOPICS, Topic
 from infra.config import ConfigError, WorkspaceNetwork, check, load_config, workspace_replacement_problem
-from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
+from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import pytest
 from feedback.core.catalogue import DAY_MS, Topic
 from infra.config import checks
 from infra.config.keys import StackConfig, parse_keys
-from tests.infra.conftest import LOGIN_PASSWORD, SSH_PASSWORD
+from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD
 
 GOOD = {"prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "clusterLoginPassword": LOGIN_PASSWORD,
         "sshPassword": SSH_PASSWORD}

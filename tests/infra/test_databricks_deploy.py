@@ -31,9 +31,8 @@ import pulumi
 import pytest
 
 from infra.config import ConfigError, check, load_config
-from infra.lib import databricks_jobs as plan
-from infra.lib import wheel
-from tests.infra.conftest import (
+from infra.lib import job_specs, wheel
+from tests.support.pulumi_mocks import (
     LOGIN_PASSWORD,
     MOCK_BROKERS,
     SSH_PASSWORD,
@@ -104,7 +103,7 @@ def test_every_workspace_resource_is_in_the_deployment_and_goes_through_its_prov
 
 def test_the_scope_is_databricks_backed_and_not_opened_to_all_users(full_stack):
     scope = full_stack.one(SCOPE).inputs
-    assert scope["name"] == plan.SCOPE == full_stack.outputs["databricksSecretScope"]
+    assert scope["name"] == job_specs.SCOPE == full_stack.outputs["databricksSecretScope"]
     assert scope["backendType"] == "DATABRICKS"
     assert "initialManagePrincipal" not in scope
 
@@ -116,12 +115,12 @@ def test_without_tokens_on_hdinsight_the_scope_holds_no_secret(stack):
 
 def test_each_configured_token_and_the_event_hubs_strings_become_secrets_as_secret_inputs(full_stack):
     secrets = {r.inputs["key"]: r for r in full_stack.of_type(SCOPE_ENTRY)}
-    assert secrets.keys() == {s.key for s in plan.JOB_SECRETS}
-    expected = {s.key: TOKENS[s.config_key] for s in plan.JOB_SECRETS if s.config_key}
+    assert secrets.keys() == {s.key for s in job_specs.JOB_SECRETS}
+    expected = {s.key: TOKENS[s.config_key] for s in job_specs.JOB_SECRETS if s.config_key}
     expected["eventhubs-send-connection-string"] = fake_connection_string("fbk01-eventhubs", "feedback-send")
     expected["eventhubs-listen-connection-string"] = fake_connection_string("fbk01-eventhubs", "feedback-listen")
     for key, secret in secrets.items():
-        assert secret.inputs["scope"] == plan.SCOPE
+        assert secret.inputs["scope"] == job_specs.SCOPE
         assert secret.inputs["stringValue"] == expected[key], key
         assert secret.secret_inputs == {"stringValue"}, key
 
@@ -139,7 +138,7 @@ def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(fu
     for notebook in full_stack.of_type(NOTEBOOK):
         text = base64.b64decode(notebook.inputs["contentBase64"]).decode()
         assert not any(value in text for value in values)
-    pipeline, producers = (jobs_by_name(full_stack)[name] for name in (plan.PIPELINE_JOB, plan.PRODUCERS_JOB))
+    pipeline, producers = (jobs_by_name(full_stack)[name] for name in (job_specs.PIPELINE_JOB, job_specs.PRODUCERS_JOB))
     assert cluster_of(pipeline)["sparkEnvVars"] == {
         "FEEDBACK_EVENTHUBS_CONNECTION_STRING": "{{secrets/feedback/eventhubs-send-connection-string}}",
         "FEEDBACK_EVENTHUBS_LISTEN_CONNECTION_STRING": "{{secrets/feedback/eventhubs-listen-connection-string}}",
@@ -171,7 +170,7 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
     stack = run_program(jobNodeType="Standard_D8ds_v5", jobWorkers="3", jobsTrigger="processing-time=500ms",
                         jobsTablesTrigger="processing-time=1m",
                         jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints")
-    pipeline = jobs_by_name(stack)[plan.PIPELINE_JOB]
+    pipeline = jobs_by_name(stack)[job_specs.PIPELINE_JOB]
     assert pipeline["maxConcurrentRuns"] == 1
     assert pipeline["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
     assert pipeline["controlRunState"] is True and "schedule" not in pipeline
@@ -198,13 +197,13 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
 def test_the_tasks_are_the_parts_the_entry_point_runs():
     from jobs.sentiment_pipeline import PARTS
 
-    assert plan.PIPELINE_PARTS == tuple(PARTS)
+    assert job_specs.PIPELINE_PARTS == tuple(PARTS)
 
 
 def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
     from feedback.core.settings import load_settings
 
-    for task in jobs_by_name(stack)[plan.PIPELINE_JOB]["tasks"]:
+    for task in jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"]:
         parameters = task["pythonWheelTask"]["parameters"]
         pairs = dict(zip(parameters[::2], parameters[1::2]))
         assert pairs.pop("--part") == task["taskKey"]  # the entry point's own argument, not a setting
@@ -215,7 +214,7 @@ def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
 
 
 def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):
-    pipeline = jobs_by_name(full_stack)[plan.PIPELINE_JOB]
+    pipeline = jobs_by_name(full_stack)[job_specs.PIPELINE_JOB]
     bootstrap = full_stack.outputs["eventhubsBootstrapServers"]
     for task in pipeline["tasks"]:
         parameters = task["pythonWheelTask"]["parameters"]
@@ -228,8 +227,8 @@ def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
     wheel_file = stack.one(WORKSPACE_FILE).inputs
     pins = [line for line in (REPO / "requirements.txt").read_text().splitlines()
             if line.split("==")[0].split("[")[0].lower().replace("_", "-")
-            in {name.lower().replace("_", "-") for name in plan.PYPI_LIBRARIES}]
-    assert len(pins) == len(plan.PYPI_LIBRARIES) and "kafka-python[crc32c]==3.0.12" in pins
+            in {name.lower().replace("_", "-") for name in job_specs.PYPI_LIBRARIES}]
+    assert len(pins) == len(job_specs.PYPI_LIBRARIES) and "kafka-python[crc32c]==3.0.12" in pins
     for job in stack.of_type(JOB):
         for task in job.inputs["tasks"]:
             libraries = task["libraries"]
@@ -238,10 +237,10 @@ def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
 
 
 def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per_configured_producer(run_program):
-    bare = jobs_by_name(run_program())[plan.PRODUCERS_JOB]
+    bare = jobs_by_name(run_program())[job_specs.PRODUCERS_JOB]
     assert [task["taskKey"] for task in bare["tasks"]] == ["producer-prices"]  # prices needs no credential
     full = run_program(slackBotToken="xoxb-fake-1", slackAppToken="xapp-fake-2", xBearerToken="x-fake-3")
-    producers = jobs_by_name(full)[plan.PRODUCERS_JOB]
+    producers = jobs_by_name(full)[job_specs.PRODUCERS_JOB]
     assert len(full.of_type(JOB)) == 2
     assert [task["taskKey"] for task in producers["tasks"]] == ["producer-prices", "producer-slack", "producer-x"]
     assert producers["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
@@ -299,7 +298,7 @@ def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_produ
     stack = run_program(jobsStateDir="/Volumes/main/feedback/state",
                         producerSettings='{"x_query": "\\"Driftwood\\" lang:en", "x_read_budget": 2000, '
                                          '"slack_feedback_channels": ["#product-feedback", "#beta"]}')
-    producers = jobs_by_name(stack)[plan.PRODUCERS_JOB]
+    producers = jobs_by_name(stack)[job_specs.PRODUCERS_JOB]
     [task] = producers["tasks"]
     parameters = task["pythonWheelTask"]["parameters"]
     assert parameters[parameters.index("--state-dir") + 1] == "/Volumes/main/feedback/state"
@@ -323,7 +322,7 @@ def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_produ
 ])
 def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are_refused(settings, message):
     from infra.config import ConfigError, load_config
-    from tests.infra.conftest import base_config, use_config
+    from tests.support.pulumi_mocks import base_config, use_config
 
     use_config(base_config(producerSettings=settings))
     with pytest.raises(ConfigError, match=message):
@@ -331,17 +330,17 @@ def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are
 
 
 def test_a_single_quote_never_reaches_the_clusters_environment():
-    assert plan.producers_env("hdinsight", None, {"x_query": '"Driftwood" lang:en'}) == {
+    assert job_specs.producers_env("hdinsight", None, {"x_query": '"Driftwood" lang:en'}) == {
         "FEEDBACK_X_QUERY": '"Driftwood" lang:en'}
     with pytest.raises(ValueError) as raised:
-        plan.producers_env("hdinsight", None, {"x_query": "Driftwood's"})
+        job_specs.producers_env("hdinsight", None, {"x_query": "Driftwood's"})
     assert "contains a single quote" in str(raised.value)
     assert "pulumi config set --path 'feedback:producerSettings.x_query' <value>" in str(raised.value)
 
 
 def test_a_state_dir_on_the_clusters_own_disk_is_refused():
     from infra.config import ConfigError, load_config
-    from tests.infra.conftest import base_config, use_config
+    from tests.support.pulumi_mocks import base_config, use_config
 
     use_config(base_config(jobsStateDir=".state"))
     with pytest.raises(ConfigError, match="jobsStateDir '.state' is not a /dbfs/ or /Volumes/ path"):
@@ -364,7 +363,7 @@ def load_settings_from_env(env: dict[str, str]):
 
 def test_the_slack_producer_needs_both_tokens(run_program):
     stack = run_program(slackAppToken="xapp-fake-2")
-    assert [t["taskKey"] for t in jobs_by_name(stack)[plan.PRODUCERS_JOB]["tasks"]] == ["producer-prices"]
+    assert [t["taskKey"] for t in jobs_by_name(stack)[job_specs.PRODUCERS_JOB]["tasks"]] == ["producer-prices"]
 
 
 def test_notebooks_are_imported_in_source_format_with_the_repositorys_text(stack):
@@ -399,7 +398,7 @@ def test_changed_wheel_content_changes_the_path_and_the_jobs(run_program, tmp_pa
     assert all(path.endswith(f"/{WHEEL_NAME}") for path in paths.values())
     libraries = {}
     for name, path in (("first", first), ("changed", changed)):
-        pipeline = jobs_by_name(run_program(jobsWheel=str(path)))[plan.PIPELINE_JOB]
+        pipeline = jobs_by_name(run_program(jobsWheel=str(path)))[job_specs.PIPELINE_JOB]
         libraries[name] = pipeline["tasks"][0]["libraries"][0]["whl"]
     assert libraries == {"first": f"/Workspace{paths['first']}", "changed": f"/Workspace{paths['changed']}"}
 
@@ -433,8 +432,8 @@ def test_the_real_build_is_reproducible_and_matches_pyproject(tmp_path):
     assert not any(name.startswith(("tests/", "notebooks/")) for name in names)
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert wheel.console_scripts(built.path) == scripts
-    expected_missing = [f'{n} = "{t}"' for n, t in plan.ENTRY_POINTS.items() if scripts.get(n) != t]
-    assert wheel.missing_entry_points(built.path, plan.ENTRY_POINTS) == expected_missing
+    expected_missing = [f'{n} = "{t}"' for n, t in job_specs.ENTRY_POINTS.items() if scripts.get(n) != t]
+    assert wheel.missing_entry_points(built.path, job_specs.ENTRY_POINTS) == expected_missing
 
 
 # -- the switch and the outputs -----------------------------------------------------------------
@@ -452,10 +451,10 @@ def test_deploy_jobs_false_deploys_nothing_in_the_workspace(run_program):
 def test_the_outputs_name_the_jobs_scope_and_wheel_and_hold_no_secret(full_stack):
     outputs = full_stack.outputs
     jobs = {job.inputs["name"]: job.id for job in full_stack.of_type(JOB)}
-    assert outputs["databricksPipelineJobId"] == jobs[plan.PIPELINE_JOB]
-    assert outputs["databricksProducersJobId"] == jobs[plan.PRODUCERS_JOB]
+    assert outputs["databricksPipelineJobId"] == jobs[job_specs.PIPELINE_JOB]
+    assert outputs["databricksProducersJobId"] == jobs[job_specs.PRODUCERS_JOB]
     assert outputs["databricksPipelineJobId"].isdigit()
-    assert outputs["databricksSecretScope"] == plan.SCOPE
+    assert outputs["databricksSecretScope"] == job_specs.SCOPE
     assert outputs["databricksWheelPath"].startswith("/Shared/feedback/")
     new = {"databricksPipelineJobId", "databricksProducersJobId", "databricksSecretScope", "databricksWheelPath"}
     assert not new & full_stack.secret_outputs
@@ -467,25 +466,25 @@ def test_the_outputs_name_the_jobs_scope_and_wheel_and_hold_no_secret(full_stack
 
 def test_pinned_requirements_keep_extras_normalise_names_and_refuse_unpinned():
     text = "# c\nkafka-python[crc32c]==3.0.12\nslack-sdk==3.47.0  # comment\nrich>=13\n"
-    assert plan.pinned_requirements(text, ["kafka_python", "slack_sdk"]) == [
+    assert job_specs.pinned_requirements(text, ["kafka_python", "slack_sdk"]) == [
         "kafka-python[crc32c]==3.0.12", "slack-sdk==3.47.0"]
     with pytest.raises(ValueError, match="pins no version of rich"):
-        plan.pinned_requirements(text, ["rich"])
+        job_specs.pinned_requirements(text, ["rich"])
 
 
 def test_a_pipeline_part_the_entry_point_does_not_have_is_refused():
     with pytest.raises(ValueError, match="'writer' is not one of scorer, dispatcher, tables"):
-        plan.pipeline_parameters("writer", "hdinsight", MOCK_BROKERS, "dbfs:/c", "dbfs:/t", "processing-time=1s",
+        job_specs.pipeline_parameters("writer", "hdinsight", MOCK_BROKERS, "dbfs:/c", "dbfs:/t", "processing-time=1s",
                                  "processing-time=30s")
 
 
 def test_secret_env_vars_give_each_job_only_what_it_uses():
     keys = ["x-bearer-token", "slack-bot-token", "azure-language-key"]
-    assert plan.secret_env_vars("s", keys, "pipeline") == {
+    assert job_specs.secret_env_vars("s", keys, "pipeline") == {
         "FEEDBACK_SLACK_BOT_TOKEN": "{{secrets/s/slack-bot-token}}",
         "FEEDBACK_AZURE_LANGUAGE_KEY": "{{secrets/s/azure-language-key}}",
     }
-    assert plan.secret_env_vars("s", keys, "producers") == {
+    assert job_specs.secret_env_vars("s", keys, "producers") == {
         "FEEDBACK_SLACK_BOT_TOKEN": "{{secrets/s/slack-bot-token}}",
         "FEEDBACK_X_BEARER_TOKEN": "{{secrets/s/x-bearer-token}}",
     }
@@ -506,7 +505,7 @@ def test_secret_env_vars_give_each_job_only_what_it_uses():
     ("checkpoints", "is not a dbfs:/, abfss:// or /Volumes/ path"),
 ])
 def test_a_location_must_be_in_dbfs_a_volume_or_an_adls_container(location, problem):
-    found = plan.location_problem(location)
+    found = job_specs.location_problem(location)
     assert (found is None) if problem is None else (problem in found), found
 
 
@@ -519,17 +518,17 @@ def test_a_location_must_be_in_dbfs_a_volume_or_an_adls_container(location, prob
     ("dbfs:/feedback/state", "is not a /dbfs/ or /Volumes/ path"),  # a URI, not the FUSE path Python opens
 ])
 def test_the_state_dir_must_be_a_fuse_path_into_dbfs_or_a_volume(state_dir, problem):
-    found = plan.state_dir_problem(state_dir)
+    found = job_specs.state_dir_problem(state_dir)
     assert (found is None) if problem is None else (problem in found), found
 
 
 def test_only_volumes_and_abfss_need_unity_catalog_grants_first():
-    assert plan.location_prerequisite("dbfs:/feedback/tables") is None
-    assert plan.location_prerequisite("/dbfs/feedback/producers-state") is None
-    volume = plan.location_prerequisite("dbfs:/Volumes/main/feedback/tables/t")
+    assert job_specs.location_prerequisite("dbfs:/feedback/tables") is None
+    assert job_specs.location_prerequisite("/dbfs/feedback/producers-state") is None
+    volume = job_specs.location_prerequisite("dbfs:/Volumes/main/feedback/tables/t")
     assert "volume main.feedback.tables" in volume and "READ VOLUME and WRITE VOLUME" in volume
     assert "USE CATALOG" in volume and "USE SCHEMA" in volume
-    adls = plan.location_prerequisite("abfss://jobs@fbk01lake.dfs.core.windows.net/tables")
+    adls = job_specs.location_prerequisite("abfss://jobs@fbk01lake.dfs.core.windows.net/tables")
     assert "external location" in adls and "READ FILES and WRITE FILES" in adls and "/Volumes/" in adls
 
 
@@ -608,7 +607,7 @@ def test_the_jobs_config_defaults_and_secret_outputs():
 def test_the_scope_keys_the_stack_writes_are_the_ones_the_settings_read():
     from feedback.core.settings import SECRET_SCOPE_KEYS
 
-    assert {secret.setting: secret.key for secret in plan.JOB_SECRETS} == SECRET_SCOPE_KEYS
+    assert {secret.setting: secret.key for secret in job_specs.JOB_SECRETS} == SECRET_SCOPE_KEYS
 
 
 @pytest.mark.parametrize("backend, topics_type", [

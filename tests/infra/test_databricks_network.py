@@ -18,8 +18,8 @@ import ipaddress
 import pytest
 
 from infra.config import ConfigError
-from tests.infra.conftest import NAT_IP
-from tests.infra.test_program import nsg_verdict
+from tests.support.nsg import nsg_verdict
+from tests.support.pulumi_mocks import NAT_IP
 
 DATABRICKS = "feedback:infra:DatabricksNetwork"
 SUBNET, NSG, VNET = "azure-native:network:Subnet", "azure-native:network:NetworkSecurityGroup", "azure-native:network:VirtualNetwork"
@@ -180,14 +180,14 @@ def test_allowing_the_replacement_replaces_the_workspace_delete_first(run_progra
 
 
 def test_a_workspace_azure_cannot_be_asked_about_stops_the_program(run_program, monkeypatch):
-    from tests.infra import conftest
+    from tests.support import pulumi_mocks
 
     def refuse(self, args):
         if args.token == "azure-native:databricks:getWorkspace":
             return {}, [("", "RESPONSE 403: 403 Forbidden\nERROR CODE: AuthorizationFailed")]
         return original(self, args)
 
-    original = conftest.AzureMocks.call
-    monkeypatch.setattr(conftest.AzureMocks, "call", refuse)
+    original = pulumi_mocks.AzureMocks.call
+    monkeypatch.setattr(pulumi_mocks.AzureMocks, "call", refuse)
     with pytest.raises(RuntimeError, match="(?s)could not read the Databricks workspace fbk01-databricks.*AuthorizationFailed"):
         run_program()

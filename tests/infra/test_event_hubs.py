@@ -17,7 +17,7 @@ import pytest
 
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, TOPICS, Topic
 from infra.components.event_hubs import LISTEN_RULE, SEND_RULE, EventHubsArgs, EventHubsNamespace
-from tests.infra.conftest import fake_connection_string, fake_sas_key
+from tests.support.pulumi_mocks import fake_connection_string, fake_sas_key
 
 NAMESPACE = "azure-native:eventhub:Namespace"
 HUB = "azure-native:eventhub:EventHub"

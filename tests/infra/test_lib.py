@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from feedback.core.catalogue import TOPICS
 from infra.lib import (
     azure_names,
-    databricks_jobs,
     event_hubs_limits,
+    job_specs,
     kafka_config,
     network_rules,
     passwords,
@@ -289,7 +289,7 @@ def exported_by_bash(value: str) -> subprocess.CompletedProcess:
     '"Driftwood" -is:retweet lang:en', "$HOME `id` \\n \" ;|&", '["#product-feedback", "#beta"]',
 ])
 def test_a_value_the_check_lets_through_reaches_the_cluster_unchanged(value):
-    assert databricks_jobs.env_value_problem(value) is None
+    assert job_specs.env_value_problem(value) is None
     assert exported_by_bash(value).stdout.decode() == value
 
 
@@ -303,4 +303,4 @@ SHELL_TEXT = st.text(st.one_of(st.sampled_from("'\"$`\\ \n;|&*"),
 def test_the_check_refuses_exactly_the_values_the_export_line_cannot_carry(value):
     exported = exported_by_bash(value)
     carried = exported.returncode == 0 and exported.stdout.decode() == value
-    assert (databricks_jobs.env_value_problem(value) is None) is carried, (value, exported)
+    assert (job_specs.env_value_problem(value) is None) is carried, (value, exported)

@@ -12,7 +12,6 @@ Facts recorded here from Microsoft's documentation:
 
 from __future__ import annotations
 
-import ipaddress
 import runpy
 import shlex
 from pathlib import Path
@@ -21,7 +20,8 @@ import pulumi
 import pytest
 
 from feedback.core.catalogue import TOPICS
-from tests.infra.conftest import (
+from tests.support.nsg import nsg_verdict
+from tests.support.pulumi_mocks import (
     CLUSTER_GUID,
     LOGIN_PASSWORD,
     MOCK_BROKERS,
@@ -160,33 +160,6 @@ def test_protect_kafka_cluster_false_lifts_the_protection(run_program):
     stack = run_program(protectKafkaCluster="false", databricksNetwork="managed")
     assert stack.one("azure-native:hdinsight:Cluster").protect is False
     assert "azure-native:storage:listStorageAccountKeys" in stack.mocks.calls
-
-
-def nsg_verdict(rules: list[dict], source: str, port: int, peered: list[str]) -> str:
-    """Azure's inbound evaluation: lowest priority number first, first match wins, then the
-    default rules (AllowVnetInBound covers the virtual network and every peered range)."""
-    address = ipaddress.ip_address(source)
-
-    def source_matches(prefix: str) -> bool:
-        if prefix == "*":
-            return True
-        if prefix == "VirtualNetwork":
-            return any(address in ipaddress.ip_network(cidr) for cidr in peered)
-        try:
-            return address in ipaddress.ip_network(prefix)
-        except ValueError:
-            return False  # a service tag such as HDInsight: not one of the addresses tried here
-
-    def port_matches(spec: str) -> bool:
-        if spec == "*":
-            return True
-        low, _, high = spec.partition("-")
-        return int(low) <= port <= int(high or low)
-
-    for rule in sorted(rules, key=lambda r: r["priority"]):
-        if rule["direction"] == "Inbound" and source_matches(rule["sourceAddressPrefix"]) and port_matches(rule["destinationPortRange"]):
-            return rule["access"]
-    return "Allow" if source_matches("VirtualNetwork") else "Deny"
 
 
 def test_kafka_is_reachable_only_from_its_subnet_and_databricks_and_https_only_from_management_and_operator(stack):

@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from infra.config import SECRET_KEYS, load_config
-from tests.infra.conftest import LOGIN_PASSWORD, use_config
+from tests.support.pulumi_mocks import LOGIN_PASSWORD, use_config
 
 REPO = Path(__file__).resolve().parents[2]
 

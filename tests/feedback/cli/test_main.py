@@ -25,11 +25,11 @@ from tests.support.wheel_tasks import call_like_a_wheel_task, installed_scripts
 
 
 def test_the_deployed_jobs_use_the_entry_points_that_return_normally():
-    from infra.lib import databricks_jobs
+    from infra.lib import job_specs
 
     installed = installed_scripts()
-    assert databricks_jobs.ENTRY_POINTS == {name: installed[name] for name in databricks_jobs.ENTRY_POINTS}
-    assert databricks_jobs.CLI_ENTRY_POINT == "feedback-task"  # not `feedback`, the Typer app
+    assert job_specs.ENTRY_POINTS == {name: installed[name] for name in job_specs.ENTRY_POINTS}
+    assert job_specs.CLI_ENTRY_POINT == "feedback-task"  # not `feedback`, the Typer app
 
 
 def test_a_feedback_command_that_succeeds_returns_normally(monkeypatch, capsys):

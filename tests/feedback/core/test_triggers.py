@@ -4,7 +4,7 @@ import pytest
 
 from feedback.core.settings import SettingsError, load_settings
 from feedback.core.triggers import Trigger, TriggerError, parse_trigger
-from infra.lib.databricks_jobs import trigger_problem
+from infra.lib.job_specs import trigger_problem
 
 
 @pytest.mark.parametrize("text, trigger, options", [
