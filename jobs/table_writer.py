@@ -20,7 +20,11 @@ slower trigger (`tables_trigger`, default `processing-time=30s`) and, per micro-
 Every append is idempotent per batch: Delta's `txnAppId` (the query's id, kept in its
 checkpoint) and `txnVersion` (the batch id) make a replayed batch's appends no-ops, and
 earlier rows are looked up without the rows of the same (query, batch), so a replayed batch
-decides the same way.
+decides the same way. So the order of steps 2 and 3 does not matter, and their appends run
+at once (`run_together`): a batch waits for its largest commit, not for the sum of three.
+The counts row comes last, stamped when the rows it counts have committed
+(`committed_at`, what send -> commit latency is measured to): a batch that has a counts row
+has all its rows.
 
 Settings: tables_trigger, tables_tasks, checkpoint_location (this query's folder is `tables`),
 table_location, starting_offsets, fail_on_data_loss, max_offsets_per_trigger.
@@ -28,13 +32,15 @@ table_location, starting_offsets, fail_on_data_loss, max_offsets_per_trigger.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Optional
+from typing import Callable, Optional
 
+from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -156,6 +162,29 @@ BATCHES_SCHEMA = ("query_id string, batch_id long, events_in long, scored long, 
                   "committed_at timestamp")
 
 
+def run_together(calls: list[Callable[[], None]]) -> None:
+    """Run `calls` at once and wait for all; raise the first error, after all have ended.
+
+    Each runs in PySpark's InheritableThread, which gives its JVM thread the caller's
+    local properties (the query's scheduler pool among them), as a plain thread would not.
+    """
+    errors: list[BaseException] = []
+
+    def guarded(call: Callable[[], None]) -> None:
+        try:
+            call()
+        except BaseException as error:  # handed to the caller below, after every call has ended
+            errors.append(error)
+
+    threads = [InheritableThread(target=guarded, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
 def union_earlier(frames: list[Optional[DataFrame]]) -> Optional[DataFrame]:
     """The rows already written, over the tables that exist, or None when none does (pure)."""
     present = [frame for frame in frames if frame is not None]
@@ -230,13 +259,15 @@ class TableWriter:
             dead = dead.select("*", *stamp).persist()
             counts = batch_counts(classified, dead)
             classified_at = time.monotonic()
-            self._append(classified.where("is_kept").drop("is_kept"), SCORED_TABLE, batch_id, app_id,
-                         partition_by=("event_date",))
+            appends = [(classified.where("is_kept").drop("is_kept"), SCORED_TABLE, ("event_date",))]
             if counts.duplicates:
-                self._append(classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id", "written_at"),
-                             DUPLICATES_TABLE, batch_id, app_id)
+                appends.append((classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id",
+                                                                       "written_at"), DUPLICATES_TABLE, ()))
             if counts.dead:
-                self._append(dead, DEADLETTER_TABLE, batch_id, app_id)
+                appends.append((dead, DEADLETTER_TABLE, ()))
+            # Transactions of their own, each idempotent: at once (see the module's docstring).
+            run_together([functools.partial(self._append, frame, table, batch_id, app_id, partition_by)
+                          for frame, table, partition_by in appends])
             row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
             self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE, batch_id, app_id)
             classified.unpersist()

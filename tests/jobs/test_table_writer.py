@@ -8,13 +8,14 @@ from datetime import datetime, timezone
 
 import pandas as pd
 import pytest
+from delta.tables import DeltaTable
 
 from feedback.clients.sentiment import analyzer_for
 from feedback.core.triggers import parse_trigger
 from jobs import table_writer
 from jobs.scoring import AlertRules, route
 from jobs.summary import summarize
-from jobs.table_writer import BatchCounts, union_earlier
+from jobs.table_writer import BatchCounts, run_together, union_earlier
 from tests.standins.slack_web import SlackWebStandIn
 from tests.support.events import envelope
 from tests.support.kafka import offsets_now, produce
@@ -50,6 +51,12 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
     assert set(rows) == {"tw-a", "tw-b"} and rows["tw-a"]["text"] == "fine" and rows["tw-a"]["offset"] == 1
     assert rows["tw-a"]["kafka_timestamp"] is not None and rows["tw-a"]["event_date"] is not None
     assert summary.batches == 2
+    # Each counts row is stamped when the rows it counts have committed (send -> commit is measured to it).
+    committed = max(r["committed_at"] for r in
+                    spark.read.format("delta").load(settings.table_for(table_writer.BATCHES_TABLE)).collect())
+    for table in (table_writer.SCORED_TABLE, table_writer.DUPLICATES_TABLE, table_writer.DEADLETTER_TABLE):
+        history = DeltaTable.forPath(spark, settings.table_for(table)).history().collect()
+        assert committed >= max(r["timestamp"] for r in history), table
 
 
 def test_classify_drops_replays_and_keeps_the_first_delivery_of_each_new_id(spark):
@@ -84,3 +91,28 @@ def test_earlier_rows_are_the_union_of_the_tables_that_exist(spark):
     assert union_earlier([None, None]) is None
     assert union_earlier([scored, None]) is scored
     assert sorted(tuple(r) for r in union_earlier([scored, duplicates]).collect()) == [("a", True), ("b", False)]
+
+
+def test_appends_run_together_in_the_query_s_pool_and_every_one_ends_before_an_error_is_raised(spark):
+    context = spark.sparkContext
+    seen, finished = [], []
+
+    def pool():
+        seen.append(context.getLocalProperty("spark.scheduler.pool"))
+        finished.append("pool")
+
+    def fails():
+        raise RuntimeError("the append failed")
+
+    def slow():
+        spark.range(1000).count()  # a Spark job, as an append is
+        finished.append("slow")
+
+    context.setLocalProperty("spark.scheduler.pool", "tables")
+    try:
+        with pytest.raises(RuntimeError, match="the append failed"):
+            run_together([fails, pool, slow])
+    finally:
+        context.setLocalProperty("spark.scheduler.pool", None)
+    assert seen == ["tables"]
+    assert sorted(finished) == ["pool", "slow"]
