@@ -277,7 +277,14 @@ class Dispatcher:
         return report
 
     def _post_round(self, tries: list[AlertRecord], report: RoundReport) -> None:
-        # Unknown outcomes first: which of the alerts attempted before are already in their channel?
+        to_post = self._settle_unknown(tries, report)
+        self._record_attempts(to_post)
+        self._post(to_post, report)
+
+    def _settle_unknown(self, tries: list[AlertRecord], report: RoundReport) -> list[AlertRecord]:
+        """What of `tries` is still to post: an alert attempted before whose key is in its
+        channel's history went out and is recorded sent; one whose channel's history cannot
+        be read waits for a later round (its outcome is unknown)."""
         already: set[str] = set()
         for channel, moment in history_since(tries, datetime.now(timezone.utc)).items():
             try:
@@ -296,16 +303,23 @@ class Dispatcher:
                 report.found_already_posted += 1
             else:
                 to_post.append(record)
+        return to_post
+
+    def _record_attempts(self, to_post: list[AlertRecord]) -> None:
+        """Every attempt on record (flushed) before the first post."""
         now = utc_now_iso()
         for record in to_post:
             record.status, record.attempts = "attempted", record.attempts + 1
             record.first_attempt_at = record.first_attempt_at or now
             self._write(record)
-        self._flush()  # every attempt is on record before the first post
+        self._flush()
 
+    def _post(self, to_post: list[AlertRecord], report: RoundReport) -> None:
+        """Post in order; stop at the lease's end (poll first, to keep the partitions) or at
+        the first outage (the rest wait `alert_retry_s`); a refused alert waits alone."""
         for index, record in enumerate(to_post):
             if time.monotonic() - self.last_poll >= self.lease_s:
-                report.deferred += len(to_post) - index  # past the lease: poll (and keep the partitions) first
+                report.deferred += len(to_post) - index
                 return
             try:
                 ref = self.notifier.post(from_rows([record.alert])[0])
