@@ -44,8 +44,8 @@ from infra.lib import wheel as jobs_wheel
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("wheel_probe.py")
 # What Databricks Runtime 17.3 LTS ships and the wheel's code imports when it loads: not declared
-# in pyproject.toml, so installed here beside the wheel, at requirements.txt's versions (Spark
-# 4.0.0, the runtime's).
+# in pyproject.toml, so installed here beside the wheel, at requirements.txt's versions, which
+# are the runtime's (see the note there).
 RUNTIME_PACKAGES = ("pyspark", "delta-spark", "pandas", "pyarrow")
 # Third-party modules the wheel's code imports only inside a function, deliberately absent here.
 NOT_INSTALLED = {
