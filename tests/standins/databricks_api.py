@@ -324,13 +324,22 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             job.name = settings["name"]
         return None
 
-    def _jobs_update(self, request: Request) -> Reply:
+    def _existing_job(self, request: Request) -> tuple[dict, Job] | Reply:
+        """The JSON body of a jobs/update or jobs/reset request and the job it names, or the
+        error the Jobs API answers with."""
         body = self._json_body(request)
         if body is None:
             return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
         job = self._job_of(body.get("job_id"))
         if job is None:
             return _error(400, "INVALID_PARAMETER_VALUE", f"Job {body.get('job_id')} does not exist.")
+        return body, job
+
+    def _jobs_update(self, request: Request) -> Reply:
+        found = self._existing_job(request)
+        if isinstance(found, Reply):
+            return found
+        body, job = found
         for name in body.get("fields_to_remove") or []:
             if name == "continuous":
                 job.continuous = None
@@ -338,12 +347,10 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         return problem or Reply(200, {})
 
     def _jobs_reset(self, request: Request) -> Reply:
-        body = self._json_body(request)
-        if body is None:
-            return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
-        job = self._job_of(body.get("job_id"))
-        if job is None:
-            return _error(400, "INVALID_PARAMETER_VALUE", f"Job {body.get('job_id')} does not exist.")
+        found = self._existing_job(request)
+        if isinstance(found, Reply):
+            return found
+        body, job = found
         settings = body.get("new_settings")
         if not isinstance(settings, dict):
             return _error(400, "INVALID_PARAMETER_VALUE", "Missing required field: new_settings")
