@@ -1,7 +1,7 @@
 # The two commands (see README.md):
 #   make demo   set everything up, then run the whole pipeline locally on the sample data
 #   make test   set everything up, scan for secrets, check the import layers (docs/architecture.md)
-#               and lint (ruff), then run the tests against a real local Kafka and Spark
+#               and lint and format (ruff), then run the tests against a real local Kafka and Spark
 # Set-up needs only what the machine ships: Python 3.11, a JDK 17 and Maven.
 
 PYTHON ?= python3
@@ -27,6 +27,7 @@ test: setup
 	scripts/check-secrets.sh
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check --no-cache .
+	$(BIN)/ruff format --check --no-cache .
 	$(BIN)/python -m pytest
 
 bench: setup

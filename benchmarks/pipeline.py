@@ -76,9 +76,18 @@ def produce_events(settings: Settings, texts: list[str], count: int, prefix: str
                     time.sleep(delay)
             source, topic = sources[n % len(sources)]
             now = utc_now_iso()
-            event = {"schema_version": 1, "id": f"{prefix}-{n}", "source": source, "author": f"bench{n % 50}",
-                     "text": texts[n % len(texts)], "created_at": now, "lang": "en", "url": None, "channel": None,
-                     "ingested_at": now}
+            event = {
+                "schema_version": 1,
+                "id": f"{prefix}-{n}",
+                "source": source,
+                "author": f"bench{n % 50}",
+                "text": texts[n % len(texts)],
+                "created_at": now,
+                "lang": "en",
+                "url": None,
+                "channel": None,
+                "ingested_at": now,
+            }
             producer.send(topic, key=feedback_key(event), value=encode(event))
         producer.flush(timeout=120)
     finally:
@@ -90,9 +99,14 @@ def _fresh(settings: Settings, work: Path, **changes) -> Settings:
     part starting at the topics' current ends."""
     topics = (*FEEDBACK_TOPICS, SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
     offsets = {topic: {str(p): o for p, o in end_offsets(settings, topic).items()} for topic in topics}
-    return settings.replace(checkpoint_location=str(work / "checkpoints"), table_location=str(work / "tables"),
-                            alerts_file=work / "alerts.jsonl", starting_offsets=json.dumps(offsets),
-                            dispatcher_group=f"bench-{work.name}", **changes)
+    return settings.replace(
+        checkpoint_location=str(work / "checkpoints"),
+        table_location=str(work / "tables"),
+        alerts_file=work / "alerts.jsonl",
+        starting_offsets=json.dumps(offsets),
+        dispatcher_group=f"bench-{work.name}",
+        **changes,
+    )
 
 
 def _ensure_topics(settings: Settings) -> None:
@@ -140,15 +154,23 @@ def throughput(settings: Settings, console: Console, events: int, warm_up: int =
         raw = raw_vader_rate(corpus)
     scorer_s, tables_s = seconds["scorer backlog"], seconds["tables backlog"]
     scorer_rate, through_rate = events / scorer_s, events / (scorer_s + tables_s)
-    console.print(f"scorer: {events:,} events in {scorer_s:.1f} s = {scorer_rate:,.0f} events/s "
-                  f"(local[{LOCAL_CORES}], broker on the same machine)")
-    console.print(f"through to the tables: {scorer_s + tables_s:.1f} s (table writer {tables_s:.1f} s) = "
-                  f"{through_rate:,.0f} events/s")
+    console.print(
+        f"scorer: {events:,} events in {scorer_s:.1f} s = {scorer_rate:,.0f} events/s "
+        f"(local[{LOCAL_CORES}], broker on the same machine)"
+    )
+    console.print(
+        f"through to the tables: {scorer_s + tables_s:.1f} s (table writer {tables_s:.1f} s) = "
+        f"{through_rate:,.0f} events/s"
+    )
     console.print(f"raw VADER, {LOCAL_CORES} processes, same texts: {raw:,.0f} texts/s")
-    console.print(f"ratio scorer / raw: {scorer_rate / raw:.2f} (target at least 0.5); "
-                  f"through to the tables / raw: {through_rate / raw:.2f} (target at least 0.3)")
-    console.print(f"the first run after the start ({warm_up:,} events): scorer {seconds['scorer warm-up']:.1f} s, "
-                  f"table writer {seconds['tables warm-up']:.1f} s")
+    console.print(
+        f"ratio scorer / raw: {scorer_rate / raw:.2f} (target at least 0.5); "
+        f"through to the tables / raw: {through_rate / raw:.2f} (target at least 0.3)"
+    )
+    console.print(
+        f"the first run after the start ({warm_up:,} events): scorer {seconds['scorer warm-up']:.1f} s, "
+        f"table writer {seconds['tables warm-up']:.1f} s"
+    )
     return 0 if summary.scored == events + warm_up else 1
 
 
@@ -163,8 +185,12 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
     if batches is None:
         return []  # no batch committed yet
     scored = spark.read.format("delta").load(settings.table_for(SCORED_TABLE)).where(F.col("id").startswith(prefix))
-    return [row["ms"] for row in scored.join(batches, ["query_id", "batch_id"]).select(
-        ((F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms")).collect()]
+    return [
+        row["ms"]
+        for row in scored.join(batches, ["query_id", "batch_id"])
+        .select(((F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms"))
+        .collect()
+    ]
 
 
 def _alert_latencies(settings: Settings, prefix: str) -> tuple[int, list[float]]:
@@ -173,8 +199,11 @@ def _alert_latencies(settings: Settings, prefix: str) -> tuple[int, list[float]]
     from jobs.dispatcher import read_log
 
     records = [r for r in read_log(settings, settings.dispatcher_group).values() if r.event_id.startswith(prefix)]
-    return len(records), [(parse_utc(r.sent_at) - parse_utc(r.alert["kafka_timestamp"])).total_seconds() * 1000
-                          for r in records if r.status == "sent"]
+    return len(records), [
+        (parse_utc(r.sent_at) - parse_utc(r.alert["kafka_timestamp"])).total_seconds() * 1000
+        for r in records
+        if r.status == "sent"
+    ]
 
 
 def _alert_path(settings: Settings, prefix: str) -> dict[str, list[float]]:
@@ -206,8 +235,15 @@ def _rows_read(query) -> int:
     return sum(progress["numInputRows"] for progress in query.recentProgress)
 
 
-def latency(settings: Settings, console: Console, rate: float, seconds: float, trigger: Optional[str],
-            warm_up_s: float = 5, tables_together: bool = False) -> int:
+def latency(
+    settings: Settings,
+    console: Console,
+    rate: float,
+    seconds: float,
+    trigger: Optional[str],
+    warm_up_s: float = 5,
+    tables_together: bool = False,
+) -> int:
     """Send -> alert posted and send -> table commit while events arrive at `rate`.
 
     The parts start, then `warm_up_s` seconds of events warm them (Python workers start and
@@ -228,8 +264,12 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
     stamp = int(time.time())
     warm_prefix, prefix = f"warm-{stamp}-", f"lat-{stamp}-"
     with tempfile.TemporaryDirectory() as work:
-        run_settings = _fresh(settings, Path(work), **({"trigger": trigger} if trigger else {}),
-                              **({"tables_nice": None} if tables_together else {}))
+        run_settings = _fresh(
+            settings,
+            Path(work),
+            **({"trigger": trigger} if trigger else {}),
+            **({"tables_nice": None} if tables_together else {}),
+        )
         spark = spark_session(run_settings, "bench-latency")
         running = sentiment_pipeline.start(spark, run_settings)
         scoring = running.query(scorer.QUERY_NAME)
@@ -260,20 +300,35 @@ def latency(settings: Settings, console: Console, rate: float, seconds: float, t
         commit_ms = _commit_latencies(spark, run_settings, prefix)
         stages = _alert_path(run_settings, prefix)
     alerts, commits = percentiles(alert_ms), percentiles(commit_ms)
-    console.print(f"{count:,} events at {rate:g}/s after {warm:,} to warm up; scorer trigger {run_settings.trigger}, "
-                  f"table writer trigger {run_settings.tables_trigger}")
-    console.print(f"send -> alert posted: p50 {alerts.get('p50', 0):,.0f} ms, p99 {alerts.get('p99', 0):,.0f} ms, "
-                  f"max {max(alert_ms, default=0):,.0f} ms ({len(alert_ms):,} of {expected:,} alerts)")
-    console.print(f"send -> table commit: p50 {commits.get('p50', 0):,.0f} ms, p99 {commits.get('p99', 0):,.0f} ms "
-                  f"({len(commit_ms):,} of {count:,} events)")
-    console.print("where an alert's time goes: " + "; ".join(
-        f"{stage} p50 {percentiles(values).get('p50', 0):,.0f} ms, p99 {percentiles(values).get('p99', 0):,.0f} ms"
-        for stage, values in stages.items()))
-    console.print(f"warm-up (the first {warm_up_s:g} s after the start): send -> alert p50 "
-                  f"{warm_alerts.get('p50', 0):,.0f} ms, p99 {warm_alerts.get('p99', 0):,.0f} ms; send -> table commit "
-                  f"p50 {warm_commits.get('p50', 0):,.0f} ms, p99 {warm_commits.get('p99', 0):,.0f} ms")
-    where = ("in the scorer's Spark application" if run_settings.tables_nice is None else
-             f"in a process of its own at niceness {run_settings.tables_nice} (log: {tables_log(run_settings)})")
+    console.print(
+        f"{count:,} events at {rate:g}/s after {warm:,} to warm up; scorer trigger {run_settings.trigger}, "
+        f"table writer trigger {run_settings.tables_trigger}"
+    )
+    console.print(
+        f"send -> alert posted: p50 {alerts.get('p50', 0):,.0f} ms, p99 {alerts.get('p99', 0):,.0f} ms, "
+        f"max {max(alert_ms, default=0):,.0f} ms ({len(alert_ms):,} of {expected:,} alerts)"
+    )
+    console.print(
+        f"send -> table commit: p50 {commits.get('p50', 0):,.0f} ms, p99 {commits.get('p99', 0):,.0f} ms "
+        f"({len(commit_ms):,} of {count:,} events)"
+    )
+    console.print(
+        "where an alert's time goes: "
+        + "; ".join(
+            f"{stage} p50 {percentiles(values).get('p50', 0):,.0f} ms, p99 {percentiles(values).get('p99', 0):,.0f} ms"
+            for stage, values in stages.items()
+        )
+    )
+    console.print(
+        f"warm-up (the first {warm_up_s:g} s after the start): send -> alert p50 "
+        f"{warm_alerts.get('p50', 0):,.0f} ms, p99 {warm_alerts.get('p99', 0):,.0f} ms; send -> table commit "
+        f"p50 {warm_commits.get('p50', 0):,.0f} ms, p99 {warm_commits.get('p99', 0):,.0f} ms"
+    )
+    where = (
+        "in the scorer's Spark application"
+        if run_settings.tables_nice is None
+        else f"in a process of its own at niceness {run_settings.tables_nice} (log: {tables_log(run_settings)})"
+    )
     console.print(f"the table writer ran {where}")
     return 0 if len(alert_ms) == expected and len(commit_ms) == count else 1
 
@@ -286,8 +341,9 @@ def _alerts_text(text: str, settings: Settings) -> bool:
     return alert_rules(settings).channel(analyzer_for("vader").score([text])[0]) is not None
 
 
-def continuous_latency(settings: Settings, console: Console, rate: float, seconds: float,
-                       trigger: str = "continuous=1s") -> int:
+def continuous_latency(
+    settings: Settings, console: Console, rate: float, seconds: float, trigger: str = "continuous=1s"
+) -> int:
     """Send -> forwarded latency of the continuous path (Kafka to Kafka, no scoring).
 
     Measured per event as the forwarded record's Kafka timestamp (when the query's sink
@@ -316,7 +372,9 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
             produce_events(settings.replace(producer_linger_ms=0), texts, count, prefix, rate)
             time.sleep(5)
         running.stop()
-        records = read_range(settings, PASSTHROUGH_TOPIC, forwarded_start, end_offsets(settings, PASSTHROUGH_TOPIC)).records
+        records = read_range(
+            settings, PASSTHROUGH_TOPIC, forwarded_start, end_offsets(settings, PASSTHROUGH_TOPIC)
+        ).records
     latencies = []
     for record in records:
         value = json.loads(record.value)
@@ -328,5 +386,7 @@ def continuous_latency(settings: Settings, console: Console, rate: float, second
         return 1
     figures = percentiles(latencies)
     p50, p99 = figures["p50"], figures["p99"]
-    console.print(f"{len(latencies):,} of {count:,} events forwarded; send -> forwarded: p50 {p50:,.0f} ms, p99 {p99:,.0f} ms")
+    console.print(
+        f"{len(latencies):,} of {count:,} events forwarded; send -> forwarded: p50 {p50:,.0f} ms, p99 {p99:,.0f} ms"
+    )
     return 0 if len(latencies) == count else 1

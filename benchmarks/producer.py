@@ -55,8 +55,11 @@ def parse_producer_performance(output: str) -> tuple[int, float, float]:
 def _ensure_topic(settings: Settings) -> None:
     with client(settings, "admin") as admin:
         if BENCH_TOPIC not in admin.list_topics():
-            admin.create_topics({BENCH_TOPIC: {"num_partitions": BENCH_PARTITIONS, "replication_factor": 1}},
-                                raise_errors=True, wait_for_metadata=True)
+            admin.create_topics(
+                {BENCH_TOPIC: {"num_partitions": BENCH_PARTITIONS, "replication_factor": 1}},
+                raise_errors=True,
+                wait_for_metadata=True,
+            )
 
 
 def run_java(settings: Settings, records: int, record_size: int) -> Run:
@@ -69,9 +72,21 @@ def run_java(settings: Settings, records: int, record_size: int) -> Run:
         "compression.type": "none",
     }
     command = [
-        "java", "-Xmx1g", "-cp", kafka_classpath(settings.cache_dir), "org.apache.kafka.tools.ProducerPerformance",
-        "--topic", BENCH_TOPIC, "--num-records", str(records), "--record-size", str(record_size), "--throughput", "-1",
-        "--producer-props", *[f"{key}={value}" for key, value in props.items()],
+        "java",
+        "-Xmx1g",
+        "-cp",
+        kafka_classpath(settings.cache_dir),
+        "org.apache.kafka.tools.ProducerPerformance",
+        "--topic",
+        BENCH_TOPIC,
+        "--num-records",
+        str(records),
+        "--record-size",
+        str(record_size),
+        "--throughput",
+        "-1",
+        "--producer-props",
+        *[f"{key}={value}" for key, value in props.items()],
     ]
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
@@ -106,7 +121,9 @@ def run_python(settings: Settings, records: int, record_size: int) -> Run:
         producer.close(timeout=10)
     if failed or acknowledged != records:
         raise RuntimeError(f"kafka-python: {acknowledged} of {records} acknowledged, {failed} failed")
-    return Run("kafka-python (this project)", records, seconds, records / seconds, records * record_size / seconds / 2**20)
+    return Run(
+        "kafka-python (this project)", records, seconds, records / seconds, records * record_size / seconds / 2**20
+    )
 
 
 def run_benchmark(settings: Settings, console: Console, records: int, record_size: int, runs: int) -> int:
@@ -119,20 +136,28 @@ def run_benchmark(settings: Settings, console: Console, records: int, record_siz
         with console.status(f"run {index + 1}/{runs}: kafka-python"):
             results["python"].append(run_python(settings, records, record_size))
 
-    table = Table(title=f"{records:,} records of {record_size} B, acks=all, idempotent, linger.ms={settings.producer_linger_ms}, "
-                        f"batch.size={settings.producer_batch_size}; median of {runs} runs")
+    table = Table(
+        title=f"{records:,} records of {record_size} B, acks=all, idempotent, linger.ms={settings.producer_linger_ms}, "
+        f"batch.size={settings.producer_batch_size}; median of {runs} runs"
+    )
     for column in ("producer", "records/s", "MB/s", "all runs (records/s)"):
         table.add_column(column)
     medians = {}
     for key, items in results.items():
         medians[key] = statistics.median(run.records_per_s for run in items)
-        table.add_row(items[0].producer, f"{medians[key]:,.0f}", f"{statistics.median(r.mb_per_s for r in items):.1f}",
-                      ", ".join(f"{r.records_per_s:,.0f}" for r in items))
+        table.add_row(
+            items[0].producer,
+            f"{medians[key]:,.0f}",
+            f"{statistics.median(r.mb_per_s for r in items):.1f}",
+            ", ".join(f"{r.records_per_s:,.0f}" for r in items),
+        )
     console.print(table)
     ratio = medians["python"] / medians["java"]
     import kafka
 
     console.print(f"ratio kafka-python / ProducerPerformance: {ratio:.2f} (target at least 0.5)")
-    console.print(f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
-                  f"kafka-python {kafka.__version__}, broker on the same machine")
+    console.print(
+        f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}, "
+        f"kafka-python {kafka.__version__}, broker on the same machine"
+    )
     return 0

@@ -1,7 +1,7 @@
 """The Pulumi program (Pulumi.yaml: `main: infra/`): read the validated config, build, export.
 
-    pulumi up                                   # see docs/deploy-azure.md for the config lines
-    pulumi stack output kafkaBootstrapServers   # the jobs' `bootstrap_servers` for backend hdinsight
+pulumi up                                   # see docs/deploy-azure.md for the config lines
+pulumi stack output kafkaBootstrapServers   # the jobs' `bootstrap_servers` for backend hdinsight
 """
 
 import sys

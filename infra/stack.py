@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 # so the workspace file's `source` does not change between runs of the same code.
 WHEEL_DIR = REPO / "build" / "databricks"
 
+
 def build(config: StackConfig) -> dict[str, pulumi.Output]:
     """Create every resource the config asks for; the stack outputs by export name."""
     for warning in config.warnings:
@@ -61,8 +62,9 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
             location=config.location,
             workspace_name=config.workspace_name,
             managed_resource_group_id=client.subscription_id.apply(
-                lambda subscription: f"/subscriptions/{subscription}/resourceGroups/"
-                f"{config.databricks_managed_resource_group}"
+                lambda subscription: (
+                    f"/subscriptions/{subscription}/resourceGroups/{config.databricks_managed_resource_group}"
+                )
             ),
             managed_vnet_cidr=config.databricks_vnet_cidr,
             sku=config.databricks_sku,
@@ -71,7 +73,9 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
                 host_subnet_name=databricks_network.host_subnet.name,
                 container_subnet_name=databricks_network.container_subnet.name,
                 subnets=(databricks_network.host_subnet, databricks_network.container_subnet),
-            ) if databricks_network else None,
+            )
+            if databricks_network
+            else None,
             replace=replace,
             tags=config.tags,
         ),
@@ -103,12 +107,15 @@ def guard_workspace_network(config: StackConfig) -> bool:
     """
     deployed = existing_network(config.resource_group_name, config.workspace_name)
     wanted = config.workspace_network
-    if problem := workspace_replacement_problem(config.workspace_name, deployed, wanted,
-                                                config.allow_workspace_replacement):
+    if problem := workspace_replacement_problem(
+        config.workspace_name, deployed, wanted, config.allow_workspace_replacement
+    ):
         raise ConfigError(problem)
     if deployed is not None and deployed != wanted:
-        pulumi.log.warn(f"the Databricks workspace {config.workspace_name} is replaced: it moves from "
-                        f"{deployed.describe()} to {wanted.describe()} (allowWorkspaceReplacement is true)")
+        pulumi.log.warn(
+            f"the Databricks workspace {config.workspace_name} is replaced: it moves from "
+            f"{deployed.describe()} to {wanted.describe()} (allowWorkspaceReplacement is true)"
+        )
         return True
     return False
 
@@ -134,15 +141,19 @@ def build_databricks_network(config: StackConfig, group: resources.ResourceGroup
     )
 
 
-def build_databricks_jobs(config: StackConfig, workspace: DatabricksWorkspace,
-                          outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
+def build_databricks_jobs(
+    config: StackConfig, workspace: DatabricksWorkspace, outputs: dict[str, pulumi.Output]
+) -> dict[str, pulumi.Output]:
     """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs."""
     built = wheel.wheel_for(config.jobs_wheel, REPO, WHEEL_DIR)
     if missing := wheel.missing_entry_points(built.path, job_specs.ENTRY_POINTS):
-        raise ValueError(f"the wheel {built.path.name} lacks the console scripts the jobs call; add to "
-                         f"[project.scripts] in pyproject.toml: {'; '.join(missing)}")
-    secrets: dict[str, pulumi.Input[str]] = {key: pulumi.Output.secret(value.get_secret_value())
-                                              for key, value in config.job_secrets().items()}
+        raise ValueError(
+            f"the wheel {built.path.name} lacks the console scripts the jobs call; add to "
+            f"[project.scripts] in pyproject.toml: {'; '.join(missing)}"
+        )
+    secrets: dict[str, pulumi.Input[str]] = {
+        key: pulumi.Output.secret(value.get_secret_value()) for key, value in config.job_secrets().items()
+    }
     if config.jobs_backend == "eventhubs":
         secrets["eventhubs-send-connection-string"] = outputs["eventhubsSendConnectionString"]
         secrets["eventhubs-listen-connection-string"] = outputs["eventhubsListenConnectionString"]

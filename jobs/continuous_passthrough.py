@@ -40,31 +40,56 @@ def route(kafka: DataFrame) -> DataFrame:
     # from_json answers a row of nulls for malformed JSON, so malformed is told apart here.
     is_object = F.try_parse_json(text).isNotNull() & F.ltrim(text).startswith("{")
     reason = F.when(~F.is_valid_utf8(text), F.lit("the value is not valid UTF-8")).when(
-        ~is_object, F.lit("malformed JSON or not an object"))
+        ~is_object, F.lit("malformed JSON or not an object")
+    )
     for field in FEEDBACK_FIELDS:
         if field.required:
             reason = reason.when(event[field.name].isNull(), F.lit(f"{field.name} is missing"))
     reason = reason.when(F.trim(event["text"]) == "", F.lit("text is empty"))
     reason = reason.when(event["schema_version"] != 1, F.lit("schema_version is not supported (this code reads 1)"))
     for name in ("created_at", "ingested_at"):
-        reason = reason.when(F.try_to_timestamp(event[name], F.lit(TIMESTAMP_FORMAT)).isNull(), F.lit(f"{name} must be an ISO-8601 UTC time"))
+        reason = reason.when(
+            F.try_to_timestamp(event[name], F.lit(TIMESTAMP_FORMAT)).isNull(),
+            F.lit(f"{name} must be an ISO-8601 UTC time"),
+        )
     routed = kafka.select(
-        reason.alias("reason"), event.alias("event"), F.col("topic").alias("source_topic"), "partition", "offset",
-        F.col("timestamp").alias("kafka_timestamp"), text.alias("raw_value"), F.col("key"),
+        reason.alias("reason"),
+        event.alias("event"),
+        F.col("topic").alias("source_topic"),
+        "partition",
+        "offset",
+        F.col("timestamp").alias("kafka_timestamp"),
+        text.alias("raw_value"),
+        F.col("key"),
     )
     valid = F.col("reason").isNull()
     return routed.select(
         F.lit(PASSTHROUGH_TOPIC).alias("topic"),
-        F.when(valid, F.col("event.id")).otherwise(F.concat_ws(":", "source_topic", "partition", "offset")).alias("key"),
-        F.to_json(F.struct(
-            "reason", F.when(valid, F.col("event")).alias("event"), "source_topic", "partition", "offset",
-            "kafka_timestamp", F.when(~valid, F.col("raw_value")).alias("raw_value"),
-        )).alias("value"),
+        F.when(valid, F.col("event.id"))
+        .otherwise(F.concat_ws(":", "source_topic", "partition", "offset"))
+        .alias("key"),
+        F.to_json(
+            F.struct(
+                "reason",
+                F.when(valid, F.col("event")).alias("event"),
+                "source_topic",
+                "partition",
+                "offset",
+                "kafka_timestamp",
+                F.when(~valid, F.col("raw_value")).alias("raw_value"),
+            )
+        ).alias("value"),
     )
 
 
 def start(spark: SparkSession, settings: Settings, trigger):
     source = kafka_source(spark, settings.replace(max_offsets_per_trigger=None))  # continuous mode takes no limit
-    return (route(source).writeStream.format("kafka").options(**spark_kafka_options(settings, "sink"))
-            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME)).queryName(QUERY_NAME.replace("-", "_"))
-            .trigger(**trigger.writer_options()).start())
+    return (
+        route(source)
+        .writeStream.format("kafka")
+        .options(**spark_kafka_options(settings, "sink"))
+        .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+        .queryName(QUERY_NAME.replace("-", "_"))
+        .trigger(**trigger.writer_options())
+        .start()
+    )

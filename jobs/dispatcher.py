@@ -58,13 +58,14 @@ KEEP_RECORDS = timedelta(milliseconds=max(topic(name).retention_ms for name in F
 @dataclass
 class AlertRecord:
     """One alert's latest state in `alerts-log`."""
+
     group: str
-    key: str                  # "<event id>|<channel>"
+    key: str  # "<event id>|<channel>"
     event_id: str
     channel: str
-    partition: int            # the `feedback-alerts` partition it came from: its owner retries it
-    alert: dict               # the alert as the scorer wrote it
-    status: str = "pending"   # pending | attempted | sent
+    partition: int  # the `feedback-alerts` partition it came from: its owner retries it
+    alert: dict  # the alert as the scorer wrote it
+    status: str = "pending"  # pending | attempted | sent
     attempts: int = 0
     first_attempt_at: Optional[str] = None
     sent_at: Optional[str] = None
@@ -82,11 +83,11 @@ class AlertRecord:
 @dataclass
 class RoundReport:
     polled: int = 0
-    repeats: int = 0           # alerts already sent, or of an event that already alerted
+    repeats: int = 0  # alerts already sent, or of an event that already alerted
     posted: int = 0
     found_already_posted: int = 0
     failed: int = 0
-    deferred: int = 0          # not tried: an outage ended the round, or the lease ran out
+    deferred: int = 0  # not tried: an outage ended the round, or the lease ran out
     errors: list[str] = field(default_factory=list)
 
 
@@ -98,7 +99,7 @@ def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str,
     for message in log_records.records:  # in offset order: the latest record of a key wins
         if message.key is None or not message.key.startswith(prefix):
             continue
-        key = message.key[len(prefix):].decode("utf-8")
+        key = message.key[len(prefix) :].decode("utf-8")
         if message.value is None:
             records.pop(key, None)
         else:
@@ -124,7 +125,9 @@ def initialise_group(settings: Settings, group: str) -> None:
     the consumer's reset policy.)"""
     consumer = connect(settings, "consumer", group_id=group)
     try:
-        partitions = [TopicPartition(ALERTS_TOPIC, p) for p in sorted(consumer.partitions_for_topic(ALERTS_TOPIC) or ())]
+        partitions = [
+            TopicPartition(ALERTS_TOPIC, p) for p in sorted(consumer.partitions_for_topic(ALERTS_TOPIC) or ())
+        ]
         if not partitions:
             raise RuntimeError(f"topic {ALERTS_TOPIC!r} does not exist: run `feedback topics create`")
         consumer.assign(partitions)
@@ -191,20 +194,23 @@ class Dispatcher:
         self.group = settings.dispatcher_group
         self.records: dict[str, AlertRecord] = {}
         self.alerted_events: dict[str, str] = {}  # event id -> the key it alerted under
-        self.retry_at: dict[str, float] = {}       # alert key -> monotonic time it is due again
+        self.retry_at: dict[str, float] = {}  # alert key -> monotonic time it is due again
         self.owned: set[int] = set()
         self.reload = True
         self.last_poll = time.monotonic()
         initialise_group(settings, self.group)
         reset = "latest" if settings.starting_offsets.strip() == "latest" else "earliest"
-        self.consumer = connect(settings, "consumer", group_id=self.group, max_poll_records=MAX_ALERTS_A_POLL,
-                                auto_offset_reset=reset)
+        self.consumer = connect(
+            settings, "consumer", group_id=self.group, max_poll_records=MAX_ALERTS_A_POLL, auto_offset_reset=reset
+        )
         self.producer = connect(settings, "producer")
         config = self.consumer.config
         # After the last poll, the group keeps this dispatcher's partitions at least this
         # long: a heartbeat may be one interval old, and the poll interval bounds it too.
-        self.lease_s = min(config["session_timeout_ms"] - config["heartbeat_interval_ms"],
-                           config["max_poll_interval_ms"]) / 1000 - 1
+        self.lease_s = (
+            min(config["session_timeout_ms"] - config["heartbeat_interval_ms"], config["max_poll_interval_ms"]) / 1000
+            - 1
+        )
         self.consumer.subscribe([ALERTS_TOPIC], listener=_Assignment(self))
 
     def close(self) -> None:
@@ -248,8 +254,9 @@ class Dispatcher:
         report = RoundReport()
         now = time.monotonic()
         retries = {key: at for key, at in self.retry_at.items() if key in self.records}
-        polled = self.consumer.poll(timeout_ms=poll_wait_ms(bool(self._due(now)), retries, now, poll_timeout_ms),
-                                    max_records=MAX_ALERTS_A_POLL)
+        polled = self.consumer.poll(
+            timeout_ms=poll_wait_ms(bool(self._due(now)), retries, now, poll_timeout_ms), max_records=MAX_ALERTS_A_POLL
+        )
         self.last_poll = time.monotonic()
         if self.reload:
             self.load_record()
@@ -259,8 +266,13 @@ class Dispatcher:
                 try:
                     alert, key, event_id, channel = parse_alert(message.value)
                 except (TypeError, ValueError, KeyError) as error:  # not written by the scorer: say so, go on
-                    log.error("skipping a record in %s at %d:%d that is not an alert: %s", ALERTS_TOPIC, tp.partition,
-                              message.offset, error)
+                    log.error(
+                        "skipping a record in %s at %d:%d that is not an alert: %s",
+                        ALERTS_TOPIC,
+                        tp.partition,
+                        message.offset,
+                        error,
+                    )
                     continue
                 if key in self.records or self.alerted_events.get(event_id, key) != key:
                     report.repeats += 1
@@ -331,11 +343,15 @@ class Dispatcher:
                 later = time.monotonic() + self.settings.alert_retry_s
                 self.retry_at[record.key] = later
                 if is_outage(error):
-                    for rest in to_post[index + 1:]:
+                    for rest in to_post[index + 1 :]:
                         self.retry_at[rest.key] = later
                     report.deferred += len(to_post) - index - 1
-                    log.warning("alerts could not be posted (%s); %d wait %g s", record.last_error,
-                                len(to_post) - index, self.settings.alert_retry_s)
+                    log.warning(
+                        "alerts could not be posted (%s); %d wait %g s",
+                        record.last_error,
+                        len(to_post) - index,
+                        self.settings.alert_retry_s,
+                    )
                     return
                 continue
             self._sent(record, ref)
@@ -358,8 +374,12 @@ class Dispatcher:
         now = time.monotonic()
         return all(self.retry_at.get(r.key, 0) > now for r in self.pending())
 
-    def run(self, stop: threading.Event, until: Optional[dict[int, int]] = None, timeout_s: Optional[float] = None,
-            ) -> RoundReport:
+    def run(
+        self,
+        stop: threading.Event,
+        until: Optional[dict[int, int]] = None,
+        timeout_s: Optional[float] = None,
+    ) -> RoundReport:
         """Rounds until `stop` is set, or (with `until`, end offsets of `feedback-alerts`)
         until those are read and every alert is posted or has been tried in vain."""
         total = RoundReport()
@@ -370,8 +390,14 @@ class Dispatcher:
                 setattr(total, name, getattr(total, name) + getattr(report, name))
             total.errors += report.errors
             if report.posted or report.failed or report.found_already_posted:
-                log.info("alerts: %d posted, %d found already posted, %d failed, %d deferred, %d repeats skipped",
-                         report.posted, report.found_already_posted, report.failed, report.deferred, report.repeats)
+                log.info(
+                    "alerts: %d posted, %d found already posted, %d failed, %d deferred, %d repeats skipped",
+                    report.posted,
+                    report.found_already_posted,
+                    report.failed,
+                    report.deferred,
+                    report.repeats,
+                )
             if until is not None and self.caught_up(until):
                 break
             if deadline and time.monotonic() > deadline:

@@ -96,7 +96,13 @@ def windowed_trend(prices: DataFrame, spec: WindowSpec, watermark: str = WATERMA
     return grouped.select(
         F.col("window.start").alias("window_start"),
         F.col("window.end").alias("window_end"),
-        "currency", "quotes", "avg_rate", "min_rate", "max_rate", "first_rate", "last_rate",
+        "currency",
+        "quotes",
+        "avg_rate",
+        "min_rate",
+        "max_rate",
+        "first_rate",
+        "last_rate",
         _change_pct(F.col("first_rate"), F.col("last_rate")).alias("change_pct"),
     )
 
@@ -114,7 +120,8 @@ class MergeInto:
         if not DeltaTable.isDeltaTable(spark, self.path):
             batch.limit(0).write.format("delta").mode("ignore").save(self.path)
         (
-            DeltaTable.forPath(spark, self.path).alias("t")
+            DeltaTable.forPath(spark, self.path)
+            .alias("t")
             .merge(batch.alias("b"), "t.currency = b.currency AND t.window_start = b.window_start")
             .whenMatchedUpdateAll()
             .whenNotMatchedInsertAll()
@@ -129,7 +136,9 @@ def start(spark: SparkSession, settings: Settings, spec: WindowSpec, topic: str 
 
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
     if trigger.kind == "continuous":
-        raise ValueError("windowed aggregations do not run with the continuous trigger: use processing-time or available-now")
+        raise ValueError(
+            "windowed aggregations do not run with the continuous trigger: use processing-time or available-now"
+        )
     trend = windowed_trend(parse_prices(kafka_source(spark, settings, topics=(topic,))), spec)
     return (
         trend.writeStream.queryName(spec.query)
@@ -150,7 +159,9 @@ def run(spark: SparkSession, settings: Settings, topic: str = PRICES_TOPIC) -> N
 
 def read_trend(spark: SparkSession, settings: Settings, spec: WindowSpec = TUMBLING):
     """The trend table as a pandas frame, ordered by currency and window."""
-    return spark.read.format("delta").load(settings.table_for(spec.table)).orderBy("currency", "window_start").toPandas()
+    return (
+        spark.read.format("delta").load(settings.table_for(spec.table)).orderBy("currency", "window_start").toPandas()
+    )
 
 
 def render_chart(trend, out: Path, title: str = "Bitcoin price trend") -> Path:
@@ -167,7 +178,9 @@ def render_chart(trend, out: Path, title: str = "Bitcoin price trend") -> Path:
     for axis, currency in zip(axes[:, 0], currencies):
         rows = trend[trend["currency"] == currency].sort_values("window_start")
         axis.plot(rows["window_start"], rows["avg_rate"], label="average", color="tab:blue")
-        axis.fill_between(rows["window_start"], rows["min_rate"], rows["max_rate"], alpha=0.2, color="tab:blue", label="min-max")
+        axis.fill_between(
+            rows["window_start"], rows["min_rate"], rows["max_rate"], alpha=0.2, color="tab:blue", label="min-max"
+        )
         axis.set_ylabel(f"BTC/{currency}")
         change = axis.twinx()
         change.bar(rows["window_start"], rows["change_pct"], width=0.002, alpha=0.4, color="tab:orange")
@@ -190,7 +203,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("run", "chart"):
-        raise SystemExit("usage: python -m jobs.price_trend run|chart [--out FILE] [--window tumbling|sliding] [--setting value ...]")
+        raise SystemExit(
+            "usage: python -m jobs.price_trend run|chart [--out FILE] [--window tumbling|sliding] [--setting value ...]"
+        )
     command = args[0]
     windows = {spec.name: spec for spec in WINDOWS}
     try:

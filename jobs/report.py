@@ -34,14 +34,16 @@ MAX_BUCKETS = 120
 
 class NothingToDraw(RuntimeError):
     """No scored table at the configured location, or an empty one."""
+
+
 SCORE_BINS = 20
 
 
 @dataclass(frozen=True)
 class Bucket:
     width: timedelta
-    spark: str    # the duration as Spark's window() takes it
-    label: str    # for titles: "per 5 min"
+    spark: str  # the duration as Spark's window() takes it
+    label: str  # for titles: "per 5 min"
 
 
 BUCKETS = (
@@ -82,8 +84,9 @@ def _span(frame: DataFrame, column: str) -> tuple[datetime, datetime] | None:
 
 
 def _channel(settings: Settings):
-    return (F.when(F.col("score") < settings.negative_threshold, F.lit(settings.negative_channel))
-            .when(F.col("score") > settings.positive_threshold, F.lit(settings.positive_channel)))
+    return F.when(F.col("score") < settings.negative_threshold, F.lit(settings.negative_channel)).when(
+        F.col("score") > settings.positive_threshold, F.lit(settings.positive_channel)
+    )
 
 
 def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
@@ -95,41 +98,58 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
 
     scored = read_delta(spark, settings.table_for(SCORED_TABLE))
     if scored is None:
-        raise NothingToDraw(f"no scored table at {settings.table_for(SCORED_TABLE)}: run the pipeline first (after "
-                            "`make demo`, add --config .state/demo/latest.toml to draw the demo's run)")
+        raise NothingToDraw(
+            f"no scored table at {settings.table_for(SCORED_TABLE)}: run the pipeline first (after "
+            "`make demo`, add --config .state/demo/latest.toml to draw the demo's run)"
+        )
     events = _span(scored, "created_at")
     if events is None:
         raise NothingToDraw(f"the scored table at {settings.table_for(SCORED_TABLE)} is empty: nothing to draw")
     by_event = bucket_for(events[1] - events[0])
     event_bucket = F.window("created_at", by_event.spark).start.alias("bucket")
-    trend = (scored.groupBy("source", event_bucket).agg(F.avg("score").alias("score"))
-             .orderBy("bucket").toPandas())
-    histogram = (scored.groupBy("source", F.least(F.floor(F.col("score") * SCORE_BINS), F.lit(SCORE_BINS - 1)).alias("bin"))
-                 .count().toPandas())
-    alerts = (scored.select(event_bucket, _channel(settings).alias("channel")).where("channel is not null")
-              .groupBy("bucket", "channel").count().orderBy("bucket").toPandas())
+    trend = scored.groupBy("source", event_bucket).agg(F.avg("score").alias("score")).orderBy("bucket").toPandas()
+    histogram = (
+        scored.groupBy("source", F.least(F.floor(F.col("score") * SCORE_BINS), F.lit(SCORE_BINS - 1)).alias("bin"))
+        .count()
+        .toPandas()
+    )
+    alerts = (
+        scored.select(event_bucket, _channel(settings).alias("channel"))
+        .where("channel is not null")
+        .groupBy("bucket", "channel")
+        .count()
+        .orderBy("bucket")
+        .toPandas()
+    )
     latency = _latency(spark, settings, scored)
     records = read_log(settings, settings.dispatcher_group).values()
     sent = sum(1 for record in records if record.status == "sent")
     pending = sum(1 for record in records if record.status != "sent")
 
     figure, ((trend_ax, histogram_ax), (alerts_ax, latency_ax)) = plt.subplots(2, 2, figsize=(15, 9))
-    thresholds = ((settings.negative_threshold, "tab:red", "negative threshold"),
-                  (settings.positive_threshold, "tab:green", "positive threshold"))
+    thresholds = (
+        (settings.negative_threshold, "tab:red", "negative threshold"),
+        (settings.positive_threshold, "tab:green", "positive threshold"),
+    )
     for source, rows in trend.groupby("source"):
         trend_ax.plot(rows["bucket"], rows["score"], marker="." if len(rows) < 60 else None, label=source)
     for value, colour, label in thresholds:
         trend_ax.axhline(value, color=colour, linestyle="--", linewidth=1, label=label)
-    trend_ax.set(title=f"Mean sentiment per {by_event.label} (event time)", ylabel="score (0 negative, 1 positive)",
-                 ylim=(0, 1))
+    trend_ax.set(
+        title=f"Mean sentiment per {by_event.label} (event time)", ylabel="score (0 negative, 1 positive)", ylim=(0, 1)
+    )
     trend_ax.legend(loc="lower left", fontsize="small")
 
     width = 1 / SCORE_BINS
     sources = sorted(histogram["source"].unique())
     for n, source in enumerate(sources):
         rows = histogram[histogram["source"] == source]
-        histogram_ax.bar(rows["bin"] * width + width * (n + 0.5) / len(sources), rows["count"],
-                         width=width / len(sources), label=source)
+        histogram_ax.bar(
+            rows["bin"] * width + width * (n + 0.5) / len(sources),
+            rows["count"],
+            width=width / len(sources),
+            label=source,
+        )
     for value, colour, label in thresholds:
         histogram_ax.axvline(value, color=colour, linestyle="--", linewidth=1, label=label)
     histogram_ax.set(title="Scores per source", xlabel="score", ylabel="events", xlim=(0, 1))
@@ -139,11 +159,20 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
         stacked = alerts.pivot_table(index="bucket", columns="channel", values="count", fill_value=0)
         bottom = None
         for channel in stacked.columns:
-            alerts_ax.bar(stacked.index, stacked[channel], width=by_event.width * 0.9, align="edge", bottom=bottom,
-                          label=channel, color="tab:red" if channel == settings.negative_channel else "tab:green")
+            alerts_ax.bar(
+                stacked.index,
+                stacked[channel],
+                width=by_event.width * 0.9,
+                align="edge",
+                bottom=bottom,
+                label=channel,
+                color="tab:red" if channel == settings.negative_channel else "tab:green",
+            )
             bottom = stacked[channel] if bottom is None else bottom + stacked[channel]
-    alerts_ax.set(title=f"Alerts per {by_event.label} (event time); dispatcher: {sent:,} sent, {pending:,} pending",
-                  ylabel="alerts")
+    alerts_ax.set(
+        title=f"Alerts per {by_event.label} (event time); dispatcher: {sent:,} sent, {pending:,} pending",
+        ylabel="alerts",
+    )
     alerts_ax.legend(fontsize="small")
     for ax in (trend_ax, alerts_ax):
         ax.set_xlim(*axis_limits(events[0], events[1], by_event))
@@ -163,8 +192,14 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
         for column, style in (("scored_p50", "-"), ("scored_p99", ":"), ("commit_p50", "-"), ("commit_p99", ":")):
             colour = "tab:blue" if column.startswith("scored") else "tab:orange"
             stage = "send -> scored" if column.startswith("scored") else "send -> table commit"
-            latency_ax.plot(frame["bucket"], frame[column], linestyle=style, color=colour,
-                            marker="." if len(frame) < 60 else None, label=f"{stage} {column[-3:]}")
+            latency_ax.plot(
+                frame["bucket"],
+                frame[column],
+                linestyle=style,
+                color=colour,
+                marker="." if len(frame) < 60 else None,
+                label=f"{stage} {column[-3:]}",
+            )
         latency_ax.set_xlim(*limits)
         latency_ax.set_yscale("log")
         latency_ax.legend(fontsize="small")
@@ -191,8 +226,15 @@ def _latency(spark: SparkSession, settings: Settings, scored: DataFrame):
     joined = scored.join(batches.select("query_id", "batch_id", "committed_at"), ["query_id", "batch_id"])
     to_scored = F.col("scored_at").cast("double") - F.col("kafka_timestamp").cast("double")
     to_commit = F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")
-    frame = (joined.groupBy(F.window("kafka_timestamp", bucket.spark).start.alias("bucket"))
-             .agg(F.percentile(to_scored, 0.5).alias("scored_p50"), F.percentile(to_scored, 0.99).alias("scored_p99"),
-                  F.percentile(to_commit, 0.5).alias("commit_p50"), F.percentile(to_commit, 0.99).alias("commit_p99"))
-             .orderBy("bucket").toPandas())
+    frame = (
+        joined.groupBy(F.window("kafka_timestamp", bucket.spark).start.alias("bucket"))
+        .agg(
+            F.percentile(to_scored, 0.5).alias("scored_p50"),
+            F.percentile(to_scored, 0.99).alias("scored_p99"),
+            F.percentile(to_commit, 0.5).alias("commit_p50"),
+            F.percentile(to_commit, 0.99).alias("commit_p99"),
+        )
+        .orderBy("bucket")
+        .toPandas()
+    )
     return frame, bucket, axis_limits(span[0], span[1], bucket)

@@ -38,8 +38,9 @@ class Comparison:
 
 def band(settings: Settings):
     """The channel a score alerts, or "no alert": the live job's rule."""
-    channel = transforms.alert_channel(settings.negative_threshold, settings.positive_threshold,
-                                       settings.negative_channel, settings.positive_channel)
+    channel = transforms.alert_channel(
+        settings.negative_threshold, settings.positive_threshold, settings.negative_channel, settings.positive_channel
+    )
     return F.coalesce(channel, F.lit("no alert"))
 
 

@@ -37,8 +37,9 @@ QUERY_NAME = "scorer"
 
 
 def alert_rules(settings: Settings) -> AlertRules:
-    return AlertRules(settings.negative_threshold, settings.positive_threshold, settings.negative_channel,
-                      settings.positive_channel)
+    return AlertRules(
+        settings.negative_threshold, settings.positive_threshold, settings.negative_channel, settings.positive_channel
+    )
 
 
 def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:
@@ -66,16 +67,21 @@ def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:
 def start(spark: SparkSession, settings: Settings, trigger: Trigger | None = None) -> StreamingQuery:
     """Start the scorer's streaming query."""
     trigger = trigger or parse_trigger(settings.trigger, settings.on_databricks)
-    writer = (scored_records(kafka_source(spark, settings), settings).writeStream.format("kafka")
-              .options(**spark_kafka_options(settings, "sink"))
-              .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
-              .queryName(QUERY_NAME).trigger(**trigger.writer_options()))
+    writer = (
+        scored_records(kafka_source(spark, settings), settings)
+        .writeStream.format("kafka")
+        .options(**spark_kafka_options(settings, "sink"))
+        .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+        .queryName(QUERY_NAME)
+        .trigger(**trigger.writer_options())
+    )
     if settings.scorer_async_progress_ms is not None and trigger.kind == "processing-time":
         # Offsets and commits are written to the checkpoint in the background, every this
         # many milliseconds: a restart can then replay the batches since the last one.
         # Spark allows it for stateless queries into the Kafka sink with a processing-time
         # trigger only ("Asynchronous progress tracking", Databricks and Spark docs;
         # docs/pipeline.md).
-        writer = (writer.option("asyncProgressTrackingEnabled", "true")
-                  .option("asyncProgressTrackingCheckpointIntervalMs", str(settings.scorer_async_progress_ms)))
+        writer = writer.option("asyncProgressTrackingEnabled", "true").option(
+            "asyncProgressTrackingCheckpointIntervalMs", str(settings.scorer_async_progress_ms)
+        )
     return writer.start()

@@ -38,6 +38,7 @@ EVENT_FIELDS = ("id", "source", "author", "text", "created_at", "lang", "url", "
 class AlertRules:
     """Below `negative_threshold` alerts `negative_channel`, above `positive_threshold`
     alerts `positive_channel`; both strict."""
+
     negative_threshold: float
     positive_threshold: float
     negative_channel: str
@@ -98,10 +99,15 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
     keys: list[str] = []
     values: list[str] = []
     valid: list[tuple[dict, dict]] = []
-    for value, topic, partition, offset, timestamp_ms in zip(records["value"], records["topic"], records["partition"],
-                                                              records["offset"], records["timestamp_ms"]):
-        position = {"source_topic": topic, "partition": int(partition), "offset": int(offset),
-                    "kafka_timestamp": iso_ms(int(timestamp_ms))}
+    for value, topic, partition, offset, timestamp_ms in zip(
+        records["value"], records["topic"], records["partition"], records["offset"], records["timestamp_ms"]
+    ):
+        position = {
+            "source_topic": topic,
+            "partition": int(partition),
+            "offset": int(offset),
+            "kafka_timestamp": iso_ms(int(timestamp_ms)),
+        }
         event, reason = parse_record(value)
         if event is None:
             raw, encoding = raw_value(value)
@@ -114,8 +120,9 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
         scores = analyzer.score([event["text"] for event, _ in valid])
         for (event, position), score in zip(valid, scores):
             row = {name: event.get(name) for name in EVENT_FIELDS}
-            row.update(score=score, analyzer=analyzer.name, analyzer_version=analyzer.version, scored_at=scored_at,
-                       **position)
+            row.update(
+                score=score, analyzer=analyzer.name, analyzer_version=analyzer.version, scored_at=scored_at, **position
+            )
             topics.append(SCORED_TOPIC)
             keys.append(row["id"])
             values.append(_dumps(row))
@@ -124,7 +131,20 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
                 key = f"{row['id']}|{channel}"
                 topics.append(ALERTS_TOPIC)
                 keys.append(key)
-                values.append(_dumps({"key": key, "event_id": row["id"], "channel": channel, "source": row["source"],
-                                      "author": row["author"], "text": row["text"], "score": score, "url": row["url"],
-                                      **position, "scored_at": scored_at}))
+                values.append(
+                    _dumps(
+                        {
+                            "key": key,
+                            "event_id": row["id"],
+                            "channel": channel,
+                            "source": row["source"],
+                            "author": row["author"],
+                            "text": row["text"],
+                            "score": score,
+                            "url": row["url"],
+                            **position,
+                            "scored_at": scored_at,
+                        }
+                    )
+                )
     return pd.DataFrame({"topic": topics, "key": keys, "value": values}, columns=["topic", "key", "value"])

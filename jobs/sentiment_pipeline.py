@@ -63,8 +63,9 @@ def _in_pool(spark: SparkSession, pool: str, start, *args):
         spark.sparkContext.setLocalProperty("spark.scheduler.pool", None)
 
 
-def run_backlog(spark: SparkSession, settings: Settings, notifier: Notifier,
-                parts: Sequence[str] = PARTS) -> dispatcher.RoundReport:
+def run_backlog(
+    spark: SparkSession, settings: Settings, notifier: Notifier, parts: Sequence[str] = PARTS
+) -> dispatcher.RoundReport:
     """`available-now`: score the backlog, post its alerts and write its tables, then stop."""
     report = dispatcher.RoundReport()
     if "scorer" in parts:
@@ -107,8 +108,13 @@ def tables_log(settings: Settings) -> Path:
 
 def tables_apart(settings: Settings, parts: Sequence[str], trigger_kind: str) -> bool:
     """Whether `start` runs the table writer in a process of its own (see tables_process)."""
-    return (bool(settings.tables_nice) and not settings.on_databricks and "tables" in parts and "scorer" in parts
-            and trigger_kind == "processing-time")
+    return (
+        bool(settings.tables_nice)
+        and not settings.on_databricks
+        and "tables" in parts
+        and "scorer" in parts
+        and trigger_kind == "processing-time"
+    )
 
 
 PARENT_VARIABLE = "SENTIMENT_PIPELINE_PARENT_PID"
@@ -146,16 +152,23 @@ def tables_process(settings: Settings) -> subprocess.Popen:
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with log_file.open("ab") as output:
         child = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
-    log.info("the table writer runs in process %d at niceness %d; its log: %s", child.pid, settings.tables_nice,
-                log_file)
+    log.info(
+        "the table writer runs in process %d at niceness %d; its log: %s", child.pid, settings.tables_nice, log_file
+    )
     return child
 
 
 class Running:
     """The parts started by `start`: wait for them or stop them together."""
 
-    def __init__(self, queries: list, alerts: Optional[dispatcher.Dispatcher], stop: threading.Event,
-                 thread: Optional[threading.Thread], tables: Optional[subprocess.Popen] = None):
+    def __init__(
+        self,
+        queries: list,
+        alerts: Optional[dispatcher.Dispatcher],
+        stop: threading.Event,
+        thread: Optional[threading.Thread],
+        tables: Optional[subprocess.Popen] = None,
+    ):
         self.queries, self.dispatcher, self._stop, self._thread = queries, alerts, stop, thread
         self.tables = tables
         self.failure: Optional[BaseException] = None
@@ -165,14 +178,19 @@ class Running:
 
     @property
     def is_active(self) -> bool:
-        return (all(q.isActive for q in self.queries) and (self._thread is None or self._thread.is_alive())
-                and (self.tables is None or self.tables.poll() is None))
+        return (
+            all(q.isActive for q in self.queries)
+            and (self._thread is None or self._thread.is_alive())
+            and (self.tables is None or self.tables.poll() is None)
+        )
 
     def await_termination(self, timeout_s: Optional[float] = None) -> None:
         """Until a part stops (or fails), or `timeout_s`; then stop them all."""
         stopped = threading.Event()
-        waiters = [threading.Thread(target=lambda q=q: (q.awaitTermination(), stopped.set()), daemon=True)
-                   for q in self.queries]
+        waiters = [
+            threading.Thread(target=lambda q=q: (q.awaitTermination(), stopped.set()), daemon=True)
+            for q in self.queries
+        ]
         if self._thread is not None:
             waiters.append(threading.Thread(target=lambda: (self._thread.join(), stopped.set()), daemon=True))
         if self.tables is not None:
@@ -205,12 +223,15 @@ class Running:
         if self.failure is not None:
             raise RuntimeError(f"the alert dispatcher failed: {self.failure}") from self.failure
         if ended_alone:
-            raise RuntimeError(f"the table writer's process (pid {self.tables.pid}) ended with exit code "
-                               f"{self.tables.returncode}; see its log under state_dir/logs")
+            raise RuntimeError(
+                f"the table writer's process (pid {self.tables.pid}) ended with exit code "
+                f"{self.tables.returncode}; see its log under state_dir/logs"
+            )
 
 
-def start(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] = None,
-          parts: Sequence[str] = PARTS) -> Running:
+def start(
+    spark: SparkSession, settings: Settings, notifier: Optional[Notifier] = None, parts: Sequence[str] = PARTS
+) -> Running:
     """Start `parts` to run until stopped (processing-time or continuous triggers)."""
     queries = []
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
@@ -248,8 +269,13 @@ def start(spark: SparkSession, settings: Settings, notifier: Optional[Notifier] 
     return running
 
 
-def run(spark: Optional[SparkSession], settings: Settings, notifier: Optional[Notifier] = None,
-        timeout_s: Optional[float] = None, parts: Sequence[str] = PARTS) -> None:
+def run(
+    spark: Optional[SparkSession],
+    settings: Settings,
+    notifier: Optional[Notifier] = None,
+    timeout_s: Optional[float] = None,
+    parts: Sequence[str] = PARTS,
+) -> None:
     """Run `parts`: with `available-now` through the backlog, else until one stops or `timeout_s`."""
     notifier = notifier or (notifier_for(settings) if "dispatcher" in parts else None)
     if parse_trigger(settings.trigger, settings.on_databricks).kind == "available-now":
@@ -272,8 +298,9 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     from jobs.spark import spark_session
 
     try:
-        overrides, options = job_parameters(sys.argv[1:] if argv is None and not parameters else (argv or []),
-                                            parameters, own=("part",))
+        overrides, options = job_parameters(
+            sys.argv[1:] if argv is None and not parameters else (argv or []), parameters, own=("part",)
+        )
         parts = list(PARTS)
         if "part" in options:
             if options["part"] not in PARTS:

@@ -39,8 +39,8 @@ from feedback.core.settings import Settings
 
 Offsets = dict[str, dict[int, int]]  # topic -> partition -> offset
 
-RECENT_BATCHES = 20       # batch durations are summarised over this many of the latest
-RECENT_RECORDS = 50       # send -> scored over this many of each partition's latest records
+RECENT_BATCHES = 20  # batch durations are summarised over this many of the latest
+RECENT_RECORDS = 50  # send -> scored over this many of each partition's latest records
 STALL_MARGIN_S = 30.0
 
 
@@ -50,10 +50,11 @@ STALL_MARGIN_S = 30.0
 @dataclass(frozen=True)
 class Batch:
     """One micro-batch from a Spark checkpoint: what it covers, when it started and ended."""
+
     batch_id: int
     started_ms: int
     offsets: Offsets
-    finished: Optional[datetime] = None   # None while it runs (no commit yet)
+    finished: Optional[datetime] = None  # None while it runs (no commit yet)
 
     @property
     def duration_s(self) -> Optional[float]:
@@ -95,7 +96,7 @@ class PartitionLag:
     topic: str
     partition: int
     end: int
-    position: Optional[int]   # the next offset the part will read; None when unknown
+    position: Optional[int]  # the next offset the part will read; None when unknown
 
     @property
     def lag(self) -> Optional[int]:
@@ -124,9 +125,9 @@ def percentile(values: list[float], q: float) -> Optional[float]:
 @dataclass(frozen=True)
 class AlertCounts:
     sent: int = 0
-    waiting: int = 0      # not posted yet, last attempt without an error (or none yet)
-    failing: int = 0      # not posted yet, the last attempt failed (retried later)
-    latency_ms: tuple[float, ...] = ()   # send -> posted of the latest posts, oldest first
+    waiting: int = 0  # not posted yet, last attempt without an error (or none yet)
+    failing: int = 0  # not posted yet, the last attempt failed (retried later)
+    latency_ms: tuple[float, ...] = ()  # send -> posted of the latest posts, oldest first
 
 
 def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
@@ -150,13 +151,14 @@ def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
 @dataclass
 class PartStatus:
     """One part's view: where it is in its topics, when it last moved, how fast it was."""
+
     name: str
     lags: list[PartitionLag]
     allowance_s: float
     last_progress: Optional[datetime] = None
-    figures: dict[str, str] = field(default_factory=dict)   # label -> figure, shown as they are
-    note: str = ""                                           # why something is unknown
-    running_since: Optional[datetime] = None                 # the start of a batch still running
+    figures: dict[str, str] = field(default_factory=dict)  # label -> figure, shown as they are
+    note: str = ""  # why something is unknown
+    running_since: Optional[datetime] = None  # the start of a batch still running
 
     @property
     def lag(self) -> Optional[int]:
@@ -196,7 +198,7 @@ def read_checkpoint(folder: Path, recent: int = RECENT_BATCHES) -> list[Batch]:
         except (OSError, ValueError):
             continue  # being written right now
         commit = commits_dir / str(batch_id)
-        finished = (datetime.fromtimestamp(commit.stat().st_mtime, timezone.utc) if commit.exists() else None)
+        finished = datetime.fromtimestamp(commit.stat().st_mtime, timezone.utc) if commit.exists() else None
         batches.append(Batch(batch_id, started_ms, offsets, finished))
     return batches
 
@@ -229,8 +231,9 @@ def starting_positions(starting_offsets: str, ends: Offsets) -> Optional[Offsets
         return None
 
 
-def spark_part(name: str, folder: Optional[Path], location: str, ends: Offsets, trigger: str,
-               starting_offsets: str = "earliest") -> PartStatus:
+def spark_part(
+    name: str, folder: Optional[Path], location: str, ends: Offsets, trigger: str, starting_offsets: str = "earliest"
+) -> PartStatus:
     """A Spark query's status from its checkpoint `folder` (None: not readable here); before
     its first batch, its lag counts from where `starting_offsets` starts it."""
     status = PartStatus(name, lags(ends, None), stall_allowance_s(trigger))
@@ -287,8 +290,9 @@ def _group_positions(settings: Settings, group: str, partitions: Iterable[int]) 
     # not available" (or "not coordinator", while the offsets topic's leader moves) meanwhile:
     # asked again for up to 5 s, then no group has committed.
     not_yet = (CoordinatorNotAvailableError, CoordinatorLoadInProgressError, NotCoordinatorError)
-    retrying = Retrying(retry=retry_if_exception_type(not_yet), stop=stop_after_delay(5), wait=wait_fixed(0.5),
-                        reraise=True)
+    retrying = Retrying(
+        retry=retry_if_exception_type(not_yet), stop=stop_after_delay(5), wait=wait_fixed(0.5), reraise=True
+    )
     with client(settings, "admin") as admin:
         try:
             committed = retrying(admin.list_group_offsets, {group: wanted})[group]
@@ -322,41 +326,65 @@ def gather(settings: Settings) -> PipelineStatus:
         location = settings.checkpoint_for(query)
         return local_folder(location)
 
-    score = spark_part("scorer", folder(scorer.QUERY_NAME), settings.checkpoint_for(scorer.QUERY_NAME),
-                       feedback_ends, settings.trigger, settings.starting_offsets)
+    score = spark_part(
+        "scorer",
+        folder(scorer.QUERY_NAME),
+        settings.checkpoint_for(scorer.QUERY_NAME),
+        feedback_ends,
+        settings.trigger,
+        settings.starting_offsets,
+    )
     # The latest records in feedback-scored are this scorer's once it has made progress.
     scored_latency = _scorer_latency(settings, ends[SCORED_TOPIC]) if score.last_progress else []
     if scored_latency:
-        score.figures["send -> scored p50 / p99"] = (f"{_ms(percentile(scored_latency, 0.5))} / "
-                                                    f"{_ms(percentile(scored_latency, 0.99))}")
+        score.figures["send -> scored p50 / p99"] = (
+            f"{_ms(percentile(scored_latency, 0.5))} / {_ms(percentile(scored_latency, 0.99))}"
+        )
     parts.append(score)
 
     records = read_log(settings, settings.dispatcher_group, timeout_s=30)
     alerts = alert_counts(records.values())
     positions = _group_positions(settings, settings.dispatcher_group, ends[ALERTS_TOPIC])
     # The dispatcher polls all the time: it may fall behind by one poll's round of posts.
-    dispatch = PartStatus("dispatcher", lags({ALERTS_TOPIC: ends[ALERTS_TOPIC]}, positions),
-                          stall_allowance_s("processing-time=1s"))
+    dispatch = PartStatus(
+        "dispatcher", lags({ALERTS_TOPIC: ends[ALERTS_TOPIC]}, positions), stall_allowance_s("processing-time=1s")
+    )
     if positions is None:
-        dispatch.lags = lags({ALERTS_TOPIC: ends[ALERTS_TOPIC]},
-                             starting_positions(settings.starting_offsets, {ALERTS_TOPIC: ends[ALERTS_TOPIC]}))
+        dispatch.lags = lags(
+            {ALERTS_TOPIC: ends[ALERTS_TOPIC]},
+            starting_positions(settings.starting_offsets, {ALERTS_TOPIC: ends[ALERTS_TOPIC]}),
+        )
         dispatch.note = f"group {settings.dispatcher_group!r} has committed nothing yet"
     touched = [parse_utc(stamp) for r in records.values() for stamp in (r.sent_at, r.first_attempt_at) if stamp]
     dispatch.last_progress = max(touched, default=None)
     if alerts.latency_ms:
-        dispatch.figures["send -> posted p50 / p99"] = (f"{_ms(percentile(list(alerts.latency_ms), 0.5))} / "
-                                                       f"{_ms(percentile(list(alerts.latency_ms), 0.99))}")
+        dispatch.figures["send -> posted p50 / p99"] = (
+            f"{_ms(percentile(list(alerts.latency_ms), 0.5))} / {_ms(percentile(list(alerts.latency_ms), 0.99))}"
+        )
     parts.append(dispatch)
 
-    tables = spark_part("table writer", folder(table_writer.QUERY_NAME), settings.checkpoint_for(table_writer.QUERY_NAME),
-                        {SCORED_TOPIC: ends[SCORED_TOPIC], DEADLETTER_TOPIC: ends[DEADLETTER_TOPIC]},
-                        settings.tables_trigger, settings.starting_offsets)
+    tables = spark_part(
+        "table writer",
+        folder(table_writer.QUERY_NAME),
+        settings.checkpoint_for(table_writer.QUERY_NAME),
+        {SCORED_TOPIC: ends[SCORED_TOPIC], DEADLETTER_TOPIC: ends[DEADLETTER_TOPIC]},
+        settings.tables_trigger,
+        settings.starting_offsets,
+    )
     parts.append(tables)
 
     continuous = folder(continuous_passthrough.QUERY_NAME)
     if continuous is not None and continuous.is_dir():
-        parts.append(spark_part("continuous path", continuous, settings.checkpoint_for(continuous_passthrough.QUERY_NAME),
-                                feedback_ends, "continuous=1s", settings.starting_offsets))
+        parts.append(
+            spark_part(
+                "continuous path",
+                continuous,
+                settings.checkpoint_for(continuous_passthrough.QUERY_NAME),
+                feedback_ends,
+                "continuous=1s",
+                settings.starting_offsets,
+            )
+        )
     return PipelineStatus(now, ends, parts, alerts)
 
 
@@ -389,21 +417,37 @@ def render(status: PipelineStatus, where: str):
         figures = "; ".join(f"{label} {value}" for label, value in part.figures.items())
         if part.note:
             figures = f"{figures}; {part.note}" if figures else part.note
-        parts.add_row(part.name, lag, _ago(now, part.last_progress), figures,
-                      style="red" if part.stalled(now) else None)
+        parts.add_row(
+            part.name, lag, _ago(now, part.last_progress), figures, style="red" if part.stalled(now) else None
+        )
     alerts = status.alerts
-    lines = [parts, Text(f"alerts: {alerts.sent:,} sent, {alerts.waiting:,} waiting, {alerts.failing:,} failing "
-                         f"(retried every alert_retry_s)")]
+    lines = [
+        parts,
+        Text(
+            f"alerts: {alerts.sent:,} sent, {alerts.waiting:,} waiting, {alerts.failing:,} failing "
+            f"(retried every alert_retry_s)"
+        ),
+    ]
     for part in status.parts:
         if part.stalled(now):
             if part.last_progress is None and part.running_since is None:
-                lines.append(Text(f"NOT RUNNING: {part.name} has {part.lag:,} records to read and has not finished a "
-                                  "batch yet (is it started, with these settings?)", style="bold red"))
+                lines.append(
+                    Text(
+                        f"NOT RUNNING: {part.name} has {part.lag:,} records to read and has not finished a "
+                        "batch yet (is it started, with these settings?)",
+                        style="bold red",
+                    )
+                )
             else:
                 since = part.last_progress or part.running_since
-                lines.append(Text(f"STALLED: {part.name} has {part.lag:,} records to read and no progress for "
-                                  f"{(now - since).total_seconds():,.0f} s (its trigger allows "
-                                  f"{part.allowance_s:,.0f} s)", style="bold red"))
+                lines.append(
+                    Text(
+                        f"STALLED: {part.name} has {part.lag:,} records to read and no progress for "
+                        f"{(now - since).total_seconds():,.0f} s (its trigger allows "
+                        f"{part.allowance_s:,.0f} s)",
+                        style="bold red",
+                    )
+                )
     behind = [(part.name, row) for part in status.parts for row in part.lags if row.lag]
     if behind:
         table = Table(title="behind, by partition", title_justify="left")

@@ -29,7 +29,6 @@ def kafka_source(spark: SparkSession, settings: Settings, topics: Iterable[str] 
     return reader.load()
 
 
-
 def offsets_for(starting_offsets: str, topics: Iterable[str]) -> str:
     """`starting_offsets` narrowed to `topics`.
 

@@ -71,8 +71,9 @@ def _percentiles(frame, column: str) -> dict[str, float]:
     return {} if row is None or row["p50"] is None else {"p50": float(row["p50"]), "p99": float(row["p99"])}
 
 
-def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] = None,
-              alerts: bool = True) -> PipelineSummary:
+def summarize(
+    spark: SparkSession, settings: Settings, query_id: Optional[str] = None, alerts: bool = True
+) -> PipelineSummary:
     """The tables' counts and latency (of `query_id`'s batches, or all), and with `alerts`
     the alerts of the dispatcher group `dispatcher_group`."""
     summary = PipelineSummary()
@@ -83,8 +84,10 @@ def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] =
         return summary
     if query_id:
         batches = batches.where(F.col("query_id") == query_id)
-    totals = batches.agg(*(F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in ("events_in", "scored", "deadlettered", "duplicates")),
-                         F.count("*").alias("batches")).first()
+    totals = batches.agg(
+        *(F.coalesce(F.sum(c), F.lit(0)).alias(c) for c in ("events_in", "scored", "deadlettered", "duplicates")),
+        F.count("*").alias("batches"),
+    ).first()
     for name in ("events_in", "scored", "deadlettered", "duplicates", "batches"):
         setattr(summary, name, int(totals[name]))
 
@@ -92,14 +95,16 @@ def summarize(spark: SparkSession, settings: Settings, query_id: Optional[str] =
     if query_id:
         scored = scored.where(F.col("query_id") == query_id)
     summary.scored_per_source = {r["source"]: r["count"] for r in scored.groupBy("source").count().collect()}
-    summary.alerts_expected = scored.where((F.col("score") < settings.negative_threshold)
-                                           | (F.col("score") > settings.positive_threshold)).count()
+    summary.alerts_expected = scored.where(
+        (F.col("score") < settings.negative_threshold) | (F.col("score") > settings.positive_threshold)
+    ).count()
     dead = read_delta(spark, settings.table_for(DEADLETTER_TABLE))
     if dead is not None:
         if query_id:
             dead = dead.where(F.col("query_id") == query_id)
         summary.deadletter_reasons = {r["reason"]: r["count"] for r in dead.groupBy("reason").count().collect()}
     latency = scored.join(batches.select("query_id", "batch_id", "committed_at"), ["query_id", "batch_id"]).select(
-        ((F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms"))
+        ((F.col("committed_at").cast("double") - F.col("kafka_timestamp").cast("double")) * 1000).alias("ms")
+    )
     summary.latency_ms = _percentiles(latency, "ms")
     return summary

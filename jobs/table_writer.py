@@ -65,20 +65,49 @@ log = logging.getLogger(__name__)
 QUERY_NAME = "tables"
 POSITION = ("source_topic", "partition", "offset")
 
-_POSITION_FIELDS = [T.StructField("source_topic", T.StringType()), T.StructField("partition", T.IntegerType()),
-                    T.StructField("offset", T.LongType()), T.StructField("kafka_timestamp", T.StringType())]
+_POSITION_FIELDS = [
+    T.StructField("source_topic", T.StringType()),
+    T.StructField("partition", T.IntegerType()),
+    T.StructField("offset", T.LongType()),
+    T.StructField("kafka_timestamp", T.StringType()),
+]
 SCORED_RECORD = T.StructType(
-    [T.StructField(name, T.StringType()) for name in ("id", "source", "author", "text", "created_at", "lang", "url",
-                                                       "channel", "ingested_at")]
-    + [T.StructField("score", T.DoubleType()), T.StructField("analyzer", T.StringType()),
-       T.StructField("analyzer_version", T.StringType()), T.StructField("scored_at", T.StringType())]
-    + _POSITION_FIELDS)
-SCORED_COLUMNS = ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at", "event_date",
-                  *POSITION, "kafka_timestamp", "score", "analyzer", "analyzer_version", "scored_at")
+    [
+        T.StructField(name, T.StringType())
+        for name in ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at")
+    ]
+    + [
+        T.StructField("score", T.DoubleType()),
+        T.StructField("analyzer", T.StringType()),
+        T.StructField("analyzer_version", T.StringType()),
+        T.StructField("scored_at", T.StringType()),
+    ]
+    + _POSITION_FIELDS
+)
+SCORED_COLUMNS = (
+    "id",
+    "source",
+    "author",
+    "text",
+    "created_at",
+    "lang",
+    "url",
+    "channel",
+    "ingested_at",
+    "event_date",
+    *POSITION,
+    "kafka_timestamp",
+    "score",
+    "analyzer",
+    "analyzer_version",
+    "scored_at",
+)
 _TIMES = ("created_at", "ingested_at", "kafka_timestamp", "scored_at")
 DEADLETTER_RECORD = T.StructType(
-    [T.StructField("reason", T.StringType())] + _POSITION_FIELDS
-    + [T.StructField("raw_value", T.StringType()), T.StructField("raw_encoding", T.StringType())])
+    [T.StructField("reason", T.StringType())]
+    + _POSITION_FIELDS
+    + [T.StructField("raw_value", T.StringType()), T.StructField("raw_encoding", T.StringType())]
+)
 
 
 def _timestamp(column: str) -> Column:
@@ -93,8 +122,11 @@ def _timestamp(column: str) -> Column:
 
 def scored_rows(records: DataFrame) -> DataFrame:
     """`feedback-scored` records (Kafka rows) -> typed rows, one per record (pure)."""
-    parsed = records.where(F.col("topic") == SCORED_TOPIC).select(F.from_json(F.col("value").cast("string"), SCORED_RECORD)
-                                                                  .alias("r")).select("r.*")
+    parsed = (
+        records.where(F.col("topic") == SCORED_TOPIC)
+        .select(F.from_json(F.col("value").cast("string"), SCORED_RECORD).alias("r"))
+        .select("r.*")
+    )
     typed = parsed.withColumns({name: _timestamp(name) for name in _TIMES})
     # event_date from the parsed time, so each time is parsed once
     return typed.withColumn("event_date", F.to_date("created_at")).select(*SCORED_COLUMNS)
@@ -102,10 +134,14 @@ def scored_rows(records: DataFrame) -> DataFrame:
 
 def deadletter_rows(records: DataFrame) -> DataFrame:
     """`feedback-deadletter` records (Kafka rows) -> typed rows, one per record (pure)."""
-    parsed = records.where(F.col("topic") == DEADLETTER_TOPIC).select(
-        F.from_json(F.col("value").cast("string"), DEADLETTER_RECORD).alias("r")).select("r.*")
-    return parsed.select("reason", *POSITION, _timestamp("kafka_timestamp").alias("kafka_timestamp"), "raw_value",
-                         "raw_encoding")
+    parsed = (
+        records.where(F.col("topic") == DEADLETTER_TOPIC)
+        .select(F.from_json(F.col("value").cast("string"), DEADLETTER_RECORD).alias("r"))
+        .select("r.*")
+    )
+    return parsed.select(
+        "reason", *POSITION, _timestamp("kafka_timestamp").alias("kafka_timestamp"), "raw_value", "raw_encoding"
+    )
 
 
 def classify(rows: DataFrame, earlier: Optional[DataFrame], tasks: int = 1) -> DataFrame:
@@ -123,24 +159,29 @@ def classify(rows: DataFrame, earlier: Optional[DataFrame], tasks: int = 1) -> D
     new = rows.select("*", F.lit(True).alias("_new"), F.lit(False).alias("_scored"))
     if earlier is not None:
         ids = F.broadcast(rows.select("id").distinct())
-        old = earlier.join(ids, "id", "left_semi").select("id", *POSITION, F.lit(False).alias("_new"),
-                                                            F.col("scored").alias("_scored"))
+        old = earlier.join(ids, "id", "left_semi").select(
+            "id", *POSITION, F.lit(False).alias("_new"), F.col("scored").alias("_scored")
+        )
         new = new.unionByName(old, allowMissingColumns=True)
     by_id = Window.partitionBy("id")
     by_position = Window.partitionBy("id", *POSITION).orderBy("_new")  # what was written comes first
-    marked = (new.repartition(tasks, "id")
-              .withColumn("_replay", F.row_number().over(by_position) > 1)
-              .withColumn("_seen", F.max("_scored").over(by_id))
-              .where("_new and not _replay"))
+    marked = (
+        new.repartition(tasks, "id")
+        .withColumn("_replay", F.row_number().over(by_position) > 1)
+        .withColumn("_seen", F.max("_scored").over(by_id))
+        .where("_new and not _replay")
+    )
     first = Window.partitionBy("id").orderBy(*POSITION)
-    return (marked.withColumn("is_kept", (F.row_number().over(first) == 1) & ~F.col("_seen"))
-            .drop("_new", "_scored", "_replay", "_seen"))
+    return marked.withColumn("is_kept", (F.row_number().over(first) == 1) & ~F.col("_seen")).drop(
+        "_new", "_scored", "_replay", "_seen"
+    )
 
 
 @dataclass(frozen=True)
 class BatchCounts:
     """A batch's counts: `valid` scored records (kept or duplicates), `kept` of them written
     to the scored table, `dead` dead letters. Events in = scored + dead-lettered + duplicates."""
+
     valid: int
     kept: int
     dead: int
@@ -158,8 +199,10 @@ class BatchCounts:
         return (query_id, batch_id, self.events_in, self.kept, self.dead, self.duplicates, committed_at)
 
 
-BATCHES_SCHEMA = ("query_id string, batch_id long, events_in long, scored long, deadlettered long, duplicates long, "
-                  "committed_at timestamp")
+BATCHES_SCHEMA = (
+    "query_id string, batch_id long, events_in long, scored long, deadlettered long, duplicates long, "
+    "committed_at timestamp"
+)
 
 
 def run_together(calls: list[Callable[[], None]]) -> None:
@@ -198,8 +241,9 @@ def union_earlier(frames: list[Optional[DataFrame]]) -> Optional[DataFrame]:
 
 def batch_counts(classified: DataFrame, dead: DataFrame) -> BatchCounts:
     """A batch's counts, in one Spark job over both frames."""
-    flags = (classified.select(F.lit(1).alias("valid"), F.col("is_kept").cast("int").alias("kept"), F.lit(0).alias("dead"))
-             .unionByName(dead.select(F.lit(0).alias("valid"), F.lit(0).alias("kept"), F.lit(1).alias("dead"))))
+    flags = classified.select(
+        F.lit(1).alias("valid"), F.col("is_kept").cast("int").alias("kept"), F.lit(0).alias("dead")
+    ).unionByName(dead.select(F.lit(0).alias("valid"), F.lit(0).alias("kept"), F.lit(1).alias("dead")))
     row = flags.agg(*(F.coalesce(F.sum(name), F.lit(0)).alias(name) for name in ("valid", "kept", "dead"))).first()
     return BatchCounts(row["valid"], row["kept"], row["dead"])
 
@@ -245,45 +289,79 @@ class TableWriter:
         spark = batch.sparkSession
         app_id = self.query_id(spark)
         started = time.monotonic()
-        stamp = [F.lit(app_id).alias("query_id"), F.lit(batch_id).cast("long").alias("batch_id"),
-                 F.lit(datetime.now(timezone.utc)).alias("written_at")]
+        stamp = [
+            F.lit(app_id).alias("query_id"),
+            F.lit(batch_id).cast("long").alias("batch_id"),
+            F.lit(datetime.now(timezone.utc)).alias("written_at"),
+        ]
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
         try:
-            earlier = union_earlier([
-                self._earlier(spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]),
-                self._earlier(spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")])])
+            earlier = union_earlier(
+                [
+                    self._earlier(
+                        spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]
+                    ),
+                    self._earlier(
+                        spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")]
+                    ),
+                ]
+            )
             classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks).select("*", *stamp).persist()
-            dead = self._new(deadletter_rows(batch).dropDuplicates(list(POSITION)),
-                             self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION), POSITION)
+            dead = self._new(
+                deadletter_rows(batch).dropDuplicates(list(POSITION)),
+                self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION),
+                POSITION,
+            )
             dead = dead.select("*", *stamp).persist()
             counts = batch_counts(classified, dead)
             classified_at = time.monotonic()
             appends = [(classified.where("is_kept").drop("is_kept"), SCORED_TABLE, ("event_date",))]
             if counts.duplicates:
-                appends.append((classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id",
-                                                                       "written_at"), DUPLICATES_TABLE, ()))
+                appends.append(
+                    (
+                        classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id", "written_at"),
+                        DUPLICATES_TABLE,
+                        (),
+                    )
+                )
             if counts.dead:
                 appends.append((dead, DEADLETTER_TABLE, ()))
             # Transactions of their own, each idempotent: at once (see the module's docstring).
-            run_together([functools.partial(self._append, frame, table, batch_id, app_id, partition_by)
-                          for frame, table, partition_by in appends])
+            run_together(
+                [
+                    functools.partial(self._append, frame, table, batch_id, app_id, partition_by)
+                    for frame, table, partition_by in appends
+                ]
+            )
             row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
             self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE, batch_id, app_id)
             classified.unpersist()
             dead.unpersist()
         finally:
             batch.unpersist()
-        log.info("tables, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
-                 "(reading and classifying %.1f s, the Delta appends %.1f s)", batch_id, counts.events_in,
-                 counts.kept, counts.dead, counts.duplicates, time.monotonic() - started, classified_at - started,
-                 time.monotonic() - classified_at)
+        log.info(
+            "tables, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
+            "(reading and classifying %.1f s, the Delta appends %.1f s)",
+            batch_id,
+            counts.events_in,
+            counts.kept,
+            counts.dead,
+            counts.duplicates,
+            time.monotonic() - started,
+            classified_at - started,
+            time.monotonic() - classified_at,
+        )
 
 
 def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:
     """Start the table writer's streaming query."""
     trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
     source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
-    return (source.writeStream.queryName(QUERY_NAME).foreachBatch(TableWriter(settings))
-            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
-            .trigger(**trigger.writer_options()).start())
+    return (
+        source.writeStream.queryName(QUERY_NAME)
+        .foreachBatch(TableWriter(settings))
+        .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+        .trigger(**trigger.writer_options())
+        .start()
+    )

@@ -44,7 +44,11 @@ def parse_feedback(kafka: DataFrame) -> DataFrame:
     """Kafka source rows -> topic, partition, offset, kafka_timestamp, value, reason, event."""
     text = F.col("value").cast("string")
     return kafka.select(
-        "topic", "partition", "offset", F.col("timestamp").alias("kafka_timestamp"), "value",
+        "topic",
+        "partition",
+        "offset",
+        F.col("timestamp").alias("kafka_timestamp"),
+        "value",
         _problems("value").alias("reason"),
         F.from_json(F.when(F.is_valid_utf8(text), text), feedback_struct()).alias("event"),
     )
@@ -53,15 +57,22 @@ def parse_feedback(kafka: DataFrame) -> DataFrame:
 def _raw(value: Column) -> tuple[Column, Column]:
     text = value.cast("string")
     valid = value.isNotNull() & F.is_valid_utf8(text)
-    return (F.when(valid, text).otherwise(F.base64(value)),
-            F.when(value.isNull(), F.lit(None)).when(valid, F.lit("utf-8")).otherwise(F.lit("base64")))
+    return (
+        F.when(valid, text).otherwise(F.base64(value)),
+        F.when(value.isNull(), F.lit(None)).when(valid, F.lit("utf-8")).otherwise(F.lit("base64")),
+    )
 
 
 def dead_letters(parsed: DataFrame) -> DataFrame:
     raw, encoding = _raw(F.col("value"))
     return parsed.where(F.col("reason").isNotNull()).select(
-        "reason", F.col("topic").alias("source_topic"), "partition", "offset", "kafka_timestamp",
-        raw.alias("raw_value"), encoding.alias("raw_encoding"),
+        "reason",
+        F.col("topic").alias("source_topic"),
+        "partition",
+        "offset",
+        "kafka_timestamp",
+        raw.alias("raw_value"),
+        encoding.alias("raw_encoding"),
     )
 
 
@@ -71,12 +82,20 @@ def _timestamp(column: str) -> Column:
 
 def valid_events(parsed: DataFrame) -> DataFrame:
     return parsed.where(F.col("reason").isNull()).select(
-        F.col("event.id").alias("id"), F.col("event.source").alias("source"), F.col("event.author").alias("author"),
-        F.col("event.text").alias("text"), _timestamp("created_at").alias("created_at"),
-        F.col("event.lang").alias("lang"), F.col("event.url").alias("url"), F.col("event.channel").alias("channel"),
+        F.col("event.id").alias("id"),
+        F.col("event.source").alias("source"),
+        F.col("event.author").alias("author"),
+        F.col("event.text").alias("text"),
+        _timestamp("created_at").alias("created_at"),
+        F.col("event.lang").alias("lang"),
+        F.col("event.url").alias("url"),
+        F.col("event.channel").alias("channel"),
         _timestamp("ingested_at").alias("ingested_at"),
         F.to_date(_timestamp("created_at")).alias("event_date"),
-        F.col("topic").alias("source_topic"), "partition", "offset", "kafka_timestamp",
+        F.col("topic").alias("source_topic"),
+        "partition",
+        "offset",
+        "kafka_timestamp",
     )
 
 
@@ -88,10 +107,14 @@ def first_per_id(valid: DataFrame) -> DataFrame:
 
 def score(valid: DataFrame, analyzer: str, endpoint: Optional[str] = None, key: Optional[str] = None) -> DataFrame:
     """+ score in [0, 1], analyzer and analyzer_version, scored in Arrow batches per worker."""
-    schema = T.StructType(valid.schema.fields + [
-        T.StructField("score", T.DoubleType()), T.StructField("analyzer", T.StringType()),
-        T.StructField("analyzer_version", T.StringType()),
-    ])
+    schema = T.StructType(
+        valid.schema.fields
+        + [
+            T.StructField("score", T.DoubleType()),
+            T.StructField("analyzer", T.StringType()),
+            T.StructField("analyzer_version", T.StringType()),
+        ]
+    )
 
     def score_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         from feedback.clients.sentiment import analyzer_for
@@ -106,9 +129,10 @@ def score(valid: DataFrame, analyzer: str, endpoint: Optional[str] = None, key: 
     return valid.mapInPandas(score_batches, schema)
 
 
-def alert_channel(negative_threshold: float, positive_threshold: float, negative_channel: str,
-                  positive_channel: str) -> Column:
+def alert_channel(
+    negative_threshold: float, positive_threshold: float, negative_channel: str, positive_channel: str
+) -> Column:
     """The channel a `score` alerts, null for none; both thresholds are strict."""
-    return (F.when(F.col("score") < negative_threshold, F.lit(negative_channel))
-            .when(F.col("score") > positive_threshold, F.lit(positive_channel)))
-
+    return F.when(F.col("score") < negative_threshold, F.lit(negative_channel)).when(
+        F.col("score") > positive_threshold, F.lit(positive_channel)
+    )

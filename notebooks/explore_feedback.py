@@ -35,7 +35,11 @@ print(summary)
 # COMMAND ----------
 
 scored = spark.read.format("delta").load(settings.table_for(SCORED_TABLE))  # noqa: F821
-display(scored.groupBy("source", F.window("created_at", "1 hour")).agg(F.avg("score").alias("mean_score"), F.count("*").alias("events")))  # noqa: F821
+display(
+    scored.groupBy("source", F.window("created_at", "1 hour")).agg(
+        F.avg("score").alias("mean_score"), F.count("*").alias("events")
+    )
+)  # noqa: F821
 
 # COMMAND ----------
 

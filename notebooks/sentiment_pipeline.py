@@ -22,8 +22,15 @@ dbutils.widgets.text("databricks_secret_scope", "feedback")  # noqa: F821  the s
 
 from jobs.sentiment_pipeline import main
 
-names = ["backend", "bootstrap_servers", "checkpoint_location", "table_location", "trigger", "tables_trigger",
-         "databricks_secret_scope"]
+names = [
+    "backend",
+    "bootstrap_servers",
+    "checkpoint_location",
+    "table_location",
+    "trigger",
+    "tables_trigger",
+    "databricks_secret_scope",
+]
 part = dbutils.widgets.get("part")  # noqa: F821
 widgets = {name: dbutils.widgets.get(name) for name in names}  # noqa: F821
 # Keyword arguments, not argv: a notebook's sys.argv is its kernel's.

@@ -45,7 +45,9 @@ class SeriesPoint:
     rates: dict[str, float]  # currency -> price of one bitcoin
 
 
-def generate_series(start: datetime = DEFAULT_START, days: float = DEFAULT_DAYS, seed: int = DEFAULT_SEED) -> Iterator[SeriesPoint]:
+def generate_series(
+    start: datetime = DEFAULT_START, days: float = DEFAULT_DAYS, seed: int = DEFAULT_SEED
+) -> Iterator[SeriesPoint]:
     """The points of the walk described in the module docstring, one a minute."""
     rng = random.Random(seed)
     log_btc = math.log(BTC_USD_START)
@@ -56,7 +58,11 @@ def generate_series(start: datetime = DEFAULT_START, days: float = DEFAULT_DAYS,
             for currency in ("EUR", "GBP"):
                 log_fx[currency] += rng.gauss(0.0, FX_SIGMA)
         usd = math.exp(log_btc)
-        rates = {"EUR": round(usd / math.exp(log_fx["EUR"]), 2), "USD": round(usd, 2), "GBP": round(usd / math.exp(log_fx["GBP"]), 2)}
+        rates = {
+            "EUR": round(usd / math.exp(log_fx["EUR"]), 2),
+            "USD": round(usd, 2),
+            "GBP": round(usd / math.exp(log_fx["GBP"]), 2),
+        }
         yield SeriesPoint(index, start + timedelta(minutes=index), rates)
 
 

@@ -66,7 +66,9 @@ class Quote:
         return price_envelope(currency=self.currency, rate=self.rate, timestamp=self.timestamp, source=self.source)
 
 
-def parse_simple_price(payload: Any, currencies: list[str], source: str, coin: str = COIN) -> tuple[list[Quote], list[str]]:
+def parse_simple_price(
+    payload: Any, currencies: list[str], source: str, coin: str = COIN
+) -> tuple[list[Quote], list[str]]:
     """Quotes from a simple-price answer, and the problems found (pure).
 
     A currency whose rate is missing or not a positive number is a problem and yields no
@@ -113,7 +115,11 @@ class PriceClient:
 
     def _get_once(self) -> requests.Response:
         self.calls += 1
-        params = {"ids": COIN, "vs_currencies": ",".join(c.lower() for c in self.settings.prices_currencies), "include_last_updated_at": "true"}
+        params = {
+            "ids": COIN,
+            "vs_currencies": ",".join(c.lower() for c in self.settings.prices_currencies),
+            "include_last_updated_at": "true",
+        }
         response = self.session.get(self.settings.prices_url, params=params, timeout=30)
         if response.status_code in (401, 403):
             raise PriceAccessDenied(
@@ -127,7 +133,9 @@ class PriceClient:
 
     def fetch(self) -> requests.Response:
         """The answer to one poll; raises RetryError when every attempt failed."""
-        for attempt in Retrying(retry=retry_if_exception(_retryable), stop=stop_after_attempt(RETRY_ATTEMPTS), wait=self.wait):
+        for attempt in Retrying(
+            retry=retry_if_exception(_retryable), stop=stop_after_attempt(RETRY_ATTEMPTS), wait=self.wait
+        ):
             with attempt:
                 return self._get_once()
         raise AssertionError("unreachable")  # Retrying either returns or raises
@@ -174,7 +182,9 @@ class PriceProducer:
         except ValueError as error:
             self._malformed(f"not JSON ({error}): {response.text[:80]!r}")
             return
-        quotes, problems = parse_simple_price(payload, self.settings.prices_currencies, source_name(self.settings.prices_url))
+        quotes, problems = parse_simple_price(
+            payload, self.settings.prices_currencies, source_name(self.settings.prices_url)
+        )
         if problems:
             self._malformed("; ".join(problems))
         fresh = [q for q in quotes if q.timestamp > self.last_sent.get(q.currency, "")]

@@ -56,7 +56,9 @@ def parse_line(number: int, raw: bytes) -> Line:
     except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return Line(number, value, None, False)
     key = event.get("id") if isinstance(event, dict) else None
-    return Line(number, value, key.encode("utf-8") if isinstance(key, str) and key else None, not validate_feedback(event))
+    return Line(
+        number, value, key.encode("utf-8") if isinstance(key, str) and key else None, not validate_feedback(event)
+    )
 
 
 def read_lines(path: Path, limit: Optional[int] = None) -> Iterator[Line]:

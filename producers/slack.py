@@ -131,10 +131,15 @@ def resolve_channels(settings: Settings, web: WebClient) -> Channels:
     def lookup(entry: str) -> Optional[dict]:
         found = listing.find(entry)
         if found is None and _CHANNEL_ID.match(entry):
-            return {"id": entry, "name": entry}  # an id not listed (a private channel?): conversations.history will tell
+            return {
+                "id": entry,
+                "name": entry,
+            }  # an id not listed (a private channel?): conversations.history will tell
         return found
 
-    alerts = frozenset(found["id"] for entry in (settings.negative_channel, settings.positive_channel) if (found := lookup(entry)))
+    alerts = frozenset(
+        found["id"] for entry in (settings.negative_channel, settings.positive_channel) if (found := lookup(entry))
+    )
     listened, unknown, not_joined = {}, [], []
     for entry in settings.slack_feedback_channels:
         found = lookup(entry)
@@ -155,8 +160,11 @@ def resolve_channels(settings: Settings, web: WebClient) -> Channels:
             "slack_feedback_channels (FEEDBACK_SLACK_FEEDBACK_CHANNELS)." + listing.unknown_hint()
         )
     if not_joined:
-        raise SlackChannelError(not_member_message(
-            ", ".join(not_joined), web, "Slack sends the producer none of its messages (slack_feedback_channels)"))
+        raise SlackChannelError(
+            not_member_message(
+                ", ".join(not_joined), web, "Slack sends the producer none of its messages (slack_feedback_channels)"
+            )
+        )
     return Channels(listened, alerts)
 
 
@@ -170,7 +178,8 @@ def history_error(error: SlackApiError, channel: str, web: WebClient) -> Optiona
     if code == "channel_not_found":
         return SlackChannelError(
             f"Slack answered channel_not_found for {channel}'s history: the channel is gone, or it is private and the "
-            "bot is not in it: invite the app to it (/invite @app) or fix slack_feedback_channels")
+            "bot is not in it: invite the app to it (/invite @app) or fix slack_feedback_channels"
+        )
     return None
 
 
@@ -250,7 +259,9 @@ class SlackProducer:
             label = f"#{self.channels.listened[channel]}" if self.channels.listened.get(channel) != channel else channel
             while True:
                 try:
-                    page = self.web.conversations_history(channel=channel, oldest=oldest, limit=HISTORY_PAGE, cursor=cursor)
+                    page = self.web.conversations_history(
+                        channel=channel, oldest=oldest, limit=HISTORY_PAGE, cursor=cursor
+                    )
                 except SlackApiError as error:
                     raise (history_error(error, label, self.web) or error) from None
                 messages += page["messages"]

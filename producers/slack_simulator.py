@@ -78,7 +78,13 @@ def simulate(
         except SlackApiError as error:
             report.failed += 1
             report.errors.append(str(error.response.get("error")))
-            if error.response.get("error") in ("invalid_auth", "not_authed", "channel_not_found", "not_in_channel", "missing_scope"):
+            if error.response.get("error") in (
+                "invalid_auth",
+                "not_authed",
+                "channel_not_found",
+                "not_in_channel",
+                "missing_scope",
+            ):
                 raise
             continue
         report.posted += 1

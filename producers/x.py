@@ -98,7 +98,9 @@ def to_envelope(post: dict, usernames: dict[str, str]) -> dict:
         created_at=post.get("created_at") or utc_iso(post_time(post["id"])),
         ingested_at=utc_now_iso(),
         lang=post.get("lang"),
-        url=f"https://x.com/{author}/status/{post['id']}" if post.get("author_id") in usernames else f"https://x.com/i/web/status/{post['id']}",
+        url=f"https://x.com/{author}/status/{post['id']}"
+        if post.get("author_id") in usernames
+        else f"https://x.com/i/web/status/{post['id']}",
     )
 
 
@@ -158,13 +160,22 @@ class SearchCursor:
         reach = now - SEARCH_WINDOW + timedelta(minutes=1)
         gap = bool(since_id) and post_time(since_id) < reach
         return cls(
-            since_id=None if gap else since_id, until_id=pending.get("until_id"), start_time=reach if gap else None,
-            newest_id=pending.get("newest_id"), oldest_id=pending.get("until_id"), gap=gap,
+            since_id=None if gap else since_id,
+            until_id=pending.get("until_id"),
+            start_time=reach if gap else None,
+            newest_id=pending.get("newest_id"),
+            oldest_id=pending.get("until_id"),
+            gap=gap,
         )
 
     def request(self) -> dict[str, object]:
         """The paging parameters of the next page's request."""
-        return {"since_id": self.since_id, "until_id": self.until_id, "start_time": self.start_time, "next_token": self.next_token}
+        return {
+            "since_id": self.since_id,
+            "until_id": self.until_id,
+            "start_time": self.start_time,
+            "next_token": self.next_token,
+        }
 
     def after(self, page: dict) -> "SearchCursor":
         """The cursor once `page` (a recent-search answer: `data`, `meta`) was read."""
@@ -212,7 +223,9 @@ def access_error(error: tweepy.HTTPException, what: str) -> XAccessError:
 
 def query_error(error: tweepy.BadRequest, query: str) -> Optional[XQueryError]:
     """X's reasons when a 400 is about the query (X names the parameter), else None."""
-    reasons = [e.get("message", "") for e in error.api_errors if isinstance(e, dict) and "query" in (e.get("parameters") or {})]
+    reasons = [
+        e.get("message", "") for e in error.api_errors if isinstance(e, dict) and "query" in (e.get("parameters") or {})
+    ]
     if not reasons:
         return None
     return XQueryError(
@@ -281,8 +294,13 @@ class XReport:
 
 
 class XProducer:
-    def __init__(self, settings: Settings, sink: Sink, transport: Optional[BaseAdapter] = None,
-                 now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        sink: Sink,
+        transport: Optional[BaseAdapter] = None,
+        now: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    ) -> None:
         """`transport`, in tests only, is mounted on tweepy's requests sessions for the API host."""
         settings.require_complete("x_bearer_token")
         self.settings = settings
@@ -295,7 +313,12 @@ class XProducer:
         self.pending: Optional[dict] = saved.get("pending")
         self.seen = RecentIds(SAVED_IDS, saved.get("recent_ids", []))
         budget = saved.get("budget", {})
-        self.budget = Budget(settings.x_read_budget, settings.x_budget_period, budget.get("period", period_of(now(), settings.x_budget_period)), budget.get("read", 0))
+        self.budget = Budget(
+            settings.x_read_budget,
+            settings.x_budget_period,
+            budget.get("period", period_of(now(), settings.x_budget_period)),
+            budget.get("read", 0),
+        )
         self.budget.roll(now())
         self.report = XReport(budget_remaining=self.budget.remaining)
         self._lock = threading.Lock()
@@ -322,7 +345,9 @@ class XProducer:
         raise error
 
     def client(self) -> tweepy.Client:
-        client = tweepy.Client(self.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
+        client = tweepy.Client(
+            self.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True
+        )
         self._prepare(client.session)
         return client
 
@@ -346,7 +371,14 @@ class XProducer:
         """Flush; once everything was acknowledged, save since_id, the budget and the recent ids."""
         self.sink.require_delivered()
         with self._lock:
-            self.position.save({"since_id": self.since_id, "pending": self.pending, "budget": self.budget.saved(), "recent_ids": self.seen.saved()})
+            self.position.save(
+                {
+                    "since_id": self.since_id,
+                    "pending": self.pending,
+                    "budget": self.budget.saved(),
+                    "recent_ids": self.seen.saved(),
+                }
+            )
 
     def _spend(self, count: int) -> None:
         self.budget.read += count
@@ -369,17 +401,30 @@ class XProducer:
         cursor = SearchCursor.start(self.since_id, self.pending, now)
         if cursor.gap:
             self.report.gap = True
-            log.warning("the last post read (%s, %s) is older than recent search's 7 days: posts in between are not "
-                        "reachable with recent search and are missed", self.since_id, post_time(self.since_id).isoformat())
+            log.warning(
+                "the last post read (%s, %s) is older than recent search's 7 days: posts in between are not "
+                "reachable with recent search and are missed",
+                self.since_id,
+                post_time(self.since_id).isoformat(),
+            )
         while not cursor.complete:
             if self.budget.remaining < PAGE_MIN:
                 self.report.budget_exhausted = True
-                log.warning("the X read budget (%d posts a %s) is used up until the next %s", self.budget.limit, self.budget.period, self.budget.period)
+                log.warning(
+                    "the X read budget (%d posts a %s) is used up until the next %s",
+                    self.budget.limit,
+                    self.budget.period,
+                    self.budget.period,
+                )
                 break
             try:
                 page = client.search_recent_tweets(
-                    self.settings.x_query, **cursor.request(), max_results=min(PAGE_MAX, self.budget.remaining),
-                    tweet_fields=TWEET_FIELDS, expansions=EXPANSIONS or None, user_fields=USER_FIELDS or None,
+                    self.settings.x_query,
+                    **cursor.request(),
+                    max_results=min(PAGE_MAX, self.budget.remaining),
+                    tweet_fields=TWEET_FIELDS,
+                    expansions=EXPANSIONS or None,
+                    user_fields=USER_FIELDS or None,
                 )
             except (tweepy.Unauthorized, tweepy.Forbidden) as error:
                 raise access_error(error, "recent search (GET /2/tweets/search/recent)") from None
@@ -448,7 +493,9 @@ class XProducer:
             return self.report
         stream = self.stream_client()
         self.sync_rules(stream)
-        thread = stream.filter(threaded=True, tweet_fields=TWEET_FIELDS, expansions=EXPANSIONS or None, user_fields=USER_FIELDS or None)
+        thread = stream.filter(
+            threaded=True, tweet_fields=TWEET_FIELDS, expansions=EXPANSIONS or None, user_fields=USER_FIELDS or None
+        )
         try:
             while not stop.is_set() and thread.is_alive():
                 stop.wait(1.0)
@@ -468,7 +515,9 @@ class FeedbackStream(tweepy.StreamingClient):
     def __init__(self, producer: XProducer) -> None:
         super().__init__(producer.settings.x_bearer_token.get_secret_value(), return_type=dict, wait_on_rate_limit=True)
         self.producer = producer
-        self.access_error: Optional[RuntimeError] = None  # why the stream stopped for good (XAccessError, XCreditsError)
+        self.access_error: Optional[RuntimeError] = (
+            None  # why the stream stopped for good (XAccessError, XCreditsError)
+        )
 
     def on_data(self, raw_data) -> None:
         self.producer.on_stream_data(self, json.loads(raw_data))
@@ -485,7 +534,11 @@ class FeedbackStream(tweepy.StreamingClient):
     def on_request_error(self, status_code: int) -> None:
         if status_code in (401, 403):
             kind = tweepy.Unauthorized if status_code == 401 else tweepy.Forbidden
-            message = "the bearer token was refused" if status_code == 401 else "the app's access does not include the filtered stream"
+            message = (
+                "the bearer token was refused"
+                if status_code == 401
+                else "the app's access does not include the filtered stream"
+            )
             self.access_error = XAccessError(
                 f"X answered {status_code} to the filtered stream (GET /2/tweets/search/stream): {message}; "
                 "check x_bearer_token (FEEDBACK_X_BEARER_TOKEN) and the app's Project access in the X developer portal"

@@ -53,8 +53,11 @@ def spread(source: Path, target: Path, days: float) -> None:
             continue
         created = last - timedelta(days=days) * (1 - n / max(1, len(lines) - 1))
         stamp = created.strftime("%Y-%m-%dT%H:%M:%SZ")
-        out.append(json.dumps({**event, "id": f"{event['id']}-spread", "created_at": stamp, "ingested_at": stamp},
-                              ensure_ascii=False))
+        out.append(
+            json.dumps(
+                {**event, "id": f"{event['id']}-spread", "created_at": stamp, "ingested_at": stamp}, ensure_ascii=False
+            )
+        )
     target.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
@@ -62,8 +65,12 @@ def main() -> int:
     console = Console()
     images = REPO / "docs" / "images"
     with tempfile.TemporaryDirectory() as work:
-        settings = load_settings(state_dir=Path(work) / "state", cache_dir=REPO / ".cache", local_kafka_port=29192,
-                                 local_controller_port=29193)
+        settings = load_settings(
+            state_dir=Path(work) / "state",
+            cache_dir=REPO / ".cache",
+            local_kafka_port=29192,
+            local_controller_port=29193,
+        )
         broker = LocalKafka(settings)
         broker.start()
         try:
@@ -78,10 +85,14 @@ def main() -> int:
                     replay(settings, path, topic)
                 run_pipeline(settings, starts, console)
                 run = sorted((settings.state_dir / "demo").glob("2*"))[-1]
-                run_settings = settings.replace(checkpoint_location=str(run / "checkpoints"),
-                                                table_location=str(run / "tables"),
-                                                dispatcher_group=f"feedback-demo-{run.name}")
-                out = render(spark_session(run_settings, "report-examples"), run_settings, images / f"report-{name}.png")
+                run_settings = settings.replace(
+                    checkpoint_location=str(run / "checkpoints"),
+                    table_location=str(run / "tables"),
+                    dispatcher_group=f"feedback-demo-{run.name}",
+                )
+                out = render(
+                    spark_session(run_settings, "report-examples"), run_settings, images / f"report-{name}.png"
+                )
                 console.print(f"{name}: {out}")
         finally:
             broker.stop()

@@ -12,8 +12,12 @@ _FIGURES: list[tuple[str, dict]] = []  # what the reliability scenarios measured
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--long", action="store_true", default=False,
-                     help="run the reliability scenarios' long variants (docs/reliability.md) instead of the fast ones")
+    parser.addoption(
+        "--long",
+        action="store_true",
+        default=False,
+        help="run the reliability scenarios' long variants (docs/reliability.md) instead of the fast ones",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -39,8 +43,10 @@ def long_variant(request) -> bool:
 @pytest.fixture()
 def record_figures(request):
     """Record a scenario's figures; they are printed in the run's summary."""
+
     def record(**values) -> None:
         _FIGURES.append((request.node.name, values))
+
     return record
 
 

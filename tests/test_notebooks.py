@@ -27,8 +27,9 @@ def test_notebook_is_source_format_python_whose_imports_resolve(path):
         if isinstance(node, ast.ImportFrom):
             module = importlib.import_module(node.module)
             for alias in node.names:
-                assert hasattr(module, alias.name) or importlib.util.find_spec(f"{node.module}.{alias.name}"), \
+                assert hasattr(module, alias.name) or importlib.util.find_spec(f"{node.module}.{alias.name}"), (
                     f"{path.name}: {node.module} has no {alias.name}"
+                )
             imported_job_code |= node.module.split(".")[0] in ("jobs", "feedback")
         elif isinstance(node, ast.Import):
             for alias in node.names:

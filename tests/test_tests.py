@@ -26,16 +26,21 @@ from pathlib import Path
 from tests.support.repo import REPO
 
 TESTS = REPO / "tests"
-WHOLE_SYSTEM = {"reliability": "failure scenarios of the running pipeline (docs/reliability.md)",
-                "backends": "the pipeline end to end on a backend other than the local broker (docs/backends.md)",
-                "packaging": "the wheel Databricks installs, built and installed into a bare environment"}
+WHOLE_SYSTEM = {
+    "reliability": "failure scenarios of the running pipeline (docs/reliability.md)",
+    "backends": "the pipeline end to end on a backend other than the local broker (docs/backends.md)",
+    "packaging": "the wheel Databricks installs, built and installed into a bare environment",
+}
 NAMED_BY_CONCERN = {"infra"}  # see the module docstring
 SHARED = ("tests.support", "tests.standins")
 
 
 def python_files(*, skip: Collection[str] = ()) -> list[Path]:
-    return sorted(path for path in TESTS.rglob("*.py")
-                  if "__pycache__" not in path.parts and path.relative_to(TESTS).parts[0] not in skip)
+    return sorted(
+        path
+        for path in TESTS.rglob("*.py")
+        if "__pycache__" not in path.parts and path.relative_to(TESTS).parts[0] not in skip
+    )
 
 
 def test_every_test_module_is_named_for_the_module_or_folder_it_tests():
@@ -44,7 +49,9 @@ def test_every_test_module_is_named_for_the_module_or_folder_it_tests():
         if path.name.startswith("test_"):
             tested = REPO / path.parent.relative_to(TESTS) / path.name.removeprefix("test_").removesuffix(".py")
             if not (tested.with_suffix(".py").is_file() or tested.is_dir()):
-                astray.append(f"{path.relative_to(REPO)}: no {tested.relative_to(REPO)}.py or {tested.relative_to(REPO)}/")
+                astray.append(
+                    f"{path.relative_to(REPO)}: no {tested.relative_to(REPO)}.py or {tested.relative_to(REPO)}/"
+                )
     assert not astray, "a test module is named for what it tests:\n" + "\n".join(astray)
 
 
@@ -59,10 +66,15 @@ def imported_modules(path: Path) -> list[str]:
 
 
 def test_no_module_imports_a_test_module_or_a_conftest():
-    found = [f"{path.relative_to(REPO)} imports {module}"
-             for path in python_files() for module in imported_modules(path)
-             if module.startswith(".") or "conftest" in module.split(".") or module.split(".")[0].startswith("test_")
-             or (module.split(".")[0] == "tests" and not module.startswith(SHARED))]
+    found = [
+        f"{path.relative_to(REPO)} imports {module}"
+        for path in python_files()
+        for module in imported_modules(path)
+        if module.startswith(".")
+        or "conftest" in module.split(".")
+        or module.split(".")[0].startswith("test_")
+        or (module.split(".")[0] == "tests" and not module.startswith(SHARED))
+    ]
     assert not found, "shared helpers go in tests/support/:\n" + "\n".join(found)
 
 
@@ -78,12 +90,16 @@ def test_conftest_files_hold_only_fixtures_and_hooks():
                     found.append(f"{path.relative_to(REPO)}: {node.name}")
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found += [f"{path.relative_to(REPO)}: {target.id}" for target in targets
-                          if isinstance(target, ast.Name) and not target.id.startswith("_")]
-    assert not found, "a conftest holds fixtures and hooks; helpers and constants go in tests/support/:\n" + "\n".join(found)
+                found += [
+                    f"{path.relative_to(REPO)}: {target.id}"
+                    for target in targets
+                    if isinstance(target, ast.Name) and not target.id.startswith("_")
+                ]
+    assert not found, "a conftest holds fixtures and hooks; helpers and constants go in tests/support/:\n" + "\n".join(
+        found
+    )
 
 
 def test_every_folder_of_tests_is_a_package():
     folders = {path.parent for path in python_files()} | {TESTS}
     assert sorted(str(folder.relative_to(REPO)) for folder in folders if not (folder / "__init__.py").is_file()) == []
-

@@ -1,2 +1,1 @@
-"""The `feedback` command: what a person runs. The top layer; it wires everything below.
-"""
+"""The `feedback` command: what a person runs. The top layer; it wires everything below."""

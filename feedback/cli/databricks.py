@@ -38,17 +38,22 @@ from rich.table import Table
 
 from feedback.clients import job_runs
 
-app = typer.Typer(help="The Databricks jobs (databricks-sdk): start or pause, status, a run's errors.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="The Databricks jobs (databricks-sdk): start or pause, status, a run's errors.", no_args_is_help=True
+)
 console = Console()
 err = Console(stderr=True)
 
 EXIT_FAILED, EXIT_CONFIG, EXIT_TIMED_OUT = 1, 2, 3
 
-HOST_HINT = ("set the workspace URL with --host or DATABRICKS_HOST "
-             "(from the stack: `export DATABRICKS_HOST=$(pulumi stack output databricksWorkspaceUrl)`)")
-CREDENTIALS_HINT = ("sign in with `az login` (the SDK uses the Azure CLI), or set a service principal "
-                    "(ARM_CLIENT_ID, ARM_CLIENT_SECRET, ARM_TENANT_ID), or a personal access token in DATABRICKS_TOKEN")
+HOST_HINT = (
+    "set the workspace URL with --host or DATABRICKS_HOST "
+    "(from the stack: `export DATABRICKS_HOST=$(pulumi stack output databricksWorkspaceUrl)`)"
+)
+CREDENTIALS_HINT = (
+    "sign in with `az login` (the SDK uses the Azure CLI), or set a service principal "
+    "(ARM_CLIENT_ID, ARM_CLIENT_SECRET, ARM_TENANT_ID), or a personal access token in DATABRICKS_TOKEN"
+)
 
 
 @dataclass(frozen=True)
@@ -63,10 +68,19 @@ class Connection:
 @app.callback()
 def main(
     ctx: typer.Context,
-    host: Optional[str] = typer.Option(None, "--host", help="Workspace URL, https://adb-....azuredatabricks.net "
-                                       "(default: DATABRICKS_HOST; `pulumi stack output databricksWorkspaceUrl`)."),
-    retry_timeout: int = typer.Option(120, "--retry-timeout", min=1, help="Seconds the SDK keeps retrying one API "
-                                      "call that is throttled (429) or unavailable (503) before giving up."),
+    host: Optional[str] = typer.Option(
+        None,
+        "--host",
+        help="Workspace URL, https://adb-....azuredatabricks.net "
+        "(default: DATABRICKS_HOST; `pulumi stack output databricksWorkspaceUrl`).",
+    ),
+    retry_timeout: int = typer.Option(
+        120,
+        "--retry-timeout",
+        min=1,
+        help="Seconds the SDK keeps retrying one API "
+        "call that is throttled (429) or unavailable (503) before giving up.",
+    ),
     http_timeout: float = typer.Option(30, "--http-timeout", min=0.1, help="Seconds to wait for one HTTP answer."),
 ) -> None:
     """Operate the jobs `pulumi up` deployed to the Databricks workspace."""
@@ -87,14 +101,20 @@ def workspace_client(connection: Connection):
     from databricks.sdk.config import Config
 
     try:
-        config = Config(host=connection.host, retry_timeout_seconds=connection.retry_timeout_s,
-                        http_timeout_seconds=connection.http_timeout_s)
+        config = Config(
+            host=connection.host,
+            retry_timeout_seconds=connection.retry_timeout_s,
+            http_timeout_seconds=connection.http_timeout_s,
+        )
     except ValueError as error:
         # The SDK's message ends with the configuration it found ("Config: host=..., ...").
         if not re.search(r"\bhost=", str(error)):
             raise Failure(f"no Databricks workspace URL: {HOST_HINT}", EXIT_CONFIG) from None
-        raise Failure(f"no usable Databricks credentials for {connection.host or 'DATABRICKS_HOST'}: "
-                      f"{CREDENTIALS_HINT}. (SDK: {error})", EXIT_CONFIG) from None
+        raise Failure(
+            f"no usable Databricks credentials for {connection.host or 'DATABRICKS_HOST'}: "
+            f"{CREDENTIALS_HINT}. (SDK: {error})",
+            EXIT_CONFIG,
+        ) from None
     return WorkspaceClient(config=config)
 
 
@@ -113,21 +133,33 @@ def _failures(connection: Connection) -> Iterator[None]:
     except (job_runs.RunTimedOut, job_runs.NoRunStarted) as error:
         raise _exit(str(error), EXIT_TIMED_OUT)
     except Unauthenticated as error:
-        raise _exit(f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
-                    f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired", EXIT_CONFIG)
+        raise _exit(
+            f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
+            f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired",
+            EXIT_CONFIG,
+        )
     except PermissionDenied as error:
         if "invalid access token" in str(error).lower():  # how the service refuses a wrong or expired token
-            raise _exit(f"the workspace {where} refused the credentials (403: {_sdk_message(error)}): "
-                        f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired", EXIT_CONFIG)
-        raise _exit(f"the workspace {where} denied the call (403 {error.error_code}: {_sdk_message(error)}): the identity "
-                    "needs CAN MANAGE RUN on the job to run or cancel it, and CAN MANAGE (or IS OWNER) to pause or "
-                    f"resume a continuous job, which edits its settings; or {CREDENTIALS_HINT}", EXIT_CONFIG)
+            raise _exit(
+                f"the workspace {where} refused the credentials (403: {_sdk_message(error)}): "
+                f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired",
+                EXIT_CONFIG,
+            )
+        raise _exit(
+            f"the workspace {where} denied the call (403 {error.error_code}: {_sdk_message(error)}): the identity "
+            "needs CAN MANAGE RUN on the job to run or cancel it, and CAN MANAGE (or IS OWNER) to pause or "
+            f"resume a continuous job, which edits its settings; or {CREDENTIALS_HINT}",
+            EXIT_CONFIG,
+        )
     except DatabricksError as error:
         raise _exit(f"the Databricks API at {where} answered {error.error_code}: {error}", EXIT_FAILED)
     except TimeoutError as error:
         # The SDK's bounded retries (429, 503, connection refused) ran out.
-        raise _exit(f"no usable answer from the Databricks API at {where} within --retry-timeout "
-                    f"{connection.retry_timeout_s}s ({error}); check the URL and the workspace's state", EXIT_FAILED)
+        raise _exit(
+            f"no usable answer from the Databricks API at {where} within --retry-timeout "
+            f"{connection.retry_timeout_s}s ({error}); check the URL and the workspace's state",
+            EXIT_FAILED,
+        )
 
 
 def _sdk_message(error: Exception) -> str:
@@ -159,21 +191,28 @@ def _url(run: job_runs.RunState) -> str:
 
 def _print_errors(report: job_runs.RunErrors, run: job_runs.RunState) -> None:
     for history in report.recovered + report.retrying:
-        failed = ", ".join(f"attempt {a.attempt_number} {a.termination_code or a.life_cycle_state}"
-                           for a in history.earlier_failures)
+        failed = ", ".join(
+            f"attempt {a.attempt_number} {a.termination_code or a.life_cycle_state}" for a in history.earlier_failures
+        )
         latest = history.latest
-        outcome = (f"retried, then succeeded (attempt {latest.attempt_number})" if latest.succeeded else
-                   f"retrying: attempt {latest.attempt_number} is {latest.life_cycle_state}")
+        outcome = (
+            f"retried, then succeeded (attempt {latest.attempt_number})"
+            if latest.succeeded
+            else f"retrying: attempt {latest.attempt_number} is {latest.life_cycle_state}"
+        )
         console.print(f"task {history.task_key}: {failed}; {outcome} (not an error)", highlight=False)
     if not report.failures:
-        console.print(f"run {run.run_id}: {run.summary} {escape(run.message)} (no task reported an error)",
-                      highlight=False)
+        console.print(
+            f"run {run.run_id}: {run.summary} {escape(run.message)} (no task reported an error)", highlight=False
+        )
         return
     for failure in report.failures:
         earlier = failure.earlier_failed_attempts
         retried = f", after {earlier} failed attempt(s)" if earlier else ""
-        console.rule(f"task {failure.task_key} (task run {failure.run_id}, attempt {failure.attempt_number}{retried}): "
-                     f"{failure.termination_code or '?'}")
+        console.rule(
+            f"task {failure.task_key} (task run {failure.run_id}, attempt {failure.attempt_number}{retried}): "
+            f"{failure.termination_code or '?'}"
+        )
         if failure.message:
             console.print(escape(failure.message), highlight=False)
         if failure.error:
@@ -187,17 +226,27 @@ def _report_start(job: job_runs.JobRef, start: job_runs.Start) -> None:
     if start.action == "run-now":
         console.print(f"started run {start.run_id} of {where}", highlight=False)
     elif start.action == "already-running" and start.active is not None:
-        console.print(f"{where} is continuous and already running: run {start.run_id} ({start.active.summary})"
-                      f"{_url(start.active)}; no new run started (Run now would cancel this one and start another)",
-                      highlight=False)
+        console.print(
+            f"{where} is continuous and already running: run {start.run_id} ({start.active.summary})"
+            f"{_url(start.active)}; no new run started (Run now would cancel this one and start another)",
+            highlight=False,
+        )
     elif start.action == "restarted":
-        console.print(f"{where} is continuous and unpaused but had no active run (between two runs, or backing off "
-                      f"after failed runs): Run now restarted it as run {start.run_id}", highlight=False)
+        console.print(
+            f"{where} is continuous and unpaused but had no active run (between two runs, or backing off "
+            f"after failed runs): Run now restarted it as run {start.run_id}",
+            highlight=False,
+        )
     else:
-        console.print(f"resumed {where}: continuous.pause_status PAUSED -> UNPAUSED"
-                      + (f"; its active run is {start.run_id} ({start.active.summary}){_url(start.active)}"
-                         if start.active else "; Databricks starts its run (usually within a minute)"),
-                      highlight=False)
+        console.print(
+            f"resumed {where}: continuous.pause_status PAUSED -> UNPAUSED"
+            + (
+                f"; its active run is {start.run_id} ({start.active.summary}){_url(start.active)}"
+                if start.active
+                else "; Databricks starts its run (usually within a minute)"
+            ),
+            highlight=False,
+        )
 
 
 @app.command("run")
@@ -206,8 +255,12 @@ def run(
     name: str = typer.Argument(..., help="The job's name, e.g. feedback-pipeline."),
     timeout: float = typer.Option(1200, "--timeout", min=0, help="Seconds to wait at most; the run keeps going after."),
     poll_interval: float = typer.Option(10, "--poll-interval", min=0, help="Seconds between two looks at the run."),
-    until: Optional[str] = typer.Option(None, "--until", help="terminated: wait for the run's end; running: only until "
-                                        "it has started. Default: running for a continuous job, terminated otherwise."),
+    until: Optional[str] = typer.Option(
+        None,
+        "--until",
+        help="terminated: wait for the run's end; running: only until "
+        "it has started. Default: running for a continuous job, terminated otherwise.",
+    ),
     wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the run, or only start it."),
 ) -> None:
     """Have a run of the job going and wait for it, with progress. A failed run prints its tasks' errors and exits 1.
@@ -230,37 +283,53 @@ def run(
         started = time.monotonic()
         run_id = start.run_id
         if run_id is None:
-            run_id = job_runs.wait_for_active_run(w, job.job_id, timeout_s=timeout, poll_interval_s=poll_interval).run_id
+            run_id = job_runs.wait_for_active_run(
+                w, job.job_id, timeout_s=timeout, poll_interval_s=poll_interval
+            ).run_id
             console.print(f"run {run_id} of {job.name} started", highlight=False)
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=console, transient=True) as progress:
+        with Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+        ) as progress:
             task = progress.add_task(f"run {run_id}: starting", total=None)
 
             def on_change(state: job_runs.RunState) -> None:
                 progress.update(task, description=f"run {run_id}: {state.summary}")
-                progress.console.print(f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
-                                       + (f" - {escape(state.message)}" if state.message else ""),
-                                       highlight=False)
+                progress.console.print(
+                    f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
+                    + (f" - {escape(state.message)}" if state.message else ""),
+                    highlight=False,
+                )
 
-            state = job_runs.wait_for_run(w, run_id, timeout_s=max(timeout - (time.monotonic() - started), 0),
-                                      poll_interval_s=poll_interval, until=wait_until,  # type: ignore[arg-type]
-                                      on_change=on_change)
+            state = job_runs.wait_for_run(
+                w,
+                run_id,
+                timeout_s=max(timeout - (time.monotonic() - started), 0),
+                poll_interval_s=poll_interval,
+                until=wait_until,  # type: ignore[arg-type]
+                on_change=on_change,
+            )
         if state.succeeded or (wait_until == "running" and not state.is_terminal):
             console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
             return
         _print_errors(job_runs.run_errors(w, run_id), state)
-        raise Failure(f"run {run_id} of {job.name} ended {state.summary}"
-                      + (f": {state.run_page_url}" if state.run_page_url else ""))
+        raise Failure(
+            f"run {run_id} of {job.name} ended {state.summary}"
+            + (f": {state.run_page_url}" if state.run_page_url else "")
+        )
 
 
 @app.command("pause")
 def pause(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="The continuous job's name, e.g. feedback-pipeline."),
-    keep_run: bool = typer.Option(False, "--keep-run/--cancel-run", help="Leave the active run going (pausing only "
-                                  "stops new runs), or cancel it (the default)."),
-    timeout: float = typer.Option(600, "--timeout", min=0, help="Seconds to wait at most for the cancelled run "
-                                  "to end."),
+    keep_run: bool = typer.Option(
+        False,
+        "--keep-run/--cancel-run",
+        help="Leave the active run going (pausing only stops new runs), or cancel it (the default).",
+    ),
+    timeout: float = typer.Option(
+        600, "--timeout", min=0, help="Seconds to wait at most for the cancelled run to end."
+    ),
     poll_interval: float = typer.Option(10, "--poll-interval", min=0, help="Seconds between two looks at the run."),
 ) -> None:
     """Pause a continuous job (continuous.pause_status PAUSED) and cancel its active run. `run` resumes it."""
@@ -270,15 +339,22 @@ def pause(
         job = job_runs.find_job(w, name)
         was_unpaused, active = job_runs.pause_job(w, job)
         where = f"{job.name} (job {job.job_id})"
-        console.print(f"paused {where}: continuous.pause_status UNPAUSED -> PAUSED; Databricks starts no new run"
-                      if was_unpaused else f"{where} was already paused", highlight=False)
+        console.print(
+            f"paused {where}: continuous.pause_status UNPAUSED -> PAUSED; Databricks starts no new run"
+            if was_unpaused
+            else f"{where} was already paused",
+            highlight=False,
+        )
         if not active:
             console.print("no active run", highlight=False)
             return
         if keep_run:
             for state in active:
-                console.print(f"run {state.run_id} keeps running ({state.summary}){_url(state)}; "
-                              "`pause` without --keep-run cancels it", highlight=False)
+                console.print(
+                    f"run {state.run_id} keeps running ({state.summary}){_url(state)}; "
+                    "`pause` without --keep-run cancels it",
+                    highlight=False,
+                )
             return
         for state in active:
             job_runs.cancel_run(w, state.run_id)
@@ -298,8 +374,17 @@ def status(
     with _failures(connection):
         w = workspace_client(connection)
         rows = job_runs.job_statuses(w, names or [])
-        table = Table("job", "job id", "trigger", "last run", "state", "termination", "started", "message",
-                      title="Databricks jobs")
+        table = Table(
+            "job",
+            "job id",
+            "trigger",
+            "last run",
+            "state",
+            "termination",
+            "started",
+            "message",
+            title="Databricks jobs",
+        )
         table.add_column("url", overflow="fold")
         for row in rows:
             trigger = f"continuous, {row.continuous.lower()}" if row.continuous else "-"
@@ -307,9 +392,17 @@ def status(
             if last is None:
                 table.add_row(row.job.name, str(row.job.job_id), trigger, "-", "never run", "", "", "", "")
                 continue
-            table.add_row(row.job.name, str(row.job.job_id), trigger, str(last.run_id), last.life_cycle_state,
-                          last.termination_code or "", _when(last.start_time_ms), escape(last.message),
-                          last.run_page_url or "")
+            table.add_row(
+                row.job.name,
+                str(row.job.job_id),
+                trigger,
+                str(last.run_id),
+                last.life_cycle_state,
+                last.termination_code or "",
+                _when(last.start_time_ms),
+                escape(last.message),
+                last.run_page_url or "",
+            )
         console.print(table)
         if not rows:
             console.print("no jobs in the workspace: they are deployed by `pulumi up` (see docs/databricks.md)")

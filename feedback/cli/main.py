@@ -37,7 +37,9 @@ console = Console()
 err = Console(stderr=True)
 
 app = typer.Typer(help="Real-time feedback analytics: local Kafka, topics, producers and jobs.", no_args_is_help=True)
-kafka_app = typer.Typer(help="The local Apache Kafka broker (KRaft mode, jars from Maven Central).", no_args_is_help=True)
+kafka_app = typer.Typer(
+    help="The local Apache Kafka broker (KRaft mode, jars from Maven Central).", no_args_is_help=True
+)
 topics_app = typer.Typer(help="The topic catalogue on the configured backend.", no_args_is_help=True)
 jars_app = typer.Typer(help="Java jars resolved ahead of time from Maven Central.", no_args_is_help=True)
 bench_app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
@@ -57,22 +59,40 @@ def settings_of(ctx: typer.Context) -> Settings:
 @app.callback()
 def main(
     ctx: typer.Context,
-    config: Optional[Path] = typer.Option(None, "--config", help="Config file (default: feedback.toml if present; env FEEDBACK_CONFIG)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="local | hdinsight | eventhubs (env FEEDBACK_BACKEND)."),
-    bootstrap_servers: Optional[str] = typer.Option(None, "--bootstrap-servers", help="host:port[,host:port] (env FEEDBACK_BOOTSTRAP_SERVERS)."),
-    state_dir: Optional[Path] = typer.Option(None, "--state-dir", help="Local state: broker data, checkpoints, tables (default .state)."),
-    local_kafka_port: Optional[int] = typer.Option(None, "--local-kafka-port", help="The local broker's port (default 19092)."),
-    local_controller_port: Optional[int] = typer.Option(None, "--local-controller-port", help="The local controller's port (default 19093)."),
+    config: Optional[Path] = typer.Option(
+        None, "--config", help="Config file (default: feedback.toml if present; env FEEDBACK_CONFIG)."
+    ),
+    backend: Optional[str] = typer.Option(
+        None, "--backend", help="local | hdinsight | eventhubs (env FEEDBACK_BACKEND)."
+    ),
+    bootstrap_servers: Optional[str] = typer.Option(
+        None, "--bootstrap-servers", help="host:port[,host:port] (env FEEDBACK_BOOTSTRAP_SERVERS)."
+    ),
+    state_dir: Optional[Path] = typer.Option(
+        None, "--state-dir", help="Local state: broker data, checkpoints, tables (default .state)."
+    ),
+    local_kafka_port: Optional[int] = typer.Option(
+        None, "--local-kafka-port", help="The local broker's port (default 19092)."
+    ),
+    local_controller_port: Optional[int] = typer.Option(
+        None, "--local-controller-port", help="The local controller's port (default 19093)."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the clients do."),
 ) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     if not verbose:
         # kafka-python logs every refused connection while it retries within its bound.
         logging.getLogger("kafka").setLevel(logging.CRITICAL)
     try:
         ctx.obj = load_settings(
-            config_file=config, backend=backend, bootstrap_servers=bootstrap_servers, state_dir=state_dir,
-            local_kafka_port=local_kafka_port, local_controller_port=local_controller_port,
+            config_file=config,
+            backend=backend,
+            bootstrap_servers=bootstrap_servers,
+            state_dir=state_dir,
+            local_kafka_port=local_kafka_port,
+            local_controller_port=local_controller_port,
         )
     except SettingsError as error:
         err.print(f"[red]error:[/red] {error}", markup=True, highlight=False)
@@ -88,7 +108,9 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 @kafka_app.command("start")
-def kafka_start(ctx: typer.Context, timeout: float = typer.Option(90, help="Seconds to wait for the broker to answer.")) -> None:
+def kafka_start(
+    ctx: typer.Context, timeout: float = typer.Option(90, help="Seconds to wait for the broker to answer.")
+) -> None:
     """Start the local broker (formats its storage on first use) and wait until it answers."""
     from feedback.clients.jars import JarsError
     from feedback.devtools.local_kafka import LocalKafka, LocalKafkaError
@@ -159,7 +181,9 @@ def topics_create(ctx: typer.Context) -> None:
         table.add_row(result.name, f"[{colour}]{result.state}[/{colour}]", "; ".join(result.differences))
     console.print(table)
     if not all(result.ok for result in results):
-        raise fail("some topics are missing or differ from the catalogue (feedback/core/catalogue.py); fix them on the broker or in the catalogue")
+        raise fail(
+            "some topics are missing or differ from the catalogue (feedback/core/catalogue.py); fix them on the broker or in the catalogue"
+        )
 
 
 @topics_app.command("list")
@@ -167,7 +191,9 @@ def topics_list() -> None:
     """Show the topic catalogue."""
     table = Table("topic", "partitions", "retention (h)", "cleanup", "purpose")
     for topic in TOPICS:
-        table.add_row(topic.name, str(topic.partitions), str(topic.retention_hours), topic.cleanup_policy, topic.purpose)
+        table.add_row(
+            topic.name, str(topic.partitions), str(topic.retention_hours), topic.cleanup_policy, topic.purpose
+        )
     console.print(table)
 
 
@@ -192,7 +218,9 @@ def produce(
     source: Path = typer.Option(..., "--from", exists=True, dir_okay=False, help="A JSON Lines file of events."),
     topic: str = typer.Option(..., "--topic", help="The topic to send to (see `feedback topics list`)."),
     rate: str = typer.Option("max", "--rate", help="Events per second, or 'max'."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Send this many events (cycling the file if needed)."),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="Send this many events (cycling the file if needed)."
+    ),
 ) -> None:
     """Replay a file into a topic with acks=all and idempotence; exit 1 if any send failed."""
     from producers.replay import read_lines, replay
@@ -200,11 +228,24 @@ def produce(
     settings = settings_of(ctx)
     total = limit or sum(1 for _ in read_lines(source))
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-                      transient=True, disable=total < 1000) as progress:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=total < 1000,
+        ) as progress:
             task = progress.add_task(f"sending to {topic}", total=total)
-            report = replay(settings.require_complete(), source, topic, parse_rate(rate), limit,
-                            on_progress=lambda sent: progress.update(task, completed=sent))
+            report = replay(
+                settings.require_complete(),
+                source,
+                topic,
+                parse_rate(rate),
+                limit,
+                on_progress=lambda sent: progress.update(task, completed=sent),
+            )
     except Exception as error:
         raise fail(f"{type(error).__name__}: {error}")
     console.print(
@@ -257,8 +298,9 @@ def status(
                 try:
                     view = look()[1]
                 except problems as error:  # shown, and tried again: a watch outlives an outage
-                    view = Text(f"{time.strftime('%H:%M:%S')} error: {error} (trying again every {interval:g} s)",
-                                style="red")
+                    view = Text(
+                        f"{time.strftime('%H:%M:%S')} error: {error} (trying again every {interval:g} s)", style="red"
+                    )
                 live.update(view, refresh=True)
                 time.sleep(interval)
         except KeyboardInterrupt:
@@ -296,8 +338,10 @@ def bench_needs_a_clone() -> None:
     import importlib.util
 
     if importlib.util.find_spec("benchmarks") is None:  # the Databricks wheel leaves them out
-        console.print("[red]the benchmarks run from a clone of the project (make setup), not from the "
-                      "Databricks wheel, which leaves them out[/red]")
+        console.print(
+            "[red]the benchmarks run from a clone of the project (make setup), not from the "
+            "Databricks wheel, which leaves them out[/red]"
+        )
         raise typer.Exit(2)
 
 
@@ -317,9 +361,13 @@ def bench_producer(
 
 
 @bench_app.command("pipeline")
-def bench_pipeline(ctx: typer.Context, events: int = typer.Option(100_000, min=100, help="Events to score."),
-                   warm_up: int = typer.Option(2_000, min=1, help="Events each part runs over first, from the same "
-                                                                  "checkpoint, before the measured backlog.")) -> None:
+def bench_pipeline(
+    ctx: typer.Context,
+    events: int = typer.Option(100_000, min=100, help="Events to score."),
+    warm_up: int = typer.Option(
+        2_000, min=1, help="Events each part runs over first, from the same checkpoint, before the measured backlog."
+    ),
+) -> None:
     """The scorer's and the table writer's rates against raw VADER on the same texts and cores."""
     from benchmarks.pipeline import throughput
 
@@ -334,7 +382,9 @@ def bench_latency(
     rate: float = typer.Option(20, help="Events per second."),
     seconds: float = typer.Option(60, help="How long to send."),
     trigger: Optional[str] = typer.Option(None, help="The scorer's trigger (default: the setting `trigger`)."),
-    tables_together: bool = typer.Option(False, help="The table writer in the scorer's Spark application, not a process of its own."),
+    tables_together: bool = typer.Option(
+        False, help="The table writer in the scorer's Spark application, not a process of its own."
+    ),
 ) -> None:
     """End-to-end latency, send to alert and to table commit, at a fixed rate."""
     from benchmarks.pipeline import latency
@@ -349,7 +399,9 @@ def bench_continuous(
     ctx: typer.Context,
     rate: float = typer.Option(50, help="Events per second."),
     seconds: float = typer.Option(30, help="How long to send."),
-    trigger: str = typer.Option("continuous=1s", help="The continuous trigger (its interval is the epoch's checkpoint)."),
+    trigger: str = typer.Option(
+        "continuous=1s", help="The continuous trigger (its interval is the epoch's checkpoint)."
+    ),
 ) -> None:
     """Send-to-forwarded latency of the continuous trigger's pass-through path."""
     from benchmarks.pipeline import continuous_latency

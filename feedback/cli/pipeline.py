@@ -22,9 +22,15 @@ def _settings(ctx: typer.Context, **changes):
 @app.command("run")
 def run(
     ctx: typer.Context,
-    trigger: Optional[str] = typer.Option(None, help="The scorer's: processing-time=250ms | available-now | continuous=1s (setting `trigger`)."),
-    tables_trigger: Optional[str] = typer.Option(None, help="The table writer's: processing-time=30s | available-now (setting `tables_trigger`)."),
-    part: list[str] = typer.Option(["scorer", "dispatcher", "tables"], help="Run only this part (repeat for more): scorer, dispatcher, tables."),
+    trigger: Optional[str] = typer.Option(
+        None, help="The scorer's: processing-time=250ms | available-now | continuous=1s (setting `trigger`)."
+    ),
+    tables_trigger: Optional[str] = typer.Option(
+        None, help="The table writer's: processing-time=30s | available-now (setting `tables_trigger`)."
+    ),
+    part: list[str] = typer.Option(
+        ["scorer", "dispatcher", "tables"], help="Run only this part (repeat for more): scorer, dispatcher, tables."
+    ),
     timeout: Optional[float] = typer.Option(None, help="Stop after this many seconds (default: run until stopped)."),
 ) -> None:
     """Run the pipeline's parts on the configured backend until stopped (or through the backlog, with available-now)."""
@@ -39,8 +45,10 @@ def run(
     spark = spark_session(settings, sentiment_pipeline.APP_NAME) if set(part) != {"dispatcher"} else None
     kind = parse_trigger(settings.trigger, settings.on_databricks).kind
     if sentiment_pipeline.tables_apart(settings, part, kind):
-        console.print(f"the table writer runs in a process of its own at niceness {settings.tables_nice} "
-                      f"(setting tables_nice); its log: {sentiment_pipeline.tables_log(settings)}")
+        console.print(
+            f"the table writer runs in a process of its own at niceness {settings.tables_nice} "
+            f"(setting tables_nice); its log: {sentiment_pipeline.tables_log(settings)}"
+        )
     if kind != "available-now":
         console.print("`feedback status` in another terminal shows each part's lag, progress and latency")
     sentiment_pipeline.run(spark, settings, timeout_s=timeout, parts=part)
@@ -61,15 +69,21 @@ def summary(ctx: typer.Context) -> None:
         console.print("[red]events in != scored + dead-lettered + duplicates[/red]")
         raise typer.Exit(1)
     if not result.alerts_reconciled:
-        console.print(f"[yellow]alerts posted ({sum(result.alerts_sent.values())}) != scored events past a threshold "
-                      f"({result.alerts_expected}), or some are pending: is the dispatcher running?[/yellow]")
+        console.print(
+            f"[yellow]alerts posted ({sum(result.alerts_sent.values())}) != scored events past a threshold "
+            f"({result.alerts_expected}), or some are pending: is the dispatcher running?[/yellow]"
+        )
 
 
 @app.command("reprocess")
 def reprocess(
     ctx: typer.Context,
-    version: str = typer.Option(..., help="Name of the new output, e.g. vader-2026-11-22 (table feedback_scored__VERSION)."),
-    since: Optional[str] = typer.Option(None, "--from-timestamp", help="ISO-8601 UTC time to start from (default: earliest retained)."),
+    version: str = typer.Option(
+        ..., help="Name of the new output, e.g. vader-2026-11-22 (table feedback_scored__VERSION)."
+    ),
+    since: Optional[str] = typer.Option(
+        None, "--from-timestamp", help="ISO-8601 UTC time to start from (default: earliest retained)."
+    ),
     analyzer: Optional[str] = typer.Option(None, help="vader | azure-language (setting `analyzer`)."),
 ) -> None:
     """Re-score the retained topics into a new versioned table and compare it with the live one. Posts no alert."""
@@ -82,11 +96,15 @@ def reprocess(
     for band in sorted(set(result.bands_live) | set(result.bands_new)):
         table.add_row(band, str(result.bands_live.get(band, 0)), str(result.bands_new.get(band, 0)))
     console.print(table)
-    console.print(f"alerts that would change: {result.alerts_changed}; events only in the new version: {result.only_in_new}")
+    console.print(
+        f"alerts that would change: {result.alerts_changed}; events only in the new version: {result.only_in_new}"
+    )
 
 
 @app.command("report")
-def report(ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"), help="Where to write the PNG.")) -> None:
+def report(
+    ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"), help="Where to write the PNG.")
+) -> None:
     """Draw sentiment over time, the score distribution, alerts per channel and latency to a PNG; print its path."""
     from jobs.report import NothingToDraw, render
     from jobs.spark import spark_session

@@ -45,13 +45,18 @@ def _reported(what: str) -> Iterator[None]:
 
 
 def _summary(what: str, report) -> None:
-    console.print(f"{what}: " + ", ".join(f"{k} {v}" for k, v in asdict(report).items() if v not in ([], {}, None)), highlight=False)
+    console.print(
+        f"{what}: " + ", ".join(f"{k} {v}" for k, v in asdict(report).items() if v not in ([], {}, None)),
+        highlight=False,
+    )
 
 
 @app.command("prices")
 def prices(
     ctx: typer.Context,
-    polls: Optional[int] = typer.Option(None, "--polls", min=1, help="Stop after this many polls (default: run until stopped)."),
+    polls: Optional[int] = typer.Option(
+        None, "--polls", min=1, help="Stop after this many polls (default: run until stopped)."
+    ),
 ) -> None:
     """Poll the price endpoint (CoinGecko simple/price by default) into bitcoin-prices.
 
@@ -72,11 +77,17 @@ def prices(
 @app.command("prices-replay")
 def prices_replay(
     ctx: typer.Context,
-    speed: str = typer.Option("60", "--speed", help="Times faster than real time (60: a minute of prices a second), or 'max'."),
+    speed: str = typer.Option(
+        "60", "--speed", help="Times faster than real time (60: a minute of prices a second), or 'max'."
+    ),
     days: float = typer.Option(3, "--days", min=0.01, help="Length of the series in days (one point a minute)."),
     seed: int = typer.Option(20261102, "--seed", help="The random walk's seed (the same seed gives the same series)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Send at most this many points (x3 quotes) this run."),
-    write: Optional[Path] = typer.Option(None, "--write", dir_okay=False, help="Write the series to this JSON Lines file instead of Kafka."),
+    limit: Optional[int] = typer.Option(
+        None, "--limit", min=1, help="Send at most this many points (x3 quotes) this run."
+    ),
+    write: Optional[Path] = typer.Option(
+        None, "--write", dir_okay=False, help="Write the series to this JSON Lines file instead of Kafka."
+    ),
 ) -> None:
     """Replay the bundled Bitcoin random walk (producers/price_series.py) into bitcoin-prices.
 
@@ -126,9 +137,15 @@ def slack(ctx: typer.Context) -> None:
 @app.command("slack-simulate")
 def slack_simulate(
     ctx: typer.Context,
-    channel: Optional[str] = typer.Option(None, "--channel", help="Channel to post into (default: the first of slack_feedback_channels)."),
-    count: Optional[int] = typer.Option(None, "--count", min=1, help="Messages to post (default: each sample text once)."),
-    interval: float = typer.Option(1.0, "--interval", min=0, help="Seconds between posts (Slack allows about one a second per channel)."),
+    channel: Optional[str] = typer.Option(
+        None, "--channel", help="Channel to post into (default: the first of slack_feedback_channels)."
+    ),
+    count: Optional[int] = typer.Option(
+        None, "--count", min=1, help="Messages to post (default: each sample text once)."
+    ),
+    interval: float = typer.Option(
+        1.0, "--interval", min=0, help="Seconds between posts (Slack allows about one a second per channel)."
+    ),
 ) -> None:
     """Post sample feedback (producers/samples/slack.jsonl) into a channel with chat.postMessage."""
     from producers.position import stop_on_signals
@@ -137,7 +154,9 @@ def slack_simulate(
     settings = _settings(ctx)
     with _reported("slack-simulate"), stop_on_signals() as stop:
         report = simulate(settings, channel, count, interval, stop=stop)
-        console.print(f"slack-simulate: posted {report.posted} to {report.channel}, failed {report.failed}", highlight=False)
+        console.print(
+            f"slack-simulate: posted {report.posted} to {report.channel}, failed {report.failed}", highlight=False
+        )
     if report.failed:
         raise typer.Exit(1)
 

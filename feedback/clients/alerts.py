@@ -57,8 +57,7 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 def message_text(alert: Alert) -> str:
     link = f" <{alert.url}|open>" if alert.url else ""
-    return (f"*{alert.score:.2f}* from {alert.source} by {alert.author}{link}\n"
-            f"> {excerpt(alert.text)}")
+    return f"*{alert.score:.2f}* from {alert.source} by {alert.author}{link}\n> {excerpt(alert.text)}"
 
 
 # Bot token scopes by channel type (https://docs.slack.dev/reference/methods/conversations.list
@@ -97,16 +96,20 @@ class ChannelList:
         """What to add when a channel is missing because private channels could not be listed."""
         if self.scopes_without_private is None:
             return ""
-        return (f" Private channels were not listed: the bot token lacks {PRIVATE_LIST_SCOPE} (it has "
-                f"{self.scopes_without_private or 'no scopes'}). If the channel is private, add {PRIVATE_LIST_SCOPE} "
-                f"(and groups:history to read it) at {SCOPES_PAGE}, reinstall the app and use its new xoxb- token.")
+        return (
+            f" Private channels were not listed: the bot token lacks {PRIVATE_LIST_SCOPE} (it has "
+            f"{self.scopes_without_private or 'no scopes'}). If the channel is private, add {PRIVATE_LIST_SCOPE} "
+            f"(and groups:history to read it) at {SCOPES_PAGE}, reinstall the app and use its new xoxb- token."
+        )
 
 
 def missing_scope_message(error: SlackApiError, method: str) -> str:
     """What to add when Slack answered `missing_scope` (it names the scope in `needed`)."""
     needed, provided = error.response.get("needed") or "?", error.response.get("provided") or "no scopes"
-    return (f"Slack refused {method}: the bot token lacks the scope {needed} (it has {provided}). Add {needed} at "
-            f"{SCOPES_PAGE}, reinstall the app to the workspace and use its new xoxb- token.")
+    return (
+        f"Slack refused {method}: the bot token lacks the scope {needed} (it has {provided}). Add {needed} at "
+        f"{SCOPES_PAGE}, reinstall the app to the workspace and use its new xoxb- token."
+    )
 
 
 def list_channels(client, wanted: Optional[str] = None) -> ChannelList:
@@ -126,7 +129,12 @@ def list_channels(client, wanted: Optional[str] = None) -> ChannelList:
             if error.response.get("error") != "missing_scope":
                 raise
             if error.response.get("needed") == PRIVATE_LIST_SCOPE and "private_channel" in types:
-                types, scopes_without_private, channels, cursor = "public_channel", error.response.get("provided", ""), [], None
+                types, scopes_without_private, channels, cursor = (
+                    "public_channel",
+                    error.response.get("provided", ""),
+                    [],
+                    None,
+                )
                 continue
             raise SlackChannelError(missing_scope_message(error, "conversations.list")) from None
         channels += page["channels"]
@@ -146,8 +154,10 @@ def bot_mention(client) -> str:
 
 def not_member_message(channel: str, client, consequence: str) -> str:
     name = channel if channel.startswith("#") else f"#{channel}"
-    return (f"the bot is not a member of {name}, so {consequence}: type `/invite {bot_mention(client)}` in {name} "
-            "(or add the app in the channel's details > Integrations)")
+    return (
+        f"the bot is not a member of {name}, so {consequence}: type `/invite {bot_mention(client)}` in {name} "
+        "(or add the app in the channel's details > Integrations)"
+    )
 
 
 class Notifier(Protocol):
@@ -227,12 +237,19 @@ class SlackNotifier:
             listing = list_channels(self.client, wanted=channel)
             found = listing.find(channel)
             if found is None:
-                raise SlackChannelError(f"Slack channel {channel} not found: create it and invite the app, "
-                                        "or set the channel id (negative_channel / positive_channel)." + listing.unknown_hint())
+                raise SlackChannelError(
+                    f"Slack channel {channel} not found: create it and invite the app, "
+                    "or set the channel id (negative_channel / positive_channel)." + listing.unknown_hint()
+                )
             if not found.get("is_member", True):
-                raise SlackChannelError(not_member_message(
-                    channel, self.client, "alerts can be neither posted there nor looked up in its history "
-                    "(negative_channel / positive_channel)"))
+                raise SlackChannelError(
+                    not_member_message(
+                        channel,
+                        self.client,
+                        "alerts can be neither posted there nor looked up in its history "
+                        "(negative_channel / positive_channel)",
+                    )
+                )
             self._channel_ids[channel] = found["id"]
         return self._channel_ids[channel]
 
@@ -249,8 +266,13 @@ class SlackNotifier:
         keys: set[str] = set()
         cursor = None
         while True:
-            page = self.client.conversations_history(channel=self.channel_id(channel), oldest=f"{since.timestamp():.6f}",
-                                                     include_all_metadata=True, limit=200, cursor=cursor)
+            page = self.client.conversations_history(
+                channel=self.channel_id(channel),
+                oldest=f"{since.timestamp():.6f}",
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+            )
             for message in page["messages"]:
                 metadata = message.get("metadata") or {}
                 if metadata.get("event_type") == METADATA_EVENT_TYPE:
@@ -278,8 +300,10 @@ def is_outage(error: Exception) -> bool:
 
 def notifier_for(settings: Settings) -> Notifier:
     if settings.slack_bot_token is None:
-        log.warning("no Slack bot token is set (slack_bot_token / FEEDBACK_SLACK_BOT_TOKEN): alerts go to %s",
-                    settings.alerts_path)
+        log.warning(
+            "no Slack bot token is set (slack_bot_token / FEEDBACK_SLACK_BOT_TOKEN): alerts go to %s",
+            settings.alerts_path,
+        )
         return FileNotifier(settings.alerts_path)
     return SlackNotifier(settings)
 

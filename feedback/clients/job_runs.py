@@ -191,15 +191,19 @@ class JobNotFound(LookupError):
     def __init__(self, name: str, known: list[str]) -> None:
         self.name, self.known = name, known
         listing = ", ".join(sorted(known)) if known else "none"
-        super().__init__(f"no job named {name!r} in the workspace; jobs there: {listing}. "
-                         "The jobs are deployed by `pulumi up` (see docs/databricks.md).")
+        super().__init__(
+            f"no job named {name!r} in the workspace; jobs there: {listing}. "
+            "The jobs are deployed by `pulumi up` (see docs/databricks.md)."
+        )
 
 
 class AmbiguousJob(LookupError):
     def __init__(self, name: str, job_ids: list[int]) -> None:
         self.name, self.job_ids = name, job_ids
-        super().__init__(f"{len(job_ids)} jobs are named {name!r} (job ids {', '.join(map(str, job_ids))}); "
-                         "rename or delete the extra ones in the workspace, or pass --job-id")
+        super().__init__(
+            f"{len(job_ids)} jobs are named {name!r} (job ids {', '.join(map(str, job_ids))}); "
+            "rename or delete the extra ones in the workspace, or pass --job-id"
+        )
 
 
 class NotContinuous(ValueError):
@@ -207,17 +211,21 @@ class NotContinuous(ValueError):
 
     def __init__(self, job: JobRef) -> None:
         self.job = job
-        super().__init__(f"job {job.name} (job {job.job_id}) is not continuous (its settings have no `continuous`): "
-                         "there is nothing to pause; cancel its active run in the workspace instead")
+        super().__init__(
+            f"job {job.name} (job {job.job_id}) is not continuous (its settings have no `continuous`): "
+            "there is nothing to pause; cancel its active run in the workspace instead"
+        )
 
 
 class RunStatusMissing(RuntimeError):
     """The API answered a run without `status`, which is the only state this module reads."""
 
     def __init__(self, run_id: Optional[int]) -> None:
-        super().__init__(f"the Jobs API answered run {run_id} without its `status` field (Jobs API 2.2 "
-                         "`RunStatus`; the older `state` is deprecated and not read): check that --host is the "
-                         "workspace URL and that databricks-sdk is the version requirements.txt pins")
+        super().__init__(
+            f"the Jobs API answered run {run_id} without its `status` field (Jobs API 2.2 "
+            "`RunStatus`; the older `state` is deprecated and not read): check that --host is the "
+            "workspace URL and that databricks-sdk is the version requirements.txt pins"
+        )
 
 
 class RunTimedOut(TimeoutError):
@@ -226,8 +234,10 @@ class RunTimedOut(TimeoutError):
     def __init__(self, run: RunState, waited_s: float, until: WaitUntil) -> None:
         self.run, self.waited_s, self.until = run, waited_s, until
         where = run.run_page_url or f"run id {run.run_id}"
-        super().__init__(f"run {run.run_id} was still {run.summary} after {waited_s:.0f}s "
-                         f"(waiting until {until}); it keeps going on Databricks: follow it at {where}")
+        super().__init__(
+            f"run {run.run_id} was still {run.summary} after {waited_s:.0f}s "
+            f"(waiting until {until}); it keeps going on Databricks: follow it at {where}"
+        )
 
 
 class NoRunStarted(TimeoutError):
@@ -235,9 +245,11 @@ class NoRunStarted(TimeoutError):
 
     def __init__(self, job_id: int, waited_s: float) -> None:
         self.job_id, self.waited_s = job_id, waited_s
-        super().__init__(f"job {job_id} is unpaused but Databricks had started no run of it after {waited_s:.0f}s "
-                         "(it normally does within a minute); look at the job in the workspace "
-                         "(Jobs & Pipelines), or `feedback databricks status` again later")
+        super().__init__(
+            f"job {job_id} is unpaused but Databricks had started no run of it after {waited_s:.0f}s "
+            "(it normally does within a minute); look at the job in the workspace "
+            "(Jobs & Pipelines), or `feedback databricks status` again later"
+        )
 
 
 # -- jobs ---------------------------------------------------------------------------------
@@ -245,8 +257,9 @@ class NoRunStarted(TimeoutError):
 
 def list_jobs(w: WorkspaceClient) -> list[JobRef]:
     """Every job in the workspace (the SDK follows `next_page_token`)."""
-    return [JobRef(job.job_id, job.settings.name if job.settings and job.settings.name else "")
-            for job in w.jobs.list()]
+    return [
+        JobRef(job.job_id, job.settings.name if job.settings and job.settings.name else "") for job in w.jobs.list()
+    ]
 
 
 def find_job(w: WorkspaceClient, name: str) -> JobRef:
@@ -382,8 +395,11 @@ def wait_for_run(
     last: Optional[RunState] = None
     while True:
         run = get_run_state(w, run_id)
-        if on_change is not None and (last is None or (run.life_cycle_state, run.termination_code, run.message)
-                                      != (last.life_cycle_state, last.termination_code, last.message)):
+        if on_change is not None and (
+            last is None
+            or (run.life_cycle_state, run.termination_code, run.message)
+            != (last.life_cycle_state, last.termination_code, last.message)
+        ):
             on_change(run)
         last = run
         if run.life_cycle_state in wanted:
@@ -439,8 +455,10 @@ def task_histories(run: Run) -> list[TaskHistory]:
     by_key: dict[str, list[TaskAttempt]] = {}
     for task in run.tasks or []:
         by_key.setdefault(task.task_key, []).append(_attempt_of(task))
-    return [TaskHistory(key, tuple(sorted(attempts, key=lambda attempt: attempt.attempt_number)))
-            for key, attempts in by_key.items()]
+    return [
+        TaskHistory(key, tuple(sorted(attempts, key=lambda attempt: attempt.attempt_number)))
+        for key, attempts in by_key.items()
+    ]
 
 
 def run_errors(w: WorkspaceClient, run_id: int) -> RunErrors:
@@ -461,8 +479,18 @@ def run_errors(w: WorkspaceClient, run_id: int) -> RunErrors:
             if latest.termination_code not in NO_OUTPUT_CODES and latest.run_id:
                 output = w.jobs.get_run_output(run_id=latest.run_id)
                 error, trace = output.error, output.error_trace
-            failures.append(TaskError(latest.task_key, latest.run_id, latest.attempt_number, latest.termination_code,
-                                      latest.message, error, trace, len(history.earlier_failures)))
+            failures.append(
+                TaskError(
+                    latest.task_key,
+                    latest.run_id,
+                    latest.attempt_number,
+                    latest.termination_code,
+                    latest.message,
+                    error,
+                    trace,
+                    len(history.earlier_failures),
+                )
+            )
         elif history.earlier_failures:
             (recovered if latest.succeeded else retrying).append(history)
     return RunErrors(failures, recovered, retrying)

@@ -60,16 +60,19 @@ def _credentials_setting(settings: Settings, role: Role) -> str:
     return "eventhubs_connection_string"
 
 
-def _unavailable(settings: Settings, role: Role, error: Exception, last_failure: str | None = None,
-                 login_failed: bool = False) -> KafkaUnavailable:
+def _unavailable(
+    settings: Settings, role: Role, error: Exception, last_failure: str | None = None, login_failed: bool = False
+) -> KafkaUnavailable:
     """The error for a client that did not connect within the bound. `login_failed`: the broker
     was reached (TLS included) but the client still got no connection, so the login is what
     failed, whether or not kafka-python read the broker's refusal before the socket closed."""
     seconds = settings.kafka_connect_timeout_ms / 1000
     address = bootstrap_servers(settings)
     setting = _credentials_setting(settings, role)
-    fix = (f"check {setting} (FEEDBACK_{setting.upper()}): it must be the namespace's connection string of a shared "
-           "access policy with the rights this command needs")
+    fix = (
+        f"check {setting} (FEEDBACK_{setting.upper()}): it must be the namespace's connection string of a shared "
+        "access policy with the rights this command needs"
+    )
     if last_failure and "SaslAuthenticationFailed" in last_failure:
         return KafkaUnavailable(f"the broker at {address} refused the credentials (SASL authentication failed): {fix}")
     if login_failed:
@@ -106,7 +109,11 @@ def _tls_handshake_completes(config: dict, timeout_s: float) -> bool:
 
 def connect(settings: Settings, role: Role, **overrides):
     """A kafka-python client for `role`, connected within the settings' bound."""
-    config = {**kafka_client_config(settings, role), "bootstrap_timeout_ms": settings.kafka_connect_timeout_ms, **overrides}
+    config = {
+        **kafka_client_config(settings, role),
+        "bootstrap_timeout_ms": settings.kafka_connect_timeout_ms,
+        **overrides,
+    }
     watcher = _LastFailure()
     kafka_log = logging.getLogger("kafka")
     level, propagate = kafka_log.level, kafka_log.propagate
@@ -121,8 +128,9 @@ def connect(settings: Settings, role: Role, **overrides):
         # kafka-python reads the broker's SASL refusal only when it arrives before the broker
         # closes the socket; under load it sees only the close. Whether the broker and its
         # TLS answer tells the two causes apart the same way every time.
-        login_failed = (config.get("security_protocol") == "SASL_SSL"
-                        and _tls_handshake_completes(config, min(5.0, settings.kafka_connect_timeout_ms / 1000)))
+        login_failed = config.get("security_protocol") == "SASL_SSL" and _tls_handshake_completes(
+            config, min(5.0, settings.kafka_connect_timeout_ms / 1000)
+        )
         raise _unavailable(settings, role, error, watcher.message, login_failed) from None
     finally:
         kafka_log.removeHandler(watcher)
@@ -143,7 +151,8 @@ def broker_answers(bootstrap: str, timeout_s: float) -> bool:
     """True when a broker at `bootstrap` answers a metadata request within `timeout_s`."""
     try:
         admin = KafkaAdminClient(
-            bootstrap_servers=bootstrap.split(","), bootstrap_timeout_ms=int(timeout_s * 1000),
+            bootstrap_servers=bootstrap.split(","),
+            bootstrap_timeout_ms=int(timeout_s * 1000),
             request_timeout_ms=int(timeout_s * 1000),
         )
     except KafkaError:
@@ -175,7 +184,9 @@ def end_offsets(settings: Settings, topic: str) -> dict[int, int]:
     with client(settings, "consumer") as consumer:
         partitions = consumer.partitions_for_topic(topic)
         if not partitions:
-            raise TopicMissing(f"topic {topic!r} does not exist at {bootstrap_servers(settings)}: run `feedback topics create`")
+            raise TopicMissing(
+                f"topic {topic!r} does not exist at {bootstrap_servers(settings)}: run `feedback topics create`"
+            )
         ends = consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
         return {tp.partition: offset for tp, offset in ends.items()}
 
@@ -194,7 +205,9 @@ class ReadBack:
         return len({record.key for record in self.records if record.key is not None})
 
 
-def read_range(settings: Settings, topic: str, start: dict[int, int], end: dict[int, int], timeout_s: float = 60) -> ReadBack:
+def read_range(
+    settings: Settings, topic: str, start: dict[int, int], end: dict[int, int], timeout_s: float = 60
+) -> ReadBack:
     """Every record of `topic` from `start` (inclusive) to `end` (exclusive) per partition.
 
     Raises TimeoutError, naming what is still missing, if the range is not read in time.
@@ -217,5 +230,7 @@ def read_range(settings: Settings, topic: str, start: dict[int, int], end: dict[
                 if batch and batch[-1].offset >= stop - 1:
                     remaining.discard(tp.partition)
         if remaining:
-            raise TimeoutError(f"read {len(records)} records of {topic!r} but partitions {sorted(remaining)} did not reach their end offsets within {timeout_s:g} s")
+            raise TimeoutError(
+                f"read {len(records)} records of {topic!r} but partitions {sorted(remaining)} did not reach their end offsets within {timeout_s:g} s"
+            )
     return ReadBack(topic, records)

@@ -101,12 +101,14 @@ class AzureLanguageAnalyzer:
     version: str = "latest"
 
     def score(self, texts: Sequence[str]) -> list[float]:
-        pieces: list[tuple[int, str]] = [(index, piece) for index, text in enumerate(texts) for piece in split_text(text)]
+        pieces: list[tuple[int, str]] = [
+            (index, piece) for index, text in enumerate(texts) for piece in split_text(text)
+        ]
         weighted = [0.0] * len(texts)
         lengths = [0] * len(texts)
         with requests.Session() as session:
             for start in range(0, len(pieces), AZURE_MAX_DOCUMENTS):
-                chunk = pieces[start:start + AZURE_MAX_DOCUMENTS]
+                chunk = pieces[start : start + AZURE_MAX_DOCUMENTS]
                 scores = self._request(session, [piece for _, piece in chunk])
                 for (index, piece), value in zip(chunk, scores):
                     weight = max(len(piece), 1)
@@ -121,8 +123,12 @@ class AzureLanguageAnalyzer:
             "analysisInput": {"documents": [{"id": str(i), "text": text} for i, text in enumerate(documents)]},
         }
 
-        @retry(retry=retry_if_exception(lambda e: isinstance(e, (_Retryable, requests.ConnectionError, requests.Timeout))),
-               wait=_wait, stop=stop_after_attempt(self.attempts), reraise=True)
+        @retry(
+            retry=retry_if_exception(lambda e: isinstance(e, (_Retryable, requests.ConnectionError, requests.Timeout))),
+            wait=_wait,
+            stop=stop_after_attempt(self.attempts),
+            reraise=True,
+        )
         def post() -> dict:
             response = session.post(
                 f"{self.endpoint.rstrip('/')}/language/:analyze-text",
@@ -134,8 +140,10 @@ class AzureLanguageAnalyzer:
             if response.status_code == 429 or response.status_code >= 500:
                 raise _Retryable(response)
             if response.status_code in (401, 403):
-                raise AnalyzerError(f"Azure AI Language refused the key (HTTP {response.status_code}): "
-                                    "check the setting azure_language_key (FEEDBACK_AZURE_LANGUAGE_KEY)")
+                raise AnalyzerError(
+                    f"Azure AI Language refused the key (HTTP {response.status_code}): "
+                    "check the setting azure_language_key (FEEDBACK_AZURE_LANGUAGE_KEY)"
+                )
             if response.status_code != 200:
                 raise AnalyzerError(f"Azure AI Language answered HTTP {response.status_code}: {response.text[:300]}")
             return response.json()
@@ -149,8 +157,10 @@ class AzureLanguageAnalyzer:
             first = results["errors"][0]
             raise AnalyzerError(f"Azure AI Language rejected document {first['id']}: {first['error'].get('message')}")
         by_id = {doc["id"]: doc["confidenceScores"] for doc in results["documents"]}
-        return [confidences_to_score(**{k: by_id[str(i)][k] for k in ("positive", "neutral", "negative")})
-                for i in range(len(documents))]
+        return [
+            confidences_to_score(**{k: by_id[str(i)][k] for k in ("positive", "neutral", "negative")})
+            for i in range(len(documents))
+        ]
 
 
 @functools.lru_cache(maxsize=4)

@@ -55,8 +55,10 @@ COMPARED_CONFIGS = ("retention.ms", "cleanup.policy")
 
 def creation_request(missing: Iterable[Topic], replication_factor: int) -> dict[str, dict]:
     """The admin API's create-topics request for `missing`, as the catalogue describes them (pure)."""
-    return {t.name: {"num_partitions": t.partitions, "replication_factor": replication_factor, "configs": t.kafka_configs()}
-            for t in missing}
+    return {
+        t.name: {"num_partitions": t.partitions, "replication_factor": replication_factor, "configs": t.kafka_configs()}
+        for t in missing
+    }
 
 
 def created_names(response: dict) -> set[str]:
@@ -66,13 +68,16 @@ def created_names(response: dict) -> set[str]:
         if answer["error_code"] == 0:
             created.add(answer["name"])
         elif answer["error_code"] != TOPIC_ALREADY_EXISTS:
-            raise KafkaError(f"creating topic {answer['name']!r} failed: {answer['error_message']} "
-                             f"(error code {answer['error_code']})")
+            raise KafkaError(
+                f"creating topic {answer['name']!r} failed: {answer['error_message']} "
+                f"(error code {answer['error_code']})"
+            )
     return created
 
 
-def results(topics: Iterable[Topic], created: set[str], partitions: dict[str, int],
-            configs: dict[str, dict[str, str]]) -> list[TopicResult]:
+def results(
+    topics: Iterable[Topic], created: set[str], partitions: dict[str, int], configs: dict[str, dict[str, str]]
+) -> list[TopicResult]:
     """Each topic's state: created now, or compared with what the broker describes (pure)."""
     answer = []
     for t in topics:
@@ -89,7 +94,9 @@ def presence(topics: Iterable[Topic], existing: set[str]) -> list[TopicResult]:
     return [TopicResult(t.name, EXISTS if t.name in existing else MISSING) for t in topics]
 
 
-def ensure_topics(settings: Settings, topics: Iterable[Topic] = TOPICS, replication_factor: int = 1) -> list[TopicResult]:
+def ensure_topics(
+    settings: Settings, topics: Iterable[Topic] = TOPICS, replication_factor: int = 1
+) -> list[TopicResult]:
     """Create the missing topics and compare the others with the catalogue (Event Hubs: check they exist)."""
     topics = list(topics)
     with client(settings, "admin") as admin:
@@ -99,15 +106,22 @@ def ensure_topics(settings: Settings, topics: Iterable[Topic] = TOPICS, replicat
         missing = [t for t in topics if t.name not in existing]
         created: set[str] = set()
         if missing:
-            created = created_names(admin.create_topics(creation_request(missing, replication_factor), raise_errors=False,
-                                                        wait_for_metadata=True))
+            created = created_names(
+                admin.create_topics(
+                    creation_request(missing, replication_factor), raise_errors=False, wait_for_metadata=True
+                )
+            )
         present = [t.name for t in topics if t.name not in created]
         partitions: dict[str, int] = {}
         configs: dict[str, dict[str, str]] = {}
         if present:
             partitions = {d["name"]: len(d["partitions"]) for d in admin.describe_topics(present)}
-            resources = [ConfigResource(ConfigResourceType.TOPIC, name, configs=dict.fromkeys(COMPARED_CONFIGS))
-                         for name in present]
+            resources = [
+                ConfigResource(ConfigResourceType.TOPIC, name, configs=dict.fromkeys(COMPARED_CONFIGS))
+                for name in present
+            ]
             described = admin.describe_configs(resources, config_filter="all")["topic"]
-            configs = {name: {key: entry["value"] for key, entry in entries.items()} for name, entries in described.items()}
+            configs = {
+                name: {key: entry["value"] for key, entry in entries.items()} for name, entries in described.items()
+            }
     return results(topics, created, partitions, configs)

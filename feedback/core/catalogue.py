@@ -37,17 +37,44 @@ TOPICS: tuple[Topic, ...] = (
     Topic("twitter-feedback", 4, 7 * DAY_MS, "delete", "Posts about the product from the X API, one envelope each."),
     Topic("slack-feedback", 4, 7 * DAY_MS, "delete", "Messages from the feedback Slack channels, one envelope each."),
     Topic("bitcoin-prices", 1, 7 * DAY_MS, "delete", "Bitcoin price quotes in EUR, USD and GBP, keyed by currency."),
-    Topic("feedback-scored", 4, 7 * DAY_MS, "delete", "Every valid feedback event with its sentiment score, keyed by event id."),
-    Topic("feedback-deadletter", 1, 7 * DAY_MS, "delete", "Events that could not be scored, with the reason and where they came from."),
-    Topic("feedback-alerts", 4, 7 * DAY_MS, "delete",
-          "One record per alert the scorer decided, keyed by event id and channel; the alert dispatcher posts them."),
+    Topic(
+        "feedback-scored",
+        4,
+        7 * DAY_MS,
+        "delete",
+        "Every valid feedback event with its sentiment score, keyed by event id.",
+    ),
+    Topic(
+        "feedback-deadletter",
+        1,
+        7 * DAY_MS,
+        "delete",
+        "Events that could not be scored, with the reason and where they came from.",
+    ),
+    Topic(
+        "feedback-alerts",
+        4,
+        7 * DAY_MS,
+        "delete",
+        "One record per alert the scorer decided, keyed by event id and channel; the alert dispatcher posts them.",
+    ),
     # The dispatcher's record of every alert it attempted and posted, read back when it starts.
     # Compacted (the latest record per key is what counts); the dispatcher writes tombstones
     # for alerts older than the feedback topics' retention, which can no longer come back.
-    Topic("alerts-log", 1, 7 * DAY_MS, "compact",
-          "The alert dispatcher's record: the latest attempt or post of each alert, keyed by group and alert key."),
-    Topic("feedback-passthrough", 4, 7 * DAY_MS, "delete",
-          "The continuous-trigger path's output: every feedback record checked and forwarded unscored, keyed by event id."),
+    Topic(
+        "alerts-log",
+        1,
+        7 * DAY_MS,
+        "compact",
+        "The alert dispatcher's record: the latest attempt or post of each alert, keyed by group and alert key.",
+    ),
+    Topic(
+        "feedback-passthrough",
+        4,
+        7 * DAY_MS,
+        "delete",
+        "The continuous-trigger path's output: every feedback record checked and forwarded unscored, keyed by event id.",
+    ),
 )
 
 # Which topic each feedback source writes to.
@@ -63,10 +90,10 @@ PASSTHROUGH_TOPIC = "feedback-passthrough"
 # The Delta tables the table writer keeps under `table_location` (jobs/table_writer.py), from
 # feedback-scored and feedback-deadletter; the summary, the report, reprocessing and the
 # notebooks read them by these names.
-SCORED_TABLE = "feedback_scored"            # one row per event id, partitioned by event date
-DEADLETTER_TABLE = "feedback_deadletter"    # one row per source record that could not be scored
-DUPLICATES_TABLE = "feedback_duplicates"    # later deliveries of an id already scored
-BATCHES_TABLE = "pipeline_batches"          # each table batch's counts: in = scored + dead + duplicates
+SCORED_TABLE = "feedback_scored"  # one row per event id, partitioned by event date
+DEADLETTER_TABLE = "feedback_deadletter"  # one row per source record that could not be scored
+DUPLICATES_TABLE = "feedback_duplicates"  # later deliveries of an id already scored
+BATCHES_TABLE = "pipeline_batches"  # each table batch's counts: in = scored + dead + duplicates
 
 
 def topic(name: str) -> Topic:

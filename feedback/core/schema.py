@@ -117,7 +117,13 @@ def feedback_envelope(
 
 def price_envelope(*, currency: str, rate: float, timestamp: str, source: str) -> dict[str, Any]:
     """A price quote as producers send it: every field of PRICE_FIELDS, in that order (pure)."""
-    return {"schema_version": SCHEMA_VERSION, "currency": currency, "rate": rate, "timestamp": timestamp, "source": source}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "currency": currency,
+        "rate": rate,
+        "timestamp": timestamp,
+        "source": source,
+    }
 
 
 def _problems(event: Any, fields: Iterable[Field]) -> list[str]:
@@ -142,7 +148,9 @@ def _problems(event: Any, fields: Iterable[Field]) -> list[str]:
             except ValueError:
                 problems.append(f"{field.name} must be an ISO-8601 UTC time, got {value!r}")
     if "schema_version" in event and event["schema_version"] not in (None, SCHEMA_VERSION) and not problems:
-        problems.append(f"schema_version {event['schema_version']!r} is not supported (this code reads {SCHEMA_VERSION})")
+        problems.append(
+            f"schema_version {event['schema_version']!r} is not supported (this code reads {SCHEMA_VERSION})"
+        )
     return problems
 
 

@@ -321,7 +321,8 @@ def load_settings(config_file: Optional[Path] = None, dbutils: Any = None, **ove
             raise SettingsError(
                 f"databricks_secret_scope {settings.databricks_secret_scope!r}: cannot read it "
                 f"({type(error).__name__}: {error}); `pulumi up` creates the scope `feedback`, or set "
-                f"{where_to_set('databricks_secret_scope')} to the right one") from None
+                f"{where_to_set('databricks_secret_scope')} to the right one"
+            ) from None
         return settings.replace(**found) if found else settings
     except ValidationError as error:
         problems = []
@@ -337,8 +338,9 @@ def load_settings(config_file: Optional[Path] = None, dbutils: Any = None, **ove
                 os.environ[f"{ENV_PREFIX}CONFIG"] = previous
 
 
-def job_parameters(argv: Sequence[str], keywords: Optional[Mapping[str, Any]] = None,
-                   own: Collection[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
+def job_parameters(
+    argv: Sequence[str], keywords: Optional[Mapping[str, Any]] = None, own: Collection[str] = ()
+) -> tuple[dict[str, str], dict[str, str]]:
     """A job's parameters -> (setting overrides, the job's own options named in `own`), pure.
 
     Every entry point that takes settings as parameters reads them here: `argv` is
@@ -360,8 +362,10 @@ def job_parameters(argv: Sequence[str], keywords: Optional[Mapping[str, Any]] = 
     options: dict[str, str] = {}
     for name, value in pairs:
         if name in SECRET_SCOPE_KEYS:
-            raise SettingsError(f"{name} is a secret and is never a parameter (it would show in the job's definition): "
-                                f"set it with {ENV_PREFIX}{name.upper()} or in the secret scope as "
-                                f"{SECRET_SCOPE_KEYS[name]!r}")
+            raise SettingsError(
+                f"{name} is a secret and is never a parameter (it would show in the job's definition): "
+                f"set it with {ENV_PREFIX}{name.upper()} or in the secret scope as "
+                f"{SECRET_SCOPE_KEYS[name]!r}"
+            )
         (options if name in own else overrides)[name] = str(value)
     return overrides, options

@@ -51,8 +51,10 @@ def parse_trigger(text: str, on_databricks: bool = False) -> Trigger:
         return Trigger("available-now")
     kind, number, unit = match.groups()
     if kind == "continuous" and on_databricks:
-        raise TriggerError("Azure Databricks does not offer the continuous trigger: use processing-time=250ms "
-                           "(or available-now for batch runs); see docs/pipeline.md")
+        raise TriggerError(
+            "Azure Databricks does not offer the continuous trigger: use processing-time=250ms "
+            "(or available-now for batch runs); see docs/pipeline.md"
+        )
     return Trigger(kind, f"{number} {UNITS[unit]}")
 
 

@@ -57,7 +57,11 @@ def run_demo(settings: Settings, console: Console) -> int:
         report = replay(settings, path, topic)
         after = end_offsets(settings, topic)
         back = read_range(settings, topic, before, after)
-        summaries.append(TopicSummary(topic, report.sent, report.acknowledged, report.failed, report.invalid, back.count, back.distinct_keys))
+        summaries.append(
+            TopicSummary(
+                topic, report.sent, report.acknowledged, report.failed, report.invalid, back.count, back.distinct_keys
+            )
+        )
         starts[topic] = before
     console.print("3. replayed the sample files in producers/samples/")
     console.print(summary_table(summaries))
@@ -73,8 +77,8 @@ def run_demo(settings: Settings, console: Console) -> int:
     checks = {
         f"events in ({pipeline.events_in}) = events produced ({expected_in})": pipeline.events_in == expected_in,
         "events in = scored + dead-lettered + duplicates": pipeline.reconciled,
-        f"dead letters ({pipeline.deadlettered}) = events the producer's validator rejects ({expected_dead})":
-            pipeline.deadlettered == expected_dead,
+        f"dead letters ({pipeline.deadlettered}) = events the producer's validator rejects ({expected_dead})": pipeline.deadlettered
+        == expected_dead,
         f"alerts posted ({sum(pipeline.alerts_sent.values())}) = scored events past a threshold "
         f"({pipeline.alerts_expected}), none pending": pipeline.alerts_reconciled,
     }
@@ -98,17 +102,21 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
     run_dir = settings.state_dir / "demo" / run
     outputs = {topic: end_offsets(settings, topic) for topic in (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)}
     offsets = {topic: {str(p): o for p, o in partitions.items()} for topic, partitions in {**starts, **outputs}.items()}
-    run_settings = settings.replace(**{
-        "trigger": "available-now",
-        "checkpoint_location": str(run_dir / "checkpoints"),
-        "table_location": str(run_dir / "tables"),
-        "alerts_file": settings.alerts_file or run_dir / "alerts.jsonl",
-        "starting_offsets": json.dumps(offsets),
-        "dispatcher_group": f"feedback-demo-{run}",
-    })
+    run_settings = settings.replace(
+        **{
+            "trigger": "available-now",
+            "checkpoint_location": str(run_dir / "checkpoints"),
+            "table_location": str(run_dir / "tables"),
+            "alerts_file": settings.alerts_file or run_dir / "alerts.jsonl",
+            "starting_offsets": json.dumps(offsets),
+            "dispatcher_group": f"feedback-demo-{run}",
+        }
+    )
     config = write_run_config(run_settings, settings.state_dir / "demo" / "latest.toml")
-    console.print(f"4. in another terminal, `feedback --config {config} status --watch` follows this run "
-                  f"(and `pipeline summary` or `pipeline report` with the same --config look at it later)")
+    console.print(
+        f"4. in another terminal, `feedback --config {config} status --watch` follows this run "
+        f"(and `pipeline summary` or `pipeline report` with the same --config look at it later)"
+    )
     with console.status("4. running the sentiment pipeline: scorer, alert dispatcher, table writer (available-now)"):
         spark = spark_session(run_settings, "feedback-demo")
         sentiment_pipeline.run(spark, run_settings)
@@ -118,8 +126,16 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
     return summary
 
 
-RUN_KEYS = ("state_dir", "local_kafka_port", "local_controller_port", "checkpoint_location", "table_location",
-            "dispatcher_group", "alerts_file", "starting_offsets")
+RUN_KEYS = (
+    "state_dir",
+    "local_kafka_port",
+    "local_controller_port",
+    "checkpoint_location",
+    "table_location",
+    "dispatcher_group",
+    "alerts_file",
+    "starting_offsets",
+)
 
 
 def write_run_config(settings: Settings, path: Path) -> Path:
@@ -145,7 +161,10 @@ def _ms(values: dict[str, float]) -> str:
 def pipeline_table(summary) -> Table:
     table = Table("", "", title="The sentiment pipeline, this run")
     table.add_row("events in", str(summary.events_in))
-    table.add_row("scored", ", ".join(f"{s}: {n}" for s, n in sorted(summary.scored_per_source.items())) + f" (total {summary.scored})")
+    table.add_row(
+        "scored",
+        ", ".join(f"{s}: {n}" for s, n in sorted(summary.scored_per_source.items())) + f" (total {summary.scored})",
+    )
     table.add_row("dead-lettered", str(summary.deadlettered))
     for reason, count in sorted(summary.deadletter_reasons.items()):
         table.add_row("", f"{count} x {reason}")
@@ -154,7 +173,9 @@ def pipeline_table(summary) -> Table:
         table.add_row(f"alerts posted to {channel}", str(count))
     for channel, count in sorted(summary.alerts_pending.items()):
         table.add_row(f"alerts pending for {channel}", str(count))
-    table.add_row("latency, send to commit", _ms(summary.latency_ms) + " (the events waited in Kafka for the run to start)")
+    table.add_row(
+        "latency, send to commit", _ms(summary.latency_ms) + " (the events waited in Kafka for the run to start)"
+    )
     table.add_row("latency, send to alert", _ms(summary.alert_latency_ms) + " (the same wait, then the post)")
     return table
 
@@ -165,5 +186,13 @@ def summary_table(summaries: list[TopicSummary]) -> Table:
     for column in ("sent", "acked", "failed", "invalid", "read back", "distinct ids"):
         table.add_column(column, justify="right")
     for s in summaries:
-        table.add_row(s.topic, str(s.sent), str(s.acknowledged), str(s.failed), str(s.schema_invalid), str(s.read_back), str(s.distinct_keys))
+        table.add_row(
+            s.topic,
+            str(s.sent),
+            str(s.acknowledged),
+            str(s.failed),
+            str(s.schema_invalid),
+            str(s.read_back),
+            str(s.distinct_keys),
+        )
     return table

@@ -140,7 +140,11 @@ def log4j2_config(log_dir: Path) -> str:
 def java_executable() -> str:
     """The `java` to run the broker with; a clear error when it is missing or too old."""
     java_home = os.environ.get("JAVA_HOME")
-    java = str(Path(java_home) / "bin" / "java") if java_home and (Path(java_home) / "bin" / "java").exists() else shutil.which("java")
+    java = (
+        str(Path(java_home) / "bin" / "java")
+        if java_home and (Path(java_home) / "bin" / "java").exists()
+        else shutil.which("java")
+    )
     if java is None:
         raise LocalKafkaError(
             f"Java is not installed (no `java` on PATH and no JAVA_HOME): Kafka 4 needs Java {JAVA_MIN_MAJOR} or newer. "
@@ -151,7 +155,9 @@ def java_executable() -> str:
     if match:
         major = int(match.group(1)) if match.group(1) != "1" else int(match.group(2) or 0)
         if major < JAVA_MIN_MAJOR:
-            raise LocalKafkaError(f"{java} is Java {major}; Kafka 4 needs Java {JAVA_MIN_MAJOR} or newer (set JAVA_HOME to one)")
+            raise LocalKafkaError(
+                f"{java} is Java {major}; Kafka 4 needs Java {JAVA_MIN_MAJOR} or newer (set JAVA_HOME to one)"
+            )
     return java
 
 
@@ -226,13 +232,25 @@ class LocalKafka:
             folder.mkdir(parents=True, exist_ok=True)
         self.properties_file.write_text(broker_properties(self.settings, self.data_dir, self.extra_listeners))
         self.log4j_file.write_text(log4j2_config(self.log_dir))
-        jvm = [java, "-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-Djava.awt.headless=true",
-               f"-Dlog4j2.configurationFile={self.log4j_file}", f"-Dkafka.logs.dir={self.log_dir}", "-cp", classpath]
+        jvm = [
+            java,
+            "-Xms256m",
+            "-Xmx1g",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={self.log4j_file}",
+            f"-Dkafka.logs.dir={self.log_dir}",
+            "-cp",
+            classpath,
+        ]
         self._format_once(jvm)
         stdout = open(self.log_dir / "stdout.log", "ab")
         process = subprocess.Popen(
             [*jvm, BROKER_MAIN, str(self.properties_file)],
-            stdout=stdout, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         stdout.close()
         self.pid_file.write_text(f"{process.pid}\n")
@@ -295,7 +313,10 @@ class LocalKafka:
         return True
 
     def _check_ports(self) -> None:
-        ports = [("local_kafka_port", self.settings.local_kafka_port), ("local_controller_port", self.settings.local_controller_port)]
+        ports = [
+            ("local_kafka_port", self.settings.local_kafka_port),
+            ("local_controller_port", self.settings.local_controller_port),
+        ]
         ports += [(f"the {listener.name} listener", listener.port) for listener in self.extra_listeners]
         for setting, port in ports:
             if port_in_use(port):
@@ -310,8 +331,19 @@ class LocalKafka:
         cluster_id = new_cluster_id()
         (self.home / "cluster.id").write_text(cluster_id + "\n")
         result = subprocess.run(
-            [*jvm, STORAGE_TOOL, "format", "--cluster-id", cluster_id, "--config", str(self.properties_file), "--ignore-formatted"],
-            capture_output=True, text=True, timeout=120,
+            [
+                *jvm,
+                STORAGE_TOOL,
+                "format",
+                "--cluster-id",
+                cluster_id,
+                "--config",
+                str(self.properties_file),
+                "--ignore-formatted",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         if result.returncode != 0:
             raise LocalKafkaError(f"formatting the broker's storage failed:\n{result.stdout}{result.stderr}")

@@ -89,16 +89,24 @@ class DatabricksDeployment(pulumi.ComponentResource):
     def __init__(self, name: str, args: DatabricksDeploymentArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         unknown = sorted(set(args.secrets) - set(job_specs.SECRETS_BY_KEY))
         if unknown:
-            raise ValueError(f"no job uses the secrets {', '.join(unknown)}; "
-                             f"known: {', '.join(job_specs.SECRETS_BY_KEY)}")
-        problems = [f"{key} {problem}" for key, problem in (
-            ("feedback:jobsCheckpointLocation", job_specs.location_problem(args.checkpoint_location)),
-            ("feedback:jobsTableLocation", job_specs.location_problem(args.table_location)),
-            ("feedback:jobsStateDir", job_specs.state_dir_problem(args.state_dir)),
-        ) if problem]
+            raise ValueError(
+                f"no job uses the secrets {', '.join(unknown)}; known: {', '.join(job_specs.SECRETS_BY_KEY)}"
+            )
+        problems = [
+            f"{key} {problem}"
+            for key, problem in (
+                ("feedback:jobsCheckpointLocation", job_specs.location_problem(args.checkpoint_location)),
+                ("feedback:jobsTableLocation", job_specs.location_problem(args.table_location)),
+                ("feedback:jobsStateDir", job_specs.state_dir_problem(args.state_dir)),
+            )
+            if problem
+        ]
         if problems:
-            raise ValueError("the jobs cannot use these locations: " + "; ".join(problems)
-                             + "; fix them with `pulumi config set feedback:<key> <path>`")
+            raise ValueError(
+                "the jobs cannot use these locations: "
+                + "; ".join(problems)
+                + "; fix them with `pulumi config set feedback:<key> <path>`"
+            )
         super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
         for location in (args.checkpoint_location, args.table_location, args.state_dir):
             if prerequisite := job_specs.location_prerequisite(location):
@@ -155,9 +163,9 @@ class DatabricksDeployment(pulumi.ComponentResource):
             databricks.JobArgs(
                 name=job_specs.PIPELINE_JOB,
                 description="Sentiment pipeline, running continuously: scorer (feedback topics -> feedback-scored, "
-                            "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
-                            "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py. "
-                            "Deployed by Pulumi.",
+                "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
+                "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py. "
+                "Deployed by Pulumi.",
                 max_concurrent_runs=1,
                 # One task per part on one cluster, no dependencies between them (a continuous job
                 # allows none). A failed part is retried on the running cluster while the others
@@ -165,20 +173,31 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 continuous=databricks.JobContinuousArgs(pause_status="UNPAUSED", task_retry_mode="ON_FAILURE"),
                 control_run_state=True,
                 job_clusters=[
-                    self._cluster(PIPELINE_CLUSTER, args, num_workers=args.workers,
-                                  env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"))
+                    self._cluster(
+                        PIPELINE_CLUSTER,
+                        args,
+                        num_workers=args.workers,
+                        env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"),
+                    )
                 ],
                 tasks=[
                     databricks.JobTaskArgs(
                         task_key=part,
                         job_cluster_key=PIPELINE_CLUSTER,
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
-                            package_name=job_specs.PACKAGE, entry_point=job_specs.PIPELINE_ENTRY_POINT,
+                            package_name=job_specs.PACKAGE,
+                            entry_point=job_specs.PIPELINE_ENTRY_POINT,
                             parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
                                 lambda bootstrap, part=part: job_specs.pipeline_parameters(
-                                    part, args.jobs_backend, bootstrap, args.checkpoint_location,
-                                    args.table_location, args.trigger, args.tables_trigger,
-                                    args.eventhubs_tier, args.azure_language_endpoint,
+                                    part,
+                                    args.jobs_backend,
+                                    bootstrap,
+                                    args.checkpoint_location,
+                                    args.table_location,
+                                    args.trigger,
+                                    args.tables_trigger,
+                                    args.eventhubs_tier,
+                                    args.azure_language_endpoint,
                                 )
                             ),
                         ),
@@ -197,7 +216,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
             databricks.JobArgs(
                 name=job_specs.PRODUCERS_JOB,
                 description=f"Source producers ({', '.join(self.producers)}) into Kafka, running continuously. "
-                            "Deployed by Pulumi.",
+                "Deployed by Pulumi.",
                 max_concurrent_runs=1,
                 # Always running; a failed producer's task is retried while the others keep
                 # running (see the module docstring).
@@ -205,10 +224,15 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 control_run_state=True,
                 job_clusters=[
                     self._cluster(
-                        PRODUCERS_CLUSTER, args, num_workers=0,
-                        env={**job_specs.producers_env(args.jobs_backend, args.eventhubs_tier,
-                                                       dict(args.producer_settings)),
-                             **job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "producers")},
+                        PRODUCERS_CLUSTER,
+                        args,
+                        num_workers=0,
+                        env={
+                            **job_specs.producers_env(
+                                args.jobs_backend, args.eventhubs_tier, dict(args.producer_settings)
+                            ),
+                            **job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "producers"),
+                        },
                         single_node=True,
                     )
                 ],
@@ -217,10 +241,12 @@ class DatabricksDeployment(pulumi.ComponentResource):
                         task_key=f"producer-{producer}",
                         job_cluster_key=PRODUCERS_CLUSTER,
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
-                            package_name=job_specs.PACKAGE, entry_point=job_specs.CLI_ENTRY_POINT,
+                            package_name=job_specs.PACKAGE,
+                            entry_point=job_specs.CLI_ENTRY_POINT,
                             parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
                                 lambda bootstrap, producer=producer: job_specs.producer_parameters(
-                                    args.jobs_backend, bootstrap, producer, args.state_dir)
+                                    args.jobs_backend, bootstrap, producer, args.state_dir
+                                )
                             ),
                         ),
                         libraries=libraries,
@@ -237,17 +263,20 @@ class DatabricksDeployment(pulumi.ComponentResource):
         self.secret_scope = scope.name
         self.wheel_path = wheel_file.path
         self.notebook_paths = pulumi.Output.all(*[notebook.path for notebook in notebooks])
-        self.register_outputs({
-            "pipeline_job_id": self.pipeline_job_id,
-            "producers_job_id": self.producers_job_id,
-            "secret_scope": self.secret_scope,
-            "wheel_path": self.wheel_path,
-            "notebook_paths": self.notebook_paths,
-        })
+        self.register_outputs(
+            {
+                "pipeline_job_id": self.pipeline_job_id,
+                "producers_job_id": self.producers_job_id,
+                "secret_scope": self.secret_scope,
+                "wheel_path": self.wheel_path,
+                "notebook_paths": self.notebook_paths,
+            }
+        )
 
     @staticmethod
-    def _cluster(key: str, args: DatabricksDeploymentArgs, num_workers: int, env: dict[str, str],
-                 single_node: bool = False) -> databricks.JobJobClusterArgs:
+    def _cluster(
+        key: str, args: DatabricksDeploymentArgs, num_workers: int, env: dict[str, str], single_node: bool = False
+    ) -> databricks.JobJobClusterArgs:
         """A job cluster (created for a run, deleted after it) on the pinned LTS runtime, in
         dedicated access mode for the job's run-as identity (why: `job_specs.ACCESS_MODE`)."""
         return databricks.JobJobClusterArgs(

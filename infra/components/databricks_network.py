@@ -133,5 +133,12 @@ class DatabricksNetwork(pulumi.ComponentResource):
         self.container_subnet = container
         self.nsg_id = nsg.id
         self.egress_ip = egress_ip.ip_address.apply(lambda ip: ip or "")
-        self.register_outputs({"vnet_id": vnet.id, "host_subnet_id": host.id, "container_subnet_id": container.id,
-                               "nsg_id": nsg.id, "nat_gateway_id": nat.id})
+        self.register_outputs(
+            {
+                "vnet_id": vnet.id,
+                "host_subnet_id": host.id,
+                "container_subnet_id": container.id,
+                "nsg_id": nsg.id,
+                "nat_gateway_id": nat.id,
+            }
+        )

@@ -62,13 +62,15 @@ def custom_parameters(args: DatabricksWorkspaceArgs) -> databricks.WorkspaceCust
     if args.injected is None:
         return databricks.WorkspaceCustomParametersArgs(
             vnet_address_prefix=databricks.WorkspaceCustomStringParameterArgs(
-                value=network_rules.managed_vnet_prefix(args.managed_vnet_cidr))
+                value=network_rules.managed_vnet_prefix(args.managed_vnet_cidr)
+            )
         )
     return databricks.WorkspaceCustomParametersArgs(
         custom_virtual_network_id=databricks.WorkspaceCustomStringParameterArgs(value=args.injected.vnet_id),
         custom_public_subnet_name=databricks.WorkspaceCustomStringParameterArgs(value=args.injected.host_subnet_name),
         custom_private_subnet_name=databricks.WorkspaceCustomStringParameterArgs(
-            value=args.injected.container_subnet_name),
+            value=args.injected.container_subnet_name
+        ),
         enable_no_public_ip=databricks.WorkspaceNoPublicIPBooleanParameterArgs(value=True),
     )
 
@@ -82,11 +84,16 @@ def deployed_network(parameters: Any) -> WorkspaceNetwork:
     """The network of a workspace as Azure describes it (getWorkspace's `parameters`)."""
     vnet_id = _value(getattr(parameters, "custom_virtual_network_id", None))
     if vnet_id:
-        return WorkspaceNetwork("injected", vnet_name=vnet_id.rstrip("/").rsplit("/", 1)[-1],
-                                host_subnet=_value(getattr(parameters, "custom_public_subnet_name", None)),
-                                container_subnet=_value(getattr(parameters, "custom_private_subnet_name", None)))
+        return WorkspaceNetwork(
+            "injected",
+            vnet_name=vnet_id.rstrip("/").rsplit("/", 1)[-1],
+            host_subnet=_value(getattr(parameters, "custom_public_subnet_name", None)),
+            container_subnet=_value(getattr(parameters, "custom_private_subnet_name", None)),
+        )
     # Azure Databricks' own default when the workspace was created without one.
-    return WorkspaceNetwork("managed", managed_prefix=_value(getattr(parameters, "vnet_address_prefix", None)) or "10.139")
+    return WorkspaceNetwork(
+        "managed", managed_prefix=_value(getattr(parameters, "vnet_address_prefix", None)) or "10.139"
+    )
 
 
 # Azure Resource Manager's answer when the group or the workspace does not exist.
@@ -105,8 +112,10 @@ def existing_network(resource_group_name: str, workspace_name: str) -> Optional[
     except Exception as error:  # noqa: BLE001 the invoke reports Azure's errors as plain Exceptions
         if _NOT_FOUND.search(str(error)):
             return None
-        raise RuntimeError(f"could not read the Databricks workspace {workspace_name} in {resource_group_name} to "
-                           f"check its network before `pulumi up` changes it: {error}") from error
+        raise RuntimeError(
+            f"could not read the Databricks workspace {workspace_name} in {resource_group_name} to "
+            f"check its network before `pulumi up` changes it: {error}"
+        ) from error
     return deployed_network(found.parameters)
 
 

@@ -23,7 +23,11 @@ RULE_RIGHTS: dict[str, list[eventhub.AccessRights]] = {
 # The namespace SKU for each tier. A Dedicated namespace lives in a Dedicated cluster
 # (`clusterArmId`) with the Standard SKU, as in Microsoft's quickstart template
 # "eventhubs-create-cluster-namespace-eventhub".
-SKU_NAMES = {"standard": eventhub.SkuName.STANDARD, "premium": eventhub.SkuName.PREMIUM, "dedicated": eventhub.SkuName.STANDARD}
+SKU_NAMES = {
+    "standard": eventhub.SkuName.STANDARD,
+    "premium": eventhub.SkuName.PREMIUM,
+    "dedicated": eventhub.SkuName.STANDARD,
+}
 
 
 @dataclass(frozen=True)

@@ -98,7 +98,9 @@ class KafkaCluster(pulumi.ComponentResource):
         account_key = pulumi.Output.secret(
             storage.list_storage_account_keys_output(
                 resource_group_name=args.resource_group_name, account_name=account.name
-            ).keys[0].value
+            )
+            .keys[0]
+            .value
         )
 
         linux_profile = hdinsight.OsProfileArgs(

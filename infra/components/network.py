@@ -37,7 +37,9 @@ class NetworkArgs:
 KAFKA_FROM_DATABRICKS_PRIORITY = 321
 
 
-def inbound_rules(subnet_cidr: str, databricks_cidrs: tuple[str, ...], operator_cidr: str) -> list[network.SecurityRuleArgs]:
+def inbound_rules(
+    subnet_cidr: str, databricks_cidrs: tuple[str, ...], operator_cidr: str
+) -> list[network.SecurityRuleArgs]:
     """The inbound rule set, lowest priority number first.
 
     Kafka is reachable only from its own subnet (brokers replicate over 9092) and from where
@@ -65,13 +67,24 @@ def inbound_rules(subnet_cidr: str, databricks_cidrs: tuple[str, ...], operator_
         )
 
     return [
-        allow("allow-hdinsight-management-443", 300, HDINSIGHT_SERVICE_TAG, HTTPS_PORT, "HDInsight health and management services"),
+        allow(
+            "allow-hdinsight-management-443",
+            300,
+            HDINSIGHT_SERVICE_TAG,
+            HTTPS_PORT,
+            "HDInsight health and management services",
+        ),
         allow("allow-azure-dns-53", 301, AZURE_RESOLVER, DNS_PORT, "Azure-provided DNS (TCP and UDP)", protocol="*"),
         allow("allow-operator-https", 310, operator_cidr, HTTPS_PORT, "Ambari REST API from where pulumi up runs"),
         allow("allow-kafka-from-kafka-subnet", 320, subnet_cidr, str(KAFKA_PORT), "Broker replication"),
         *(
-            allow(f"allow-kafka-from-databricks{'' if i == 0 else f'-{i + 1}'}", KAFKA_FROM_DATABRICKS_PRIORITY + i,
-                  cidr, str(KAFKA_PORT), "Spark on Databricks over the peering")
+            allow(
+                f"allow-kafka-from-databricks{'' if i == 0 else f'-{i + 1}'}",
+                KAFKA_FROM_DATABRICKS_PRIORITY + i,
+                cidr,
+                str(KAFKA_PORT),
+                "Spark on Databricks over the peering",
+            )
             for i, cidr in enumerate(databricks_cidrs)
         ),
         network.SecurityRuleArgs(

@@ -99,17 +99,23 @@ class NetworkPeering(pulumi.ComponentResource):
         both = pulumi.InvokeOutputOptions(depends_on=[to_kafka, to_databricks])
         if args.databricks_vnet_id is None:
             to_kafka_state = databricks.get_v_net_peering_output(
-                resource_group_name=args.resource_group_name, workspace_name=args.workspace_name,
-                peering_name=to_kafka_name, opts=both,
+                resource_group_name=args.resource_group_name,
+                workspace_name=args.workspace_name,
+                peering_name=to_kafka_name,
+                opts=both,
             ).peering_state
         else:
             to_kafka_state = network.get_virtual_network_peering_output(
-                resource_group_name=args.resource_group_name, virtual_network_name=args.databricks_vnet_name,
-                virtual_network_peering_name=to_kafka_name, opts=both,
+                resource_group_name=args.resource_group_name,
+                virtual_network_name=args.databricks_vnet_name,
+                virtual_network_peering_name=to_kafka_name,
+                opts=both,
             ).peering_state
         to_databricks_state = network.get_virtual_network_peering_output(
-            resource_group_name=args.resource_group_name, virtual_network_name=args.kafka_vnet_name,
-            virtual_network_peering_name=to_databricks_name, opts=both,
+            resource_group_name=args.resource_group_name,
+            virtual_network_name=args.kafka_vnet_name,
+            virtual_network_peering_name=to_databricks_name,
+            opts=both,
         ).peering_state
 
         self.databricks_to_kafka_state = to_kafka_state.apply(lambda state: state or "")

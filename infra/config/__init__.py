@@ -24,8 +24,18 @@ from infra.config.keys import FIELD_OF_KEY, KEYS_WITH_DEFAULTS, OBJECT_KEYS, SEC
 from infra.config.workspace import WorkspaceNetwork, workspace_replacement_problem
 
 __all__ = [
-    "NAMESPACE", "SECRET_KEYS", "Checked", "ConfigError", "ConfigSource", "StackConfig", "WorkspaceNetwork", "check",
-    "load_config", "read_keys", "set_line", "workspace_replacement_problem",
+    "NAMESPACE",
+    "SECRET_KEYS",
+    "Checked",
+    "ConfigError",
+    "ConfigSource",
+    "StackConfig",
+    "WorkspaceNetwork",
+    "check",
+    "load_config",
+    "read_keys",
+    "set_line",
+    "workspace_replacement_problem",
 ]
 
 
@@ -50,8 +60,9 @@ def read_keys(config: ConfigSource) -> dict[str, Any]:
     return raw
 
 
-def load_config(config: Optional[ConfigSource] = None, is_secret: Optional[Callable[[str], bool]] = None
-                ) -> StackConfig:
+def load_config(
+    config: Optional[ConfigSource] = None, is_secret: Optional[Callable[[str], bool]] = None
+) -> StackConfig:
     """Read the stack config once, check it and return it; raise ConfigError listing every problem.
 
     Secrets are read in clear text only to check them; they stay SecretStr (masked when printed)

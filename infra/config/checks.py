@@ -50,8 +50,12 @@ def names(keys: StackConfig) -> Found:
     """The prefix, the global names made from it, and the storage account's name."""
     found = Found()
     if keys.prefix is None:
-        found.problems.append(fix("prefix", f"{NAMESPACE}:prefix is not set (it starts every resource name; cluster "
-                                            "and storage names are global)"))
+        found.problems.append(
+            fix(
+                "prefix",
+                f"{NAMESPACE}:prefix is not set (it starts every resource name; cluster and storage names are global)",
+            )
+        )
     elif problem := azure_names.prefix_problem(keys.prefix):
         found.problems.append(fix("prefix", problem))
     else:
@@ -87,13 +91,20 @@ def kafka_network(keys: StackConfig) -> Found:
     found = Found()
     vnet, subnet = keys.kafka_vnet_cidr, keys.kafka_subnet_cidr
     if vnet and subnet and not network_rules.contains(vnet, subnet):
-        found.problems.append(fix("kafkaSubnetCidr", f"{NAMESPACE}:kafkaSubnetCidr {subnet} is not inside "
-                                                     f"kafkaVnetCidr {vnet}"))
-    peered = {key: cidr for key, cidr in (("kafkaVnetCidr", vnet), ("databricksVnetCidr", keys.databricks_vnet_cidr))
-              if cidr}
+        found.problems.append(
+            fix("kafkaSubnetCidr", f"{NAMESPACE}:kafkaSubnetCidr {subnet} is not inside kafkaVnetCidr {vnet}")
+        )
+    peered = {
+        key: cidr for key, cidr in (("kafkaVnetCidr", vnet), ("databricksVnetCidr", keys.databricks_vnet_cidr)) if cidr
+    }
     for a, b in network_rules.overlapping_ranges(peered):
-        found.problems.append(fix(b, f"{NAMESPACE}:{a} {peered[a]} overlaps {NAMESPACE}:{b} {peered[b]}; peered "
-                                     "networks need disjoint address spaces"))
+        found.problems.append(
+            fix(
+                b,
+                f"{NAMESPACE}:{a} {peered[a]} overlaps {NAMESPACE}:{b} {peered[b]}; peered "
+                "networks need disjoint address spaces",
+            )
+        )
     return found
 
 
@@ -118,9 +129,14 @@ def operator_access(keys: StackConfig) -> Found:
     found = Found()
     if keys.operator_cidr is None:
         if keys.builds_hdinsight:
-            found.problems.append(fix("operatorCidr", f"{NAMESPACE}:operatorCidr is not set (the address range allowed "
-                                      "to reach the cluster's HTTPS gateway, where `pulumi up` calls Ambari; your public "
-                                      "IP with /32)"))
+            found.problems.append(
+                fix(
+                    "operatorCidr",
+                    f"{NAMESPACE}:operatorCidr is not set (the address range allowed "
+                    "to reach the cluster's HTTPS gateway, where `pulumi up` calls Ambari; your public "
+                    "IP with /32)",
+                )
+            )
         return found
     try:
         network = network_rules.parse_cidr(keys.operator_cidr, f"{NAMESPACE}:operatorCidr")
@@ -130,8 +146,10 @@ def operator_access(keys: StackConfig) -> Found:
     if problem := operator_range_problem(network, keys.allow_wide_operator_cidr is True):
         found.problems.append(problem)
     elif network.prefixlen < OPERATOR_WIDEST_PREFIX:
-        found.warnings.append(f"{NAMESPACE}:operatorCidr {network} opens the cluster's HTTPS gateway to "
-                              f"{network.num_addresses} addresses ({NAMESPACE}:allowWideOperatorCidr is true)")
+        found.warnings.append(
+            f"{NAMESPACE}:operatorCidr {network} opens the cluster's HTTPS gateway to "
+            f"{network.num_addresses} addresses ({NAMESPACE}:allowWideOperatorCidr is true)"
+        )
     return found
 
 
@@ -148,13 +166,16 @@ def databricks_network(keys: StackConfig) -> Found:
         except ValueError as error:
             found.problems.append(fix("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {error}", "10.139.0.0/16"))
     elif mode == "injected" and vnet:
-        found.problems.extend(injected_network_problems(vnet, (keys.databricks_host_subnet_cidr,
-                                                               keys.databricks_container_subnet_cidr)))
+        found.problems.extend(
+            injected_network_problems(vnet, (keys.databricks_host_subnet_cidr, keys.databricks_container_subnet_cidr))
+        )
     if mode == "managed":
         for key, subnet in zip(SUBNET_KEYS, (keys.databricks_host_subnet_cidr, keys.databricks_container_subnet_cidr)):
             if subnet:
-                found.warnings.append(f"{NAMESPACE}:{key} is set but {NAMESPACE}:databricksNetwork is 'managed'; it "
-                                      f"is not used (remove it with `pulumi config rm {NAMESPACE}:{key}`)")
+                found.warnings.append(
+                    f"{NAMESPACE}:{key} is set but {NAMESPACE}:databricksNetwork is 'managed'; it "
+                    f"is not used (remove it with `pulumi config rm {NAMESPACE}:{key}`)"
+                )
     return found
 
 
@@ -166,8 +187,14 @@ def injected_network_problems(vnet_cidr: str, subnet_cidrs: tuple[Optional[str],
     vnet = ipaddress.ip_network(vnet_cidr)
     widest, narrowest = INJECTED_VNET_PREFIXES
     if not widest <= vnet.prefixlen <= narrowest:
-        return [fix("databricksVnetCidr", f"{NAMESPACE}:databricksVnetCidr {vnet_cidr} is a /{vnet.prefixlen}; an "
-                    f"injected Azure Databricks network is a /{widest} to a /{narrowest}", "10.139.0.0/16")]
+        return [
+            fix(
+                "databricksVnetCidr",
+                f"{NAMESPACE}:databricksVnetCidr {vnet_cidr} is a /{vnet.prefixlen}; an "
+                f"injected Azure Databricks network is a /{widest} to a /{narrowest}",
+                "10.139.0.0/16",
+            )
+        ]
     defaults = dict(zip(SUBNET_KEYS, network_rules.injected_subnets(vnet_cidr)))
     subnets: dict[str, ipaddress.IPv4Network] = {}
     for key, raw in zip(SUBNET_KEYS, subnet_cidrs):
@@ -178,18 +205,34 @@ def injected_network_problems(vnet_cidr: str, subnet_cidrs: tuple[Optional[str],
             problems.append(fix(key, str(error), defaults[key]))
             continue
         if subnet.prefixlen > MIN_SUBNET_PREFIX:
-            problems.append(fix(key, f"{NAMESPACE}:{key} {raw} is a /{subnet.prefixlen}; each Databricks subnet must "
-                                f"be at least a /{MIN_SUBNET_PREFIX} (64 addresses, Microsoft's minimum)", defaults[key]))
+            problems.append(
+                fix(
+                    key,
+                    f"{NAMESPACE}:{key} {raw} is a /{subnet.prefixlen}; each Databricks subnet must "
+                    f"be at least a /{MIN_SUBNET_PREFIX} (64 addresses, Microsoft's minimum)",
+                    defaults[key],
+                )
+            )
         elif not subnet.subnet_of(vnet):  # type: ignore[arg-type]
-            problems.append(fix(key, f"{NAMESPACE}:{key} {raw} is not inside {NAMESPACE}:databricksVnetCidr {vnet_cidr}",
-                                defaults[key]))
+            problems.append(
+                fix(
+                    key,
+                    f"{NAMESPACE}:{key} {raw} is not inside {NAMESPACE}:databricksVnetCidr {vnet_cidr}",
+                    defaults[key],
+                )
+            )
         else:
             subnets[key] = subnet
     host, container = SUBNET_KEYS
     if len(subnets) == 2 and subnets[host].overlaps(subnets[container]):
-        problems.append(fix(container, f"{NAMESPACE}:{host} {subnets[host]} overlaps {NAMESPACE}:{container} "
-                                       f"{subnets[container]}; the workspace needs two subnets of its own",
-                            defaults[container]))
+        problems.append(
+            fix(
+                container,
+                f"{NAMESPACE}:{host} {subnets[host]} overlaps {NAMESPACE}:{container} "
+                f"{subnets[container]}; the workspace needs two subnets of its own",
+                defaults[container],
+            )
+        )
     return problems
 
 
@@ -215,8 +258,12 @@ def cluster_credentials(keys: StackConfig) -> Found:
     if not keys.builds_hdinsight:
         return found
     if keys.cluster_login_password is None:
-        found.problems.append(fix("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword is not set (the HDInsight "
-                                  "cluster login, used by Ambari's REST API)"))
+        found.problems.append(
+            fix(
+                "clusterLoginPassword",
+                f"{NAMESPACE}:clusterLoginPassword is not set (the HDInsight cluster login, used by Ambari's REST API)",
+            )
+        )
     else:
         password = keys.cluster_login_password.get_secret_value()
         for problem in passwords.cluster_password_problems(password, login_user, ssh_user):
@@ -228,8 +275,13 @@ def cluster_credentials(keys: StackConfig) -> Found:
             f"`{set_line('sshPublicKey')}` or `{set_line('sshPassword')}`"
         )
     elif ssh_password is not None and ssh_key is not None:
-        found.problems.append(fix("sshPassword", f"set only one of {NAMESPACE}:sshPublicKey and {NAMESPACE}:sshPassword; "
-                                  f"remove one with `pulumi config rm {NAMESPACE}:sshPassword`, or keep the key"))
+        found.problems.append(
+            fix(
+                "sshPassword",
+                f"set only one of {NAMESPACE}:sshPublicKey and {NAMESPACE}:sshPassword; "
+                f"remove one with `pulumi config rm {NAMESPACE}:sshPassword`, or keep the key",
+            )
+        )
     elif ssh_password is not None:
         for problem in passwords.ssh_password_problems(ssh_password.get_secret_value(), login_user):
             found.problems.append(fix("sshPassword", f"{NAMESPACE}:sshPassword {problem}"))
@@ -243,21 +295,34 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
     found = Found()
     tier = keys.eventhubs_tier
     if keys.eventhubs_cluster_id and tier != "dedicated":
-        found.warnings.append(f"{NAMESPACE}:eventhubsClusterId is set but {NAMESPACE}:eventhubsTier is not 'dedicated'; "
-                              f"it is not used (remove it with `pulumi config rm {NAMESPACE}:eventhubsClusterId`)")
+        found.warnings.append(
+            f"{NAMESPACE}:eventhubsClusterId is set but {NAMESPACE}:eventhubsTier is not 'dedicated'; "
+            f"it is not used (remove it with `pulumi config rm {NAMESPACE}:eventhubsClusterId`)"
+        )
     if tier is None or not keys.builds_eventhubs:
         return found
     if tier == "dedicated":
         cluster = keys.eventhubs_cluster_id
         if not cluster or not EVENTHUBS_CLUSTER_ID.match(cluster):
             state = "is not set" if not cluster else f"is {cluster!r}, not an Event Hubs cluster's resource id"
-            found.problems.append(fix("eventhubsClusterId", f"{NAMESPACE}:eventhubsClusterId {state} (tier 'dedicated' "
-                                      "puts the namespace in an existing Event Hubs Dedicated cluster; this stack does "
-                                      "not create one)"))
+            found.problems.append(
+                fix(
+                    "eventhubsClusterId",
+                    f"{NAMESPACE}:eventhubsClusterId {state} (tier 'dedicated' "
+                    "puts the namespace in an existing Event Hubs Dedicated cluster; this stack does "
+                    "not create one)",
+                )
+            )
     misfits = event_hubs_limits.catalogue_problems(topics, tier)
     if misfits:
-        larger = next((t for t in event_hubs_limits.TIERS[event_hubs_limits.TIERS.index(tier) + 1:]
-                       if not event_hubs_limits.catalogue_problems(topics, t)), None)
+        larger = next(
+            (
+                t
+                for t in event_hubs_limits.TIERS[event_hubs_limits.TIERS.index(tier) + 1 :]
+                if not event_hubs_limits.catalogue_problems(topics, t)
+            ),
+            None,
+        )
         remedy = "change the topic in feedback/core/catalogue.py"
         if larger:
             remedy += f", or use a larger tier: run `{set_line('eventhubsTier', larger)}`"
@@ -270,25 +335,38 @@ def jobs(keys: StackConfig) -> Found:
     found = Found()
     endpoint, language_key = keys.azure_language_endpoint, keys.azure_language_key
     if language_key is not None and not endpoint:
-        found.problems.append(fix("azureLanguageEndpoint", f"{NAMESPACE}:azureLanguageKey is set but "
-                                  f"{NAMESPACE}:azureLanguageEndpoint is not (the pipeline scores with Azure AI Language "
-                                  "only with both)"))
+        found.problems.append(
+            fix(
+                "azureLanguageEndpoint",
+                f"{NAMESPACE}:azureLanguageKey is set but "
+                f"{NAMESPACE}:azureLanguageEndpoint is not (the pipeline scores with Azure AI Language "
+                "only with both)",
+            )
+        )
     if endpoint and not endpoint.startswith("https://"):
-        found.problems.append(fix("azureLanguageEndpoint",
-                                  f"{NAMESPACE}:azureLanguageEndpoint {endpoint!r} is not an https:// URL"))
+        found.problems.append(
+            fix("azureLanguageEndpoint", f"{NAMESPACE}:azureLanguageEndpoint {endpoint!r} is not an https:// URL")
+        )
     if endpoint and language_key is None:
-        found.problems.append(fix("azureLanguageKey", f"{NAMESPACE}:azureLanguageEndpoint is set but "
-                                  f"{NAMESPACE}:azureLanguageKey is not"))
+        found.problems.append(
+            fix("azureLanguageKey", f"{NAMESPACE}:azureLanguageEndpoint is set but {NAMESPACE}:azureLanguageKey is not")
+        )
     if keys.slack_app_token is not None and keys.slack_bot_token is None:
-        found.warnings.append(f"{NAMESPACE}:slackAppToken is set without {NAMESPACE}:slackBotToken: the Slack producer "
-                              f"needs both and is not deployed; run `{set_line('slackBotToken')}`")
+        found.warnings.append(
+            f"{NAMESPACE}:slackAppToken is set without {NAMESPACE}:slackBotToken: the Slack producer "
+            f"needs both and is not deployed; run `{set_line('slackBotToken')}`"
+        )
     return found
 
 
 def stored_in_plain_text(plain_secrets: Iterable[str]) -> Found:
     """Secret keys set without `--secret`: their clear text is in the stack file."""
-    return Found([fix(key, f"{NAMESPACE}:{key} is stored in plain text in the stack file; store it encrypted")
-                  for key in plain_secrets])
+    return Found(
+        [
+            fix(key, f"{NAMESPACE}:{key} is stored in plain text in the stack file; store it encrypted")
+            for key in plain_secrets
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -309,9 +387,18 @@ def check(raw: Mapping[str, Any], plain_secrets: Iterable[str] = (), topics: tup
     """
     keys, problems = parse_keys(raw)
     warnings: list[str] = []
-    for found in (names(keys), backends(keys), kafka_network(keys), operator_access(keys), databricks_network(keys),
-                  kafka_cluster(keys), cluster_credentials(keys), event_hubs(keys, topics), jobs(keys),
-                  stored_in_plain_text(plain_secrets)):
+    for found in (
+        names(keys),
+        backends(keys),
+        kafka_network(keys),
+        operator_access(keys),
+        databricks_network(keys),
+        kafka_cluster(keys),
+        cluster_credentials(keys),
+        event_hubs(keys, topics),
+        jobs(keys),
+        stored_in_plain_text(plain_secrets),
+    ):
         problems.extend(found.problems)
         warnings.extend(found.warnings)
     return Checked(problems, warnings, None if problems else keys)

@@ -69,6 +69,7 @@ def _key(info: ValidationInfo) -> str:
 
 # -- The rules one key obeys on its own -------------------------------------------------------
 
+
 def _whole_number(value: Any, info: ValidationInfo) -> int:
     key = _key(info)
     try:
@@ -101,10 +102,15 @@ def _cidr(value: Any, info: ValidationInfo) -> str:
 def _disks_per_worker(disks: int, info: ValidationInfo) -> int:
     if disks > MAX_DISKS_PER_WORKER:
         key = _key(info)
-        raise refuse(fix(key, f"{NAMESPACE}:{key} is {disks}; HDInsight gives a Kafka worker at most "
-                         f"{MAX_DISKS_PER_WORKER} managed data disks (16 TB a node, Microsoft's \"Configure storage "
-                         "and scalability for Apache Kafka on HDInsight\"); for more room add workers",
-                         str(MAX_DISKS_PER_WORKER)))
+        raise refuse(
+            fix(
+                key,
+                f"{NAMESPACE}:{key} is {disks}; HDInsight gives a Kafka worker at most "
+                f"{MAX_DISKS_PER_WORKER} managed data disks (16 TB a node, Microsoft's \"Configure storage "
+                'and scalability for Apache Kafka on HDInsight"); for more room add workers',
+                str(MAX_DISKS_PER_WORKER),
+            )
+        )
     return disks
 
 
@@ -119,8 +125,13 @@ def _fault_domains(fault_domains: int, info: ValidationInfo) -> int:
 def _databricks_sku(value: Any, info: ValidationInfo) -> str:
     key, sku = _key(info), str(value).lower()
     if sku == "standard":
-        raise refuse(fix(key, "Azure Databricks' Standard tier is being retired by Microsoft and is not supported "
-                         "here (Unity Catalog, IP access lists and the workspace features the jobs use need Premium)"))
+        raise refuse(
+            fix(
+                key,
+                "Azure Databricks' Standard tier is being retired by Microsoft and is not supported "
+                "here (Unity Catalog, IP access lists and the workspace features the jobs use need Premium)",
+            )
+        )
     if sku not in DATABRICKS_SKUS:
         raise refuse(fix(key, f"{NAMESPACE}:{key} is {sku!r}, expected one of {', '.join(DATABRICKS_SKUS)}"))
     return sku
@@ -135,19 +146,23 @@ def _eventhubs_tier(value: Any, info: ValidationInfo) -> str:
 
 def _problem_rule(problem_of: Callable[[str], Optional[str]]) -> Callable[[Any, ValidationInfo], str]:
     """A rule from one of infra/lib's `*_problem` functions (None: the value is fine)."""
+
     def rule(value: Any, info: ValidationInfo) -> str:
         if problem := problem_of(str(value)):
             key = _key(info)
             raise refuse(fix(key, f"{NAMESPACE}:{key} {problem}"))
         return str(value)
+
     return rule
 
 
 def _wheel(value: Any, info: ValidationInfo) -> str:
     key = _key(info)
     if value and (problem := wheel.wheel_name_problem(PurePath(str(value)).name)):
-        raise refuse(f"{NAMESPACE}:{key} {problem}: run `{set_line(key)}` "
-                     f"or `pulumi config rm {NAMESPACE}:{key}` to let `pulumi up` build it")
+        raise refuse(
+            f"{NAMESPACE}:{key} {problem}: run `{set_line(key)}` "
+            f"or `pulumi config rm {NAMESPACE}:{key}` to let `pulumi up` build it"
+        )
     return value
 
 
@@ -155,13 +170,17 @@ def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
     """Plain settings for the producers, each checked as feedback/core/settings.py will check it."""
     key = _key(info)
     if not isinstance(value, dict):
-        raise refuse(f"{NAMESPACE}:{key} is not an object: run "
-                     f"`pulumi config set --path '{NAMESPACE}:{key}.x_query' '\"Driftwood\" -is:retweet'`")
-    lines = [f"{NAMESPACE}:{key}.{name}: {problem}; fix it with "
-             f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' <value>` "
-             f"or `pulumi config rm --path '{NAMESPACE}:{key}.{name}'`"
-             for name, setting in value.items()
-             if (problem := job_specs.producer_settings_problem(str(name), setting))]
+        raise refuse(
+            f"{NAMESPACE}:{key} is not an object: run "
+            f"`pulumi config set --path '{NAMESPACE}:{key}.x_query' '\"Driftwood\" -is:retweet'`"
+        )
+    lines = [
+        f"{NAMESPACE}:{key}.{name}: {problem}; fix it with "
+        f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' <value>` "
+        f"or `pulumi config rm --path '{NAMESPACE}:{key}.{name}'`"
+        for name, setting in value.items()
+        if (problem := job_specs.producer_settings_problem(str(name), setting))
+    ]
     if lines:
         raise refuse(*lines)
     return value
@@ -172,8 +191,10 @@ def _tags(value: Any, info: ValidationInfo) -> dict[str, str]:
         return {str(name): str(tag) for name, tag in dict(value).items()}
     except (TypeError, ValueError):
         key = _key(info)
-        raise refuse(f"{NAMESPACE}:{key} is not an object: run "
-                     f"`pulumi config set --path '{NAMESPACE}:{key}.project' feedback-analytics`") from None
+        raise refuse(
+            f"{NAMESPACE}:{key} is not an object: run "
+            f"`pulumi config set --path '{NAMESPACE}:{key}.project' feedback-analytics`"
+        ) from None
 
 
 WholeNumber = Annotated[int, BeforeValidator(_whole_number)]
@@ -187,6 +208,7 @@ StateDir = Annotated[str, BeforeValidator(_problem_rule(job_specs.state_dir_prob
 # -- Defaults that follow other keys ----------------------------------------------------------
 # Each gets the keys declared above its field, all of them valid: pydantic calls a default
 # factory only while no key has failed (parse_keys then computes it again without the failed keys).
+
 
 def default_storage_account_name(prefix: str) -> str:
     return f"{prefix}kafkastore"[:24]
@@ -208,6 +230,7 @@ def _jobs_backend_default(keys: dict[str, Any]) -> str:
 
 def _injected_subnet_default(index: int) -> Callable[[dict[str, Any]], Optional[str]]:
     """With `injected`, a quarter of the network's range (network_rules.injected_subnets)."""
+
     def default(keys: dict[str, Any]) -> Optional[str]:
         if keys["databricks_network"] != "injected":
             return None
@@ -215,6 +238,7 @@ def _injected_subnet_default(index: int) -> Callable[[dict[str, Any]], Optional[
             return network_rules.injected_subnets(keys["databricks_vnet_cidr"])[index]
         except ValueError:
             return None  # a range too small to quarter; checks.databricks_network reports it
+
     return default
 
 
@@ -254,10 +278,12 @@ class StackConfig(BaseModel):
     databricks_vnet_cidr: Cidr = "10.139.0.0/16"
     # With `injected`: the two subnets the workspace's clusters use (host = "public",
     # container = "private" in the workspace API).
-    databricks_host_subnet_cidr: Optional[str] = Field(default_factory=_injected_subnet_default(0),
-                                                       examples=["10.139.64.0/18"])
-    databricks_container_subnet_cidr: Optional[str] = Field(default_factory=_injected_subnet_default(1),
-                                                            examples=["10.139.0.0/18"])
+    databricks_host_subnet_cidr: Optional[str] = Field(
+        default_factory=_injected_subnet_default(0), examples=["10.139.64.0/18"]
+    )
+    databricks_container_subnet_cidr: Optional[str] = Field(
+        default_factory=_injected_subnet_default(1), examples=["10.139.0.0/18"]
+    )
     # A change of databricksNetwork or of the managed range replaces the workspace; `pulumi up`
     # refuses it unless this is true (docs/deploy-azure.md, "Changing the Databricks network").
     allow_workspace_replacement: Switch = False
@@ -289,8 +315,10 @@ class StackConfig(BaseModel):
     # -- Event Hubs
     eventhubs_tier: Annotated[str, BeforeValidator(_eventhubs_tier)] = "standard"
     # Tier `dedicated` only: the Event Hubs Dedicated cluster the namespace goes in.
-    eventhubs_cluster_id: Optional[str] = Field(None, examples=[
-        "/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.EventHub/clusters/<name>"])
+    eventhubs_cluster_id: Optional[str] = Field(
+        None,
+        examples=["/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.EventHub/clusters/<name>"],
+    )
 
     # -- The Databricks jobs (infra/components/databricks_jobs.py)
     deploy_jobs: Switch = True
@@ -305,7 +333,8 @@ class StackConfig(BaseModel):
     jobs_tables_trigger: Trigger = Settings.model_fields["tables_trigger"].default
     # A prebuilt wheel; unset, `pulumi up` builds one from pyproject.toml.
     jobs_wheel: Optional[Annotated[str, BeforeValidator(_wheel)]] = Field(
-        None, examples=["dist/feedback_analytics-0.1.0-py3-none-any.whl"])
+        None, examples=["dist/feedback_analytics-0.1.0-py3-none-any.whl"]
+    )
     # Plain settings for the producers (x_query, x_read_budget, slack_feedback_channels, ...).
     producer_settings: Annotated[dict[str, Any], BeforeValidator(_producer_settings)] = {}
     azure_language_endpoint: Optional[str] = Field(None, examples=["https://<name>.cognitiveservices.azure.com/"])
@@ -371,8 +400,9 @@ class StackConfig(BaseModel):
         """The network this config gives the workspace; a change of it replaces the workspace."""
         if self.databricks_injected:
             host, container = self.databricks_subnet_names
-            return WorkspaceNetwork("injected", vnet_name=self.databricks_vnet_name, host_subnet=host,
-                                    container_subnet=container)
+            return WorkspaceNetwork(
+                "injected", vnet_name=self.databricks_vnet_name, host_subnet=host, container_subnet=container
+            )
         return WorkspaceNetwork("managed", managed_prefix=network_rules.managed_vnet_prefix(self.databricks_vnet_cidr))
 
     @property
@@ -385,8 +415,11 @@ class StackConfig(BaseModel):
 
     def job_secrets(self) -> dict[str, SecretStr]:
         """The jobs' secrets that are set, by secret-scope key (job_specs.JOB_SECRETS)."""
-        values = {secret.key: getattr(self, FIELD_OF_KEY[secret.config_key])
-                  for secret in job_specs.JOB_SECRETS if secret.config_key}
+        values = {
+            secret.key: getattr(self, FIELD_OF_KEY[secret.config_key])
+            for secret in job_specs.JOB_SECRETS
+            if secret.config_key
+        }
         return {key: value for key, value in values.items() if value is not None}
 
 
@@ -402,14 +435,17 @@ def _has_default(field: FieldInfo) -> bool:
     return field.default_factory is not None or field.default not in (None, PydanticUndefined)
 
 
-SECRET_KEYS: tuple[str, ...] = tuple(str(field.alias) for field in StackConfig.model_fields.values()
-                                     if _is_secret(field))
+SECRET_KEYS: tuple[str, ...] = tuple(
+    str(field.alias) for field in StackConfig.model_fields.values() if _is_secret(field)
+)
 # Keys that hold a JSON object (`pulumi config set --path`), read with Config.get_object.
-OBJECT_KEYS: tuple[str, ...] = tuple(str(field.alias) for field in StackConfig.model_fields.values()
-                                     if get_origin(field.annotation) is dict)
+OBJECT_KEYS: tuple[str, ...] = tuple(
+    str(field.alias) for field in StackConfig.model_fields.values() if get_origin(field.annotation) is dict
+)
 # Keys that have a default, fixed or following another key: an empty value counts as unset.
-KEYS_WITH_DEFAULTS: tuple[str, ...] = tuple(str(field.alias) for field in StackConfig.model_fields.values()
-                                            if _has_default(field))
+KEYS_WITH_DEFAULTS: tuple[str, ...] = tuple(
+    str(field.alias) for field in StackConfig.model_fields.values() if _has_default(field)
+)
 
 
 def set_line(key: str, example: Optional[str] = None) -> str:
@@ -452,8 +488,10 @@ def _lines(key: str, detail: Any) -> tuple[str, ...]:
     if detail["type"] == "stack_config":
         return tuple(detail["ctx"]["lines"])
     if key not in FIELD_OF_KEY:
-        return (f"{NAMESPACE}:{key} is not a key of this stack (infra/config/keys.py lists them): run "
-                f"`pulumi config rm {NAMESPACE}:{key}`",)
+        return (
+            f"{NAMESPACE}:{key} is not a key of this stack (infra/config/keys.py lists them): run "
+            f"`pulumi config rm {NAMESPACE}:{key}`",
+        )
     if detail["type"] == "literal_error":
         choices = get_args(StackConfig.model_fields[FIELD_OF_KEY[key]].annotation)
         return (fix(key, f"{NAMESPACE}:{key} is {detail['input']!r}, expected one of {', '.join(choices)}"),)

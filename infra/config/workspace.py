@@ -20,19 +20,20 @@ class WorkspaceNetwork:
     workspace", Microsoft Learn), so a change of any field means a new workspace."""
 
     mode: str
-    managed_prefix: Optional[str] = None      # managed: vnetAddressPrefix, the /16's first two octets
-    vnet_name: Optional[str] = None           # injected: customVirtualNetworkId's last segment
-    host_subnet: Optional[str] = None         # injected: customPublicSubnetName
-    container_subnet: Optional[str] = None    # injected: customPrivateSubnetName
+    managed_prefix: Optional[str] = None  # managed: vnetAddressPrefix, the /16's first two octets
+    vnet_name: Optional[str] = None  # injected: customVirtualNetworkId's last segment
+    host_subnet: Optional[str] = None  # injected: customPublicSubnetName
+    container_subnet: Optional[str] = None  # injected: customPrivateSubnetName
 
     def describe(self) -> str:
         if self.mode == "managed":
             return f"its managed network {self.managed_prefix}.0.0/16"
-        return (f"VNet injection into {self.vnet_name} (subnets {self.host_subnet} and {self.container_subnet})")
+        return f"VNet injection into {self.vnet_name} (subnets {self.host_subnet} and {self.container_subnet})"
 
 
-def workspace_replacement_problem(workspace: str, deployed: Optional[WorkspaceNetwork], wanted: WorkspaceNetwork,
-                                  allowed: bool) -> Optional[str]:
+def workspace_replacement_problem(
+    workspace: str, deployed: Optional[WorkspaceNetwork], wanted: WorkspaceNetwork, allowed: bool
+) -> Optional[str]:
     """Why `pulumi up` must stop before replacing the workspace, or None. Pure.
 
     `deployed` is the network of the workspace that exists in Azure (None: there is none yet).

@@ -37,8 +37,17 @@ TABLES_PART = "tables"
 # Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship, and
 # databricks-sdk, whose runtime copy (0.49 on 17.3) is older than the wheel needs (pyproject.toml
 # says why). (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
-PYPI_LIBRARIES = ("kafka-python", "vaderSentiment", "slack_sdk", "tweepy", "pydantic-settings", "typer", "rich",
-                  "tenacity", "databricks-sdk")
+PYPI_LIBRARIES = (
+    "kafka-python",
+    "vaderSentiment",
+    "slack_sdk",
+    "tweepy",
+    "pydantic-settings",
+    "typer",
+    "rich",
+    "tenacity",
+    "databricks-sdk",
+)
 
 # The job clusters' access mode: dedicated, under its API name that needs no `kind`
 # (databricks-sdk `compute.DataSecurityMode`: "SINGLE_USER: Legacy alias for
@@ -64,9 +73,9 @@ Job = Literal["pipeline", "producers"]
 
 @dataclass(frozen=True)
 class JobSecret:
-    setting: str                # the name in feedback/core/settings.py
-    config_key: Optional[str]   # the stack config key (None: a stack output)
-    jobs: tuple[Job, ...]       # the job clusters that get it
+    setting: str  # the name in feedback/core/settings.py
+    config_key: Optional[str]  # the stack config key (None: a stack output)
+    jobs: tuple[Job, ...]  # the job clusters that get it
 
     @property
     def key(self) -> str:
@@ -116,7 +125,9 @@ def env_var(setting: str) -> str:
 def secret_env_vars(scope: str, keys: Iterable[str], job: Job) -> dict[str, str]:
     """The environment of `job`'s cluster: a secret reference for each deployed key it uses."""
     wanted = set(keys)
-    return {env_var(s.setting): secret_reference(scope, s.key) for s in JOB_SECRETS if s.key in wanted and job in s.jobs}
+    return {
+        env_var(s.setting): secret_reference(scope, s.key) for s in JOB_SECRETS if s.key in wanted and job in s.jobs
+    }
 
 
 def deployed_producers(keys: Iterable[str]) -> list[str]:
@@ -125,17 +136,38 @@ def deployed_producers(keys: Iterable[str]) -> list[str]:
     return [name for name, needs in PRODUCERS.items() if set(needs) <= present]
 
 
-def pipeline_parameters(part: str, backend: str, bootstrap_servers: str, checkpoint_location: str,
-                        table_location: str, trigger: str, tables_trigger: str, eventhubs_tier: Optional[str] = None,
-                        azure_language_endpoint: Optional[str] = None) -> list[str]:
+def pipeline_parameters(
+    part: str,
+    backend: str,
+    bootstrap_servers: str,
+    checkpoint_location: str,
+    table_location: str,
+    trigger: str,
+    tables_trigger: str,
+    eventhubs_tier: Optional[str] = None,
+    azure_language_endpoint: Optional[str] = None,
+) -> list[str]:
     """The task of `part`: `jobs.sentiment_pipeline:main --part <part>`, then `--setting value`
     pairs, plain settings only, never a secret. Every part gets the same settings; the table
     writer also gets its own trigger."""
     if part not in PIPELINE_PARTS:
         raise ValueError(f"pipeline part {part!r} is not one of {', '.join(PIPELINE_PARTS)}")
-    parameters = ["--part", part, "--backend", backend, "--bootstrap-servers", bootstrap_servers,
-                  "--on-databricks", "true", "--checkpoint-location", checkpoint_location,
-                  "--table-location", table_location, "--trigger", trigger]
+    parameters = [
+        "--part",
+        part,
+        "--backend",
+        backend,
+        "--bootstrap-servers",
+        bootstrap_servers,
+        "--on-databricks",
+        "true",
+        "--checkpoint-location",
+        checkpoint_location,
+        "--table-location",
+        table_location,
+        "--trigger",
+        trigger,
+    ]
     if part == TABLES_PART:
         parameters += ["--tables-trigger", tables_trigger]
     if backend == "eventhubs" and eventhubs_tier:
@@ -152,8 +184,16 @@ def producer_parameters(backend: str, bootstrap_servers: str, producer: str, sta
     newest message per channel): it must outlive the job cluster, so it is a DBFS or Volume
     path seen through the cluster's FUSE mount (`/dbfs/...`, `/Volumes/...`).
     """
-    return ["--backend", backend, "--bootstrap-servers", bootstrap_servers, "--state-dir", state_dir,
-            "producer", producer]
+    return [
+        "--backend",
+        backend,
+        "--bootstrap-servers",
+        bootstrap_servers,
+        "--state-dir",
+        state_dir,
+        "producer",
+        producer,
+    ]
 
 
 # Settings the program itself decides for the producers; producerSettings may not set them.
@@ -172,8 +212,10 @@ def env_value_problem(value: str) -> Optional[str]:
     (issue 15), so a single quote ends the value early and breaks the line. Refused rather than
     escaped: the line's format is Databricks', not documented, and may change."""
     if "'" in value:
-        return ("it contains a single quote ('), which the job cluster's `export NAME='value'` line cannot carry; "
-                "leave it out (an X query quotes a phrase with \")")
+        return (
+            "it contains a single quote ('), which the job cluster's `export NAME='value'` line cannot carry; "
+            'leave it out (an X query quotes a phrase with ")'
+        )
     return None
 
 
@@ -211,8 +253,10 @@ def producers_env(backend: str, eventhubs_tier: Optional[str], settings: Optiona
     for name, value in sorted((settings or {}).items()):
         env[env_var(name)] = env_value(value)
         if problem := env_value_problem(env[env_var(name)]):
-            raise ValueError(f"producerSettings.{name} is {value!r}: {problem}; run "
-                             f"`pulumi config set --path 'feedback:producerSettings.{name}' <value>`")
+            raise ValueError(
+                f"producerSettings.{name} is {value!r}: {problem}; run "
+                f"`pulumi config set --path 'feedback:producerSettings.{name}' <value>`"
+            )
     return env
 
 
@@ -230,8 +274,10 @@ def pinned_requirements(requirements: str, names: Iterable[str] = PYPI_LIBRARIES
             pins[_normalise(match.group(1))] = line
     missing = [name for name in names if _normalise(name) not in pins]
     if missing:
-        raise ValueError(f"requirements.txt pins no version of {', '.join(missing)}; the jobs install exact versions: "
-                         "add `name==version` lines")
+        raise ValueError(
+            f"requirements.txt pins no version of {', '.join(missing)}; the jobs install exact versions: "
+            "add `name==version` lines"
+        )
     return [pins[_normalise(name)] for name in names]
 
 
@@ -243,8 +289,10 @@ def trigger_problem(trigger: str) -> Optional[str]:
         # A continuous job starts a new run only when the whole run has ended, and task retries
         # are for failed tasks ("Run jobs continuously", Databricks docs): a task that stops
         # after catching up would stay stopped while the dispatcher runs, which is for ever.
-        return (f"trigger {trigger!r}: the pipeline job is continuous, and a task that stops once it has caught up "
-                "is not started again while the other tasks run; use processing-time=<n>ms|s|m")
+        return (
+            f"trigger {trigger!r}: the pipeline job is continuous, and a task that stops once it has caught up "
+            "is not started again while the other tasks run; use processing-time=<n>ms|s|m"
+        )
     try:
         parse_trigger(trigger, on_databricks=True)  # the jobs' own grammar
     except TriggerError:
@@ -257,8 +305,10 @@ def location_problem(location: str) -> Optional[str]:
     if not LOCATION.match(location):
         return f"{location!r} is not a dbfs:/, abfss:// or /Volumes/ path"
     if location.startswith(("/Volumes/", "dbfs:/Volumes/")) and not VOLUME_PATH.match(location):
-        return (f"{location!r} is not in a volume: use /Volumes/<catalog>/<schema>/<volume>/<folder> "
-                "(create the volume first, e.g. `CREATE VOLUME <catalog>.<schema>.<volume>`)")
+        return (
+            f"{location!r} is not in a volume: use /Volumes/<catalog>/<schema>/<volume>/<folder> "
+            "(create the volume first, e.g. `CREATE VOLUME <catalog>.<schema>.<volume>`)"
+        )
     if location.startswith("abfss://") and not ABFSS_PATH.match(location):
         return f"{location!r} is not abfss://<container>@<storage-account>.dfs.core.windows.net/<folder>"
     return None
@@ -268,11 +318,14 @@ def state_dir_problem(state_dir: str) -> Optional[str]:
     """Why the producers cannot keep their positions in `state_dir`, or None: it must outlive the
     job cluster, so a path through the cluster's FUSE mounts of DBFS or of a volume."""
     if state_dir.startswith("/Volumes/") and not VOLUME_PATH.match(state_dir):
-        return (f"{state_dir!r} is not in a volume: use /Volumes/<catalog>/<schema>/<volume>/<folder> "
-                "(create the volume first, e.g. `CREATE VOLUME <catalog>.<schema>.<volume>`)")
+        return (
+            f"{state_dir!r} is not in a volume: use /Volumes/<catalog>/<schema>/<volume>/<folder> "
+            "(create the volume first, e.g. `CREATE VOLUME <catalog>.<schema>.<volume>`)"
+        )
     if not state_dir.startswith(("/dbfs/", "/Volumes/")):
-        return (f"{state_dir!r} is not a /dbfs/ or /Volumes/ path (the producers' positions must outlive the job "
-                "cluster)")
+        return (
+            f"{state_dir!r} is not a /dbfs/ or /Volumes/ path (the producers' positions must outlive the job cluster)"
+        )
     return None
 
 
@@ -286,11 +339,15 @@ def location_prerequisite(location: str) -> Optional[str]:
     credential that authorizes access to that path")."""
     if VOLUME_PATH.match(location) and "/Volumes/" in location:
         volume = ".".join(location.split("/Volumes/", 1)[1].split("/")[:3])
-        return (f"{location} needs the Unity Catalog volume {volume} to exist, and the identity running "
-                f"`pulumi up` (the jobs' run-as) to hold READ VOLUME and WRITE VOLUME on it (with USE CATALOG "
-                f"and USE SCHEMA)")
+        return (
+            f"{location} needs the Unity Catalog volume {volume} to exist, and the identity running "
+            f"`pulumi up` (the jobs' run-as) to hold READ VOLUME and WRITE VOLUME on it (with USE CATALOG "
+            f"and USE SCHEMA)"
+        )
     if location.startswith("abfss://"):
-        return (f"{location} needs a Unity Catalog external location that covers it (a storage credential for "
-                "its storage account), with READ FILES and WRITE FILES "
-                "granted to the identity running `pulumi up` (the jobs' run-as); or use a /Volumes/ path")
+        return (
+            f"{location} needs a Unity Catalog external location that covers it (a storage credential for "
+            "its storage account), with READ FILES and WRITE FILES "
+            "granted to the identity running `pulumi up` (the jobs' run-as); or use a /Volumes/ path"
+        )
     return None

@@ -39,7 +39,9 @@ def with_ip_advertising(kafka_env_template: str) -> str:
 def kafka_env_properties(properties: dict[str, str]) -> dict[str, str]:
     """The `kafka-env` properties with the edited template (other properties untouched)."""
     if "content" not in properties:
-        raise ValueError("kafka-env has no 'content' property: this is not the Kafka environment template Ambari serves")
+        raise ValueError(
+            "kafka-env has no 'content' property: this is not the Kafka environment template Ambari serves"
+        )
     return {**properties, "content": with_ip_advertising(properties["content"])}
 
 

@@ -24,8 +24,10 @@ def managed_vnet_prefix(cidr: str) -> str:
     address range 10.139.0.0/16)"; the REST spec's default is "10.139"."""
     network = ipaddress.ip_network(cidr.strip(), strict=True)
     if network.prefixlen != 16:
-        raise ValueError(f"{cidr} is a /{network.prefixlen}: an Azure Databricks managed network is a /16 "
-                         "(the workspace takes its first two octets), for example 10.139.0.0/16")
+        raise ValueError(
+            f"{cidr} is a /{network.prefixlen}: an Azure Databricks managed network is a /16 "
+            "(the workspace takes its first two octets), for example 10.139.0.0/16"
+        )
     return ".".join(str(network.network_address).split(".")[:2])
 
 

@@ -94,17 +94,21 @@ def top_level_packages(path: Path) -> set[str]:
 def wheel_packages_problem(path: Path) -> Optional[str]:
     """Why the wheel at `path` holds more than the jobs' packages (`WHEEL_PACKAGES`), or None."""
     if extra := sorted(top_level_packages(path) - set(WHEEL_PACKAGES)):
-        return (f"the wheel {path.name} holds {', '.join(extra)}, which the Databricks jobs do not run (and infra "
-                f"cannot import there): build it with `{HOW_TO_BUILD}`, which packages only "
-                f"{', '.join(WHEEL_PACKAGES)}")
+        return (
+            f"the wheel {path.name} holds {', '.join(extra)}, which the Databricks jobs do not run (and infra "
+            f"cannot import there): build it with `{HOW_TO_BUILD}`, which packages only "
+            f"{', '.join(WHEEL_PACKAGES)}"
+        )
     return None
 
 
 def describe_wheel(path: Path) -> Wheel:
     """A wheel file that already exists (`feedback:jobsWheel`), with its content hash."""
     if not path.is_file():
-        raise FileNotFoundError(f"the wheel {path} does not exist: build it with `{HOW_TO_BUILD}`, "
-                                f"or let `pulumi up` build it (`pulumi config rm feedback:jobsWheel`)")
+        raise FileNotFoundError(
+            f"the wheel {path} does not exist: build it with `{HOW_TO_BUILD}`, "
+            f"or let `pulumi up` build it (`pulumi config rm feedback:jobsWheel`)"
+        )
     if problem := wheel_name_problem(path.name) or wheel_packages_problem(path):
         raise ValueError(problem)
     return Wheel(path, file_sha256(path))
@@ -149,15 +153,24 @@ def build_wheel(project: Path, out_dir: Path, timeout_s: float = 300, by_digest:
         source, built = Path(scratch) / "src", Path(scratch) / "dist"
         copy_for_build(project, source)
         command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(built), str(source)]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s,
-                                env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH})
+        result = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env={**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH},
+        )
         if result.returncode != 0:
-            raise RuntimeError(f"building the wheel failed ({' '.join(command[2:5])} ...): {result.stderr.strip()[-2000:]}")
+            raise RuntimeError(
+                f"building the wheel failed ({' '.join(command[2:5])} ...): {result.stderr.strip()[-2000:]}"
+            )
         [wheel_file] = built.glob("*.whl")
         wheel = describe_wheel(wheel_file)
         if missing := sorted(set(WHEEL_PACKAGES) - top_level_packages(wheel_file)):
-            raise RuntimeError(f"the built wheel lacks {', '.join(missing)}: pyproject.toml's "
-                               "[tool.setuptools.packages.find] include must name them")
+            raise RuntimeError(
+                f"the built wheel lacks {', '.join(missing)}: pyproject.toml's "
+                "[tool.setuptools.packages.find] include must name them"
+            )
         target = (out_dir / wheel.digest if by_digest else out_dir) / wheel.name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(wheel_file, target)
@@ -173,8 +186,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     """`python -m infra.lib.wheel [OUT_DIR]`: the jobs' wheel, built as `pulumi up` builds it, for
     `pulumi config set feedback:jobsWheel <the path it prints>`."""
     parser = argparse.ArgumentParser(prog="python -m infra.lib.wheel", description=main.__doc__)
-    parser.add_argument("out_dir", nargs="?", type=Path, default=Path("dist"),
-                        help="the folder the wheel is written to (default: dist)")
+    parser.add_argument(
+        "out_dir", nargs="?", type=Path, default=Path("dist"), help="the folder the wheel is written to (default: dist)"
+    )
     args = parser.parse_args(argv)
     print(build_wheel(Path(__file__).resolve().parents[2], args.out_dir.resolve(), by_digest=False).path)
     return 0

@@ -199,9 +199,13 @@ class AmbariClient:
         body = self._json("GET", f"{self.cluster_path}/configurations", params={"type": kind, "tag": tag})
         items = body.get("items") or []
         if not items:
-            raise AmbariError(f"Ambari has no configuration {kind!r} with tag {tag!r} on cluster {self.endpoint.cluster!r}")
+            raise AmbariError(
+                f"Ambari has no configuration {kind!r} with tag {tag!r} on cluster {self.endpoint.cluster!r}"
+            )
         item = items[0]
-        return Configuration(kind, tag, dict(item.get("properties") or {}), dict(item.get("properties_attributes") or {}))
+        return Configuration(
+            kind, tag, dict(item.get("properties") or {}), dict(item.get("properties_attributes") or {})
+        )
 
     def set_desired_config(self, kind: str, tag: str, properties: dict[str, str], attributes: dict[str, Any]) -> None:
         """Make a new configuration version (`tag` must be new for `kind`) the one the cluster uses."""
@@ -209,9 +213,13 @@ class AmbariClient:
         if attributes:
             desired["properties_attributes"] = attributes
         self._request(
-            "PUT", self.cluster_path, json={"Clusters": {"desired_config": desired}},
-            if_unsure=(f"the {kind!r} configuration with tag {tag!r} may have been saved. Run `pulumi up` again: it "
-                       "reads the configuration the cluster uses and posts it only if it is still missing"),
+            "PUT",
+            self.cluster_path,
+            json={"Clusters": {"desired_config": desired}},
+            if_unsure=(
+                f"the {kind!r} configuration with tag {tag!r} may have been saved. Run `pulumi up` again: it "
+                "reads the configuration the cluster uses and posts it only if it is still missing"
+            ),
         )
 
     # -- services and requests -----------------------------------------------------------
@@ -223,7 +231,8 @@ class AmbariClient:
     def service_info(self, service: str) -> dict[str, Any]:
         """`ServiceInfo/state` and `ServiceInfo/maintenance_state` of `service`."""
         body = self._json(
-            "GET", f"{self.cluster_path}/services/{service}",
+            "GET",
+            f"{self.cluster_path}/services/{service}",
             params={"fields": "ServiceInfo/state,ServiceInfo/maintenance_state"},
         )
         return dict(body.get("ServiceInfo") or {})
@@ -243,10 +252,14 @@ class AmbariClient:
             "Body": {"ServiceInfo": {"state": state}},
         }
         answer = self._json(
-            "PUT", f"{self.cluster_path}/services/{service}", json=body,
-            if_unsure=(f"open {self.background_operations} to see whether {context!r} started; once nothing of "
-                       f"{service} runs there, run `pulumi up` again (it restarts {service} while a broker reports "
-                       "stale configuration)"),
+            "PUT",
+            f"{self.cluster_path}/services/{service}",
+            json=body,
+            if_unsure=(
+                f"open {self.background_operations} to see whether {context!r} started; once nothing of "
+                f"{service} runs there, run `pulumi up` again (it restarts {service} while a broker reports "
+                "stale configuration)"
+            ),
         )
         request = answer.get("Requests") or {}
         return int(request["id"]) if "id" in request else None

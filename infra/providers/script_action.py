@@ -21,8 +21,15 @@ from pulumi.dynamic import CreateResult, DiffResult, ResourceProvider, UpdateRes
 from infra.lib.provider_inputs import number
 
 INPUTS = (
-    "management_url", "subscription_id", "resource_group_name", "cluster_name", "cluster_instance",
-    "script_uri", "script_digest", "bootstrap_servers", "topics",
+    "management_url",
+    "subscription_id",
+    "resource_group_name",
+    "cluster_name",
+    "cluster_instance",
+    "script_uri",
+    "script_digest",
+    "bootstrap_servers",
+    "topics",
 )
 ROLES = ["headnode"]
 MANAGEMENT_URL = "https://management.azure.com"

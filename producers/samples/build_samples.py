@@ -204,8 +204,22 @@ SLACK_EXTRA = [
 ]
 
 AUTHORS = [
-    "mara_k", "devon.writes", "lukas_b", "priya_notes", "tom_h", "sofia.r", "jin_park", "amelie_f",
-    "oscar_dev", "nadia_t", "ravi.codes", "helen_m", "kofi_a", "ines_g", "yuki_s", "ben_ops",
+    "mara_k",
+    "devon.writes",
+    "lukas_b",
+    "priya_notes",
+    "tom_h",
+    "sofia.r",
+    "jin_park",
+    "amelie_f",
+    "oscar_dev",
+    "nadia_t",
+    "ravi.codes",
+    "helen_m",
+    "kofi_a",
+    "ines_g",
+    "yuki_s",
+    "ben_ops",
 ]
 SLACK_USERS = ["U04ALICE01", "U04BOBBY02", "U04CARLA03", "U04DIEGO04", "U04EMMA005", "U04FRANK06"]
 
@@ -216,11 +230,27 @@ def _envelope(source: str, index: int, text: str, lang: str, when: datetime, rng
     if source == "twitter":
         tweet_id = str(1_861_000_000_000_000_000 + index * 7_919)
         author = rng.choice(AUTHORS)
-        return feedback_envelope(id=tweet_id, source="twitter", author=author, text=text, created_at=created,
-                                 ingested_at=ingested, lang=lang, url=f"https://x.com/{author}/status/{tweet_id}")
+        return feedback_envelope(
+            id=tweet_id,
+            source="twitter",
+            author=author,
+            text=text,
+            created_at=created,
+            ingested_at=ingested,
+            lang=lang,
+            url=f"https://x.com/{author}/status/{tweet_id}",
+        )
     ts = f"{int(when.timestamp())}.{index:06d}"
-    return feedback_envelope(id=f"C07FEEDBACK-{ts}", source="slack", author=rng.choice(SLACK_USERS), text=text,
-                             created_at=created, ingested_at=ingested, lang=lang, channel="#product-feedback")
+    return feedback_envelope(
+        id=f"C07FEEDBACK-{ts}",
+        source="slack",
+        author=rng.choice(SLACK_USERS),
+        text=text,
+        created_at=created,
+        ingested_at=ingested,
+        lang=lang,
+        channel="#product-feedback",
+    )
 
 
 def _texts(rng: random.Random, extra: list[str]) -> list[tuple[str, str]]:
@@ -257,16 +287,16 @@ def build(source: str, copies: int, extra: list[str], seed: int) -> list[str]:
         return json.dumps(event, ensure_ascii=False)
 
     defects = [
-        json.dumps(events[3], ensure_ascii=False),            # a duplicate: the same id delivered again
-        json.dumps(events[10], ensure_ascii=False),           # another duplicate
-        defect(text=""),                                      # empty text
-        defect(text="   "),                                   # blank text
-        defect(author=_DROP),                                 # a required field missing
-        defect(created_at="2026-02-30T10:00:00Z"),            # an impossible date
-        defect(text=42),                                      # text of the wrong type
-        defect(schema_version=2),                             # a version this code does not read
+        json.dumps(events[3], ensure_ascii=False),  # a duplicate: the same id delivered again
+        json.dumps(events[10], ensure_ascii=False),  # another duplicate
+        defect(text=""),  # empty text
+        defect(text="   "),  # blank text
+        defect(author=_DROP),  # a required field missing
+        defect(created_at="2026-02-30T10:00:00Z"),  # an impossible date
+        defect(text=42),  # text of the wrong type
+        defect(schema_version=2),  # a version this code does not read
         '{"id": "truncated-1", "source": "' + source + '", "text": "Driftwood is gre',  # malformed JSON
-        '["not", "an", "object"]',                            # JSON, but not an object
+        '["not", "an", "object"]',  # JSON, but not an object
     ]
     # Spread the defects through the file so they arrive mid-stream, not at the end.
     for offset, line in enumerate(defects):

@@ -32,7 +32,9 @@ from tests.support.settings import free_port, isolate, own_broker_settings
 pytestmark = pytest.mark.kafka
 
 # Shaped like a namespace's connection string; the key is made up and short.
-CONNECTION = "Endpoint=sb://feedback-test.servicebus.windows.net/;SharedAccessKeyName=send-listen;SharedAccessKey=bm90LWEta2V5="
+CONNECTION = (
+    "Endpoint=sb://feedback-test.servicebus.windows.net/;SharedAccessKeyName=send-listen;SharedAccessKey=bm90LWEta2V5="
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,19 +44,30 @@ def eventhubs_like(tmp_path_factory):
     cert, key = tls.make_certificate(folder / "tls", "localhost")
     sasl_port = free_port()
     jaas = f'org.apache.kafka.common.security.plain.PlainLoginModule required user_$ConnectionString="{CONNECTION}";'
-    listener = Listener("SASL_SSL", sasl_port, "SASL_SSL", {
-        "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas,
-        "listener.name.sasl_ssl.ssl.keystore.type": "PEM",
-        "listener.name.sasl_ssl.ssl.keystore.location": str(tls.keystore(cert, key)),
-    })
+    listener = Listener(
+        "SASL_SSL",
+        sasl_port,
+        "SASL_SSL",
+        {
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_ssl.plain.sasl.jaas.config": jaas,
+            "listener.name.sasl_ssl.ssl.keystore.type": "PEM",
+            "listener.name.sasl_ssl.ssl.keystore.location": str(tls.keystore(cert, key)),
+        },
+    )
     with pytest.MonkeyPatch.context() as monkeypatch:
         isolate(monkeypatch, folder)
         local = own_broker_settings(folder / "state")
-        eventhubs = load_settings(backend="eventhubs", eventhubs_connection_string=CONNECTION,
-                                  bootstrap_servers=f"127.0.0.1:{sasl_port}", ssl_cafile=cert,
-                                  state_dir=folder / "state", cache_dir=REPO / ".cache",
-                                  kafka_connect_timeout_ms=5_000, kafka_max_block_ms=3_000)
+        eventhubs = load_settings(
+            backend="eventhubs",
+            eventhubs_connection_string=CONNECTION,
+            bootstrap_servers=f"127.0.0.1:{sasl_port}",
+            ssl_cafile=cert,
+            state_dir=folder / "state",
+            cache_dir=REPO / ".cache",
+            kafka_connect_timeout_ms=5_000,
+            kafka_max_block_ms=3_000,
+        )
     broker = LocalKafka(local, extra_listeners=(listener,))
     broker.start(timeout_s=120)
     # Event Hubs' hubs are made by the infrastructure, not by Kafka clients: here, over PLAINTEXT.
@@ -81,7 +94,9 @@ def test_replay_producer_sends_and_reads_back_over_sasl_ssl(eventhubs_like):
 
 def test_a_wrong_password_is_a_clear_error_within_seconds(eventhubs_like):
     _, eventhubs = eventhubs_like
-    wrong = eventhubs.replace(eventhubs_connection_string=CONNECTION.replace("bm90", "eHl6"), kafka_connect_timeout_ms=15_000)
+    wrong = eventhubs.replace(
+        eventhubs_connection_string=CONNECTION.replace("bm90", "eHl6"), kafka_connect_timeout_ms=15_000
+    )
     started = time.monotonic()
     with pytest.raises(KafkaUnavailable) as error:
         end_offsets(wrong, "slack-feedback")
@@ -123,8 +138,13 @@ def test_a_broker_that_closes_during_the_login_is_a_login_error_every_time(tmp_p
     thread.start()
     with pytest.MonkeyPatch.context() as monkeypatch:
         isolate(monkeypatch, tmp_path)
-        settings = load_settings(backend="eventhubs", eventhubs_connection_string=CONNECTION, ssl_cafile=cert,
-                                 bootstrap_servers=f"127.0.0.1:{server.getsockname()[1]}", kafka_connect_timeout_ms=3_000)
+        settings = load_settings(
+            backend="eventhubs",
+            eventhubs_connection_string=CONNECTION,
+            ssl_cafile=cert,
+            bootstrap_servers=f"127.0.0.1:{server.getsockname()[1]}",
+            kafka_connect_timeout_ms=3_000,
+        )
     try:
         for _attempt in range(3):
             with pytest.raises(KafkaUnavailable) as error:
@@ -162,9 +182,14 @@ def test_pipeline_runs_unchanged_over_sasl_ssl(eventhubs_like, spark, tmp_path):
     topics = (*FEEDBACK_TOPICS, SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
     offsets = {topic: {str(p): o for p, o in end_offsets(eventhubs, topic).items()} for topic in topics}
     report = replay(eventhubs, REPO / "producers/samples/twitter.jsonl", SOURCE_TOPICS["twitter"])
-    settings = eventhubs.replace(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"),
-                                 alerts_file=tmp_path / "alerts.jsonl", trigger="available-now",
-                                 starting_offsets=json.dumps(offsets), dispatcher_group=f"test-{tmp_path.name}")
+    settings = eventhubs.replace(
+        checkpoint_location=str(tmp_path / "checkpoints"),
+        table_location=str(tmp_path / "tables"),
+        alerts_file=tmp_path / "alerts.jsonl",
+        trigger="available-now",
+        starting_offsets=json.dumps(offsets),
+        dispatcher_group=f"test-{tmp_path.name}",
+    )
     sentiment_pipeline.run(spark, settings)
     summary = summarize(spark, settings)
     assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (report.sent, 272, 8, 2)

@@ -14,9 +14,15 @@ from tests.support.events import NEGATIVE, NEUTRAL, POSITIVE, event
 
 def test_the_texts_are_those_of_both_sample_files_that_an_event_could_carry(tmp_path, monkeypatch):
     lines = {
-        "twitter": [json.dumps(event("t", 1, "Sync is slow")), '{"id": "t-2", "text": "cut sh', "[1, 2]", "",
-                    json.dumps(event("t", 3, "   ")), json.dumps({**event("t", 4, "x"), "text": 42}),
-                    json.dumps({"id": "t-5", "text": "No author, still a text"})],
+        "twitter": [
+            json.dumps(event("t", 1, "Sync is slow")),
+            '{"id": "t-2", "text": "cut sh',
+            "[1, 2]",
+            "",
+            json.dumps(event("t", 3, "   ")),
+            json.dumps({**event("t", 4, "x"), "text": 42}),
+            json.dumps({"id": "t-5", "text": "No author, still a text"}),
+        ],
         "slack": [json.dumps(event("s", 1, "Love the editor", source="slack"))],
     }
     for source, written in lines.items():

@@ -76,8 +76,15 @@ def test_applying_again_changes_nothing_and_does_not_restart(ambari):
 
 def test_configs_applied_but_not_yet_restarted_still_get_a_restart(ambari):
     # A previous run posted the configurations and stopped before the restart finished.
-    for kind, edit in (("kafka-env", kafka_config.kafka_env_properties), ("kafka-broker", kafka_config.kafka_broker_properties)):
-        ambari.configs[kind]["earlier"] = {"version": 2, "properties": edit(ambari.current(kind)), "properties_attributes": {}}
+    for kind, edit in (
+        ("kafka-env", kafka_config.kafka_env_properties),
+        ("kafka-broker", kafka_config.kafka_broker_properties),
+    ):
+        ambari.configs[kind]["earlier"] = {
+            "version": 2,
+            "properties": edit(ambari.current(kind)),
+            "properties_attributes": {},
+        }
         ambari.desired[kind] = "earlier"
     ambari.stale = True
 
@@ -150,7 +157,9 @@ def test_server_errors_beyond_the_bound_fail_naming_the_status(ambari):
 def test_unreachable_ambari_points_at_the_operator_range():
     with AmbariStandIn() as closed:
         url = closed.base_url  # the port is closed once the stand-in stops
-    client = AmbariClient(AmbariEndpoint(url, "fbk01-kafka", "admin", "x", request_timeout_s=2, attempts=2, retry_wait_s=0))
+    client = AmbariClient(
+        AmbariEndpoint(url, "fbk01-kafka", "admin", "x", request_timeout_s=2, attempts=2, retry_wait_s=0)
+    )
 
     with pytest.raises(AmbariError) as raised:
         client.desired_config_tags()
@@ -187,15 +196,27 @@ SERVICE_LEVEL = {"level": "SERVICE", "cluster_name": "fbk01-kafka", "service_nam
 
 
 def client_for(standin: AmbariStandIn, sleep=None, attempts: int = 3) -> AmbariClient:
-    endpoint = AmbariEndpoint(standin.base_url, standin.cluster, standin.username, standin.password,
-                              request_timeout_s=5, attempts=attempts, retry_wait_s=0)
+    endpoint = AmbariEndpoint(
+        standin.base_url,
+        standin.cluster,
+        standin.username,
+        standin.password,
+        request_timeout_s=5,
+        attempts=attempts,
+        retry_wait_s=0,
+    )
     return AmbariClient(endpoint, sleep=sleep or (lambda _s: None))
 
 
 def raw_put(standin: AmbariStandIn, path: str, body: dict) -> requests.Response:
     """A PUT sent without our client, to check the stand-in against Ambari's documented behaviour."""
-    return requests.put(f"{standin.base_url}/api/v1/clusters/{standin.cluster}{path}", json=body, timeout=5,
-                        auth=(standin.username, standin.password), headers={"X-Requested-By": "ambari"})
+    return requests.put(
+        f"{standin.base_url}/api/v1/clusters/{standin.cluster}{path}",
+        json=body,
+        timeout=5,
+        auth=(standin.username, standin.password),
+        headers={"X-Requested-By": "ambari"},
+    )
 
 
 def test_restart_turns_maintenance_mode_on_around_the_stop_and_the_start(ambari):
@@ -211,7 +232,9 @@ def test_state_changes_are_service_level_and_maintenance_mode_is_set_as_ambaris_
     on, stop, start, off = ambari.service_puts
     assert on["Body"] == {"ServiceInfo": {"maintenance_state": "ON"}} and set(on["RequestInfo"]) == {"context"}
     assert off["Body"] == {"ServiceInfo": {"maintenance_state": "OFF"}} and set(off["RequestInfo"]) == {"context"}
-    assert stop["Body"] == {"ServiceInfo": {"state": "INSTALLED"}} and start["Body"] == {"ServiceInfo": {"state": "STARTED"}}
+    assert stop["Body"] == {"ServiceInfo": {"state": "INSTALLED"}} and start["Body"] == {
+        "ServiceInfo": {"state": "STARTED"}
+    }
     for change in (stop, start):
         assert change["RequestInfo"]["operation_level"] == SERVICE_LEVEL
         assert "feedback: advertise broker IP addresses" in change["RequestInfo"]["context"]
@@ -219,18 +242,29 @@ def test_state_changes_are_service_level_and_maintenance_mode_is_set_as_ambaris_
 
 def test_standin_skips_a_cluster_level_change_to_a_service_in_maintenance_mode(ambari):
     stop = {"ServiceInfo": {"state": "INSTALLED"}}
-    assert raw_put(ambari, "/services/KAFKA", {"RequestInfo": {"context": "on"},
-                                                "Body": {"ServiceInfo": {"maintenance_state": "ON"}}}).status_code == 200
+    assert (
+        raw_put(
+            ambari,
+            "/services/KAFKA",
+            {"RequestInfo": {"context": "on"}, "Body": {"ServiceInfo": {"maintenance_state": "ON"}}},
+        ).status_code
+        == 200
+    )
 
     # No operation level is a cluster-level operation: 200, an empty body, and nothing done.
-    for request_info in ({"context": "no level"},
-                         {"context": "cluster", "operation_level": {"level": "CLUSTER", "cluster_name": ambari.cluster}}):
+    for request_info in (
+        {"context": "no level"},
+        {"context": "cluster", "operation_level": {"level": "CLUSTER", "cluster_name": ambari.cluster}},
+    ):
         skipped = raw_put(ambari, "/services/KAFKA", {"RequestInfo": request_info, "Body": stop})
         assert (skipped.status_code, skipped.content) == (200, b"")
     assert ambari.requests == {} and ambari.service_state == "STARTED"
     # A malformed level is refused, as RequestOperationLevel does.
-    wrong = raw_put(ambari, "/services/KAFKA", {"RequestInfo": {"operation_level": {"level": "RACK", "cluster_name": "c"}},
-                                                 "Body": stop})
+    wrong = raw_put(
+        ambari,
+        "/services/KAFKA",
+        {"RequestInfo": {"operation_level": {"level": "RACK", "cluster_name": "c"}}, "Body": stop},
+    )
     assert wrong.status_code == 400 and "Wrong operation level value: RACK" in wrong.text
     # At service level the change goes through.
     accepted = raw_put(ambari, "/services/KAFKA", {"RequestInfo": {"operation_level": SERVICE_LEVEL}, "Body": stop})

@@ -25,7 +25,12 @@ def problems_of(secret_keys: list[str] | None = None, **overrides) -> str:
 def test_a_good_config_gives_defaults_and_secret_outputs():
     use_config(base_config())
     config = load_config()
-    assert (config.location, config.backend, config.worker_count, config.replication_factor) == ("westeurope", "hdinsight", 4, 3)
+    assert (config.location, config.backend, config.worker_count, config.replication_factor) == (
+        "westeurope",
+        "hdinsight",
+        4,
+        3,
+    )
     assert config.cluster_name == "fbk01-kafka" and config.storage_account_name == "fbk01kafkastore"
     assert config.databricks_sku == "premium" and config.databricks_vnet_cidr == "10.139.0.0/16"
     assert config.ssh_public_key is None and config.ssh_password is not None
@@ -126,7 +131,9 @@ def test_one_to_sixteen_disks_per_worker_are_taken(disks):
 @pytest.mark.parametrize("disks", ["17", "32"])
 def test_more_than_sixteen_disks_per_worker_are_refused_with_the_fix(disks):
     message = problems_of(disksPerWorker=disks)
-    assert f"feedback:disksPerWorker is {disks}; HDInsight gives a Kafka worker at most 16 managed data disks" in message
+    assert (
+        f"feedback:disksPerWorker is {disks}; HDInsight gives a Kafka worker at most 16 managed data disks" in message
+    )
     assert "`pulumi config set feedback:disksPerWorker 16`" in message
     assert "expected at least 1" in problems_of(disksPerWorker="0")
 
@@ -173,7 +180,9 @@ def test_eventhubs_backend_needs_no_cluster_secrets():
 
 
 def test_a_storage_account_name_override_is_checked():
-    assert "storage account name 'Fbk-Store' must be 3-24 lower-case letters and digits" in problems_of(storageAccountName="Fbk-Store")
+    assert "storage account name 'Fbk-Store' must be 3-24 lower-case letters and digits" in problems_of(
+        storageAccountName="Fbk-Store"
+    )
 
 
 # -- Event Hubs and the jobs' backend --------------------------------------------------------
@@ -193,12 +202,18 @@ def hub(name: str = "hub", partitions: int = 4, days: int = 7) -> Topic:
 def test_eventhubs_defaults_to_standard_and_its_jobs_to_eventhubs():
     use_config(base_config(**EVENTHUBS_ONLY))
     config = load_config()
-    assert (config.eventhubs_tier, config.jobs_backend, config.eventhubs_namespace_name) == ("standard", "eventhubs", "fbk01-eventhubs")
+    assert (config.eventhubs_tier, config.jobs_backend, config.eventhubs_namespace_name) == (
+        "standard",
+        "eventhubs",
+        "fbk01-eventhubs",
+    )
 
 
 def test_basic_tier_is_refused_because_kafka_needs_standard():
     message = problems_of(**EVENTHUBS_ONLY, eventhubsTier="Basic")
-    assert "eventhubsTier 'basic' cannot be used: Event Hubs' Kafka endpoint needs the Standard tier or higher" in message
+    assert (
+        "eventhubsTier 'basic' cannot be used: Event Hubs' Kafka endpoint needs the Standard tier or higher" in message
+    )
     assert "`pulumi config set feedback:eventhubsTier standard`" in message
     assert "expected one of standard, premium, dedicated" in problems_of(**EVENTHUBS_ONLY, eventhubsTier="gold")
 
@@ -207,13 +222,18 @@ def test_dedicated_needs_an_existing_clusters_resource_id():
     message = problems_of(**EVENTHUBS_ONLY, eventhubsTier="dedicated")
     assert "feedback:eventhubsClusterId is not set" in message
     assert "pulumi config set feedback:eventhubsClusterId /subscriptions/<subscription>/" in message
-    assert "not an Event Hubs cluster's resource id" in problems_of(**EVENTHUBS_ONLY, eventhubsTier="dedicated",
-                                                                    eventhubsClusterId="my-cluster")
+    assert "not an Event Hubs cluster's resource id" in problems_of(
+        **EVENTHUBS_ONLY, eventhubsTier="dedicated", eventhubsClusterId="my-cluster"
+    )
 
 
 def test_a_cluster_id_without_dedicated_is_a_warning():
-    use_config(base_config(**EVENTHUBS_ONLY, eventhubsClusterId="/subscriptions/1/resourceGroups/g/providers/"
-                                                                 "Microsoft.EventHub/clusters/c"))
+    use_config(
+        base_config(
+            **EVENTHUBS_ONLY,
+            eventhubsClusterId="/subscriptions/1/resourceGroups/g/providers/Microsoft.EventHub/clusters/c",
+        )
+    )
     [warning] = load_config().warnings
     assert "eventhubsClusterId is set but feedback:eventhubsTier is not 'dedicated'" in warning
 
@@ -254,19 +274,27 @@ def test_retention_beyond_the_tiers_maximum_is_refused():
 
 
 def test_hdinsight_stacks_do_not_check_the_catalogue_against_event_hubs():
-    keys = {"prefix": "fbk01", "backend": "hdinsight", "operatorCidr": "203.0.113.10/32",
-            "clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD}
+    keys = {
+        "prefix": "fbk01",
+        "backend": "hdinsight",
+        "operatorCidr": "203.0.113.10/32",
+        "clusterLoginPassword": LOGIN_PASSWORD,
+        "sshPassword": SSH_PASSWORD,
+    }
     assert check(keys, topics=(hub("big", partitions=64),)).problems == []
 
 
 # -- The Databricks network ------------------------------------------------------------------
 
+
 def test_the_databricks_network_defaults_to_injected_with_subnets_from_its_range():
     use_config(base_config())
     config = load_config()
     assert (config.databricks_network, config.allow_workspace_replacement) == ("injected", False)
-    assert (config.databricks_host_subnet_cidr, config.databricks_container_subnet_cidr) == ("10.139.64.0/18",
-                                                                                             "10.139.0.0/18")
+    assert (config.databricks_host_subnet_cidr, config.databricks_container_subnet_cidr) == (
+        "10.139.64.0/18",
+        "10.139.0.0/18",
+    )
     assert config.databricks_client_cidrs == ("10.139.64.0/18", "10.139.0.0/18")
     use_config(base_config(databricksVnetCidr="10.20.30.0/24"))
     assert load_config().databricks_client_cidrs == ("10.20.30.64/26", "10.20.30.0/26")  # Microsoft's minimum
@@ -288,7 +316,10 @@ def test_an_injected_network_is_a_slash_16_to_a_slash_24(cidr):
 
 def test_a_subnet_smaller_than_a_slash_26_is_refused():
     message = problems_of(databricksHostSubnetCidr="10.139.64.0/27")
-    assert "feedback:databricksHostSubnetCidr 10.139.64.0/27 is a /27; each Databricks subnet must be at least a /26" in message
+    assert (
+        "feedback:databricksHostSubnetCidr 10.139.64.0/27 is a /27; each Databricks subnet must be at least a /26"
+        in message
+    )
     assert "`pulumi config set feedback:databricksHostSubnetCidr 10.139.64.0/18`" in message
 
 
@@ -313,15 +344,21 @@ def test_allow_workspace_replacement_is_true_or_false():
 
 def test_the_replacement_guard_names_the_line_that_keeps_the_workspace():
     managed = WorkspaceNetwork("managed", managed_prefix="10.139")
-    injected = WorkspaceNetwork("injected", vnet_name="fbk01-databricks-vnet", host_subnet="databricks-host",
-                                container_subnet="databricks-container")
-    assert workspace_replacement_problem("ws", None, injected, False) is None          # nothing in Azure yet
-    assert workspace_replacement_problem("ws", injected, injected, False) is None      # no change
-    assert workspace_replacement_problem("ws", managed, injected, True) is None        # allowed
+    injected = WorkspaceNetwork(
+        "injected",
+        vnet_name="fbk01-databricks-vnet",
+        host_subnet="databricks-host",
+        container_subnet="databricks-container",
+    )
+    assert workspace_replacement_problem("ws", None, injected, False) is None  # nothing in Azure yet
+    assert workspace_replacement_problem("ws", injected, injected, False) is None  # no change
+    assert workspace_replacement_problem("ws", managed, injected, True) is None  # allowed
     to_injected = workspace_replacement_problem("ws", managed, injected, False)
     assert to_injected and "`pulumi config set feedback:databricksNetwork managed`" in to_injected
     to_managed = workspace_replacement_problem("ws", injected, managed, False)
     assert to_managed and "`pulumi config set feedback:databricksNetwork injected`" in to_managed
-    new_range = workspace_replacement_problem("ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"), False)
+    new_range = workspace_replacement_problem(
+        "ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"), False
+    )
     assert new_range and "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in new_range
     assert "pulumi config rm feedback:allowWorkspaceReplacement" in new_range

@@ -11,8 +11,12 @@ from infra.config import checks
 from infra.config.keys import StackConfig, parse_keys
 from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD
 
-GOOD = {"prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "clusterLoginPassword": LOGIN_PASSWORD,
-        "sshPassword": SSH_PASSWORD}
+GOOD = {
+    "prefix": "fbk01",
+    "operatorCidr": "203.0.113.10/32",
+    "clusterLoginPassword": LOGIN_PASSWORD,
+    "sshPassword": SSH_PASSWORD,
+}
 
 
 def keys_of(**raw: Any) -> StackConfig:
@@ -22,39 +26,48 @@ def keys_of(**raw: Any) -> StackConfig:
 
 # -- names -----------------------------------------------------------------------------------
 
+
 def test_names_need_a_prefix():
     assert checks.names(keys_of()).problems == [
         "feedback:prefix is not set (it starts every resource name; cluster and storage names are global): run "
-        "`pulumi config set feedback:prefix fbk<initials>01`"]
+        "`pulumi config set feedback:prefix fbk<initials>01`"
+    ]
     assert checks.names(keys_of(prefix="fbk01")).problems == []
 
 
 def test_a_bad_prefix_is_reported_with_the_storage_name_made_from_it():
     problems = checks.names(keys_of(prefix="Feedback_Prod")).problems
     assert problems[0].startswith("prefix 'Feedback_Prod' must be 3-12 lower-case letters or digits")
-    assert problems[1] == ("storage account name 'Feedback_Prodkafkastore' must be 3-24 lower-case letters and "
-                           "digits: run `pulumi config set feedback:storageAccountName fbk01kafka7q2`")
+    assert problems[1] == (
+        "storage account name 'Feedback_Prodkafkastore' must be 3-24 lower-case letters and "
+        "digits: run `pulumi config set feedback:storageAccountName fbk01kafka7q2`"
+    )
 
 
 # -- backends --------------------------------------------------------------------------------
 
+
 def test_the_jobs_use_a_backend_the_stack_builds():
     assert checks.backends(keys_of(jobsBackend="eventhubs")).problems == [
         "feedback:jobsBackend is 'eventhubs', but feedback:backend 'hdinsight' builds hdinsight: run "
-        "`pulumi config set feedback:jobsBackend hdinsight` or `pulumi config rm feedback:jobsBackend`"]
+        "`pulumi config set feedback:jobsBackend hdinsight` or `pulumi config rm feedback:jobsBackend`"
+    ]
     assert checks.backends(keys_of(backend="both", jobsBackend="eventhubs")).problems == []
     assert checks.backends(keys_of(backend="kafka", jobsBackend="eventhubs")).problems == []  # backend's own problem
 
 
 # -- the Kafka network and operator access ---------------------------------------------------
 
+
 def test_kafkas_subnet_lies_in_its_network_and_the_peered_networks_do_not_overlap():
     assert checks.kafka_network(keys_of(kafkaSubnetCidr="10.11.0.0/24")).problems == [
         "feedback:kafkaSubnetCidr 10.11.0.0/24 is not inside kafkaVnetCidr 10.10.0.0/16: run "
-        "`pulumi config set feedback:kafkaSubnetCidr 10.10.0.0/24`"]
+        "`pulumi config set feedback:kafkaSubnetCidr 10.10.0.0/24`"
+    ]
     assert checks.kafka_network(keys_of(databricksVnetCidr="10.10.128.0/17")).problems == [
         "feedback:kafkaVnetCidr 10.10.0.0/16 overlaps feedback:databricksVnetCidr 10.10.128.0/17; peered networks "
-        "need disjoint address spaces: run `pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`"]
+        "need disjoint address spaces: run `pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`"
+    ]
     assert checks.kafka_network(keys_of(kafkaVnetCidr="ten", kafkaSubnetCidr="10.11.0.0/24")).problems == []
 
 
@@ -71,58 +84,73 @@ def test_a_wide_operator_range_is_refused_unless_allowed_and_then_warned_about()
     allowed = checks.operator_access(keys_of(operatorCidr="198.51.0.0/16", allowWideOperatorCidr="true"))
     assert allowed.problems == [] and allowed.warnings == [
         "feedback:operatorCidr 198.51.0.0/16 opens the cluster's HTTPS gateway to 65536 addresses "
-        "(feedback:allowWideOperatorCidr is true)"]
+        "(feedback:allowWideOperatorCidr is true)"
+    ]
     # A switch that is neither true nor false allows nothing (its own problem is reported).
     assert checks.operator_access(keys_of(operatorCidr="0.0.0.0/0", allowWideOperatorCidr="yes")).problems
 
 
 # -- the Databricks network ------------------------------------------------------------------
 
+
 def test_a_managed_network_is_a_slash_16_and_ignores_subnets_with_a_warning():
-    found = checks.databricks_network(keys_of(databricksNetwork="managed", databricksVnetCidr="10.139.0.0/17",
-                                              databricksHostSubnetCidr="10.139.64.0/18"))
+    found = checks.databricks_network(
+        keys_of(
+            databricksNetwork="managed", databricksVnetCidr="10.139.0.0/17", databricksHostSubnetCidr="10.139.64.0/18"
+        )
+    )
     assert found.problems == [
         "feedback:databricksVnetCidr 10.139.0.0/17 is a /17: an Azure Databricks managed network is a /16 (the "
         "workspace takes its first two octets), for example 10.139.0.0/16: run "
-        "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`"]
+        "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`"
+    ]
     assert found.warnings == [
         "feedback:databricksHostSubnetCidr is set but feedback:databricksNetwork is 'managed'; it is not used "
-        "(remove it with `pulumi config rm feedback:databricksHostSubnetCidr`)"]
+        "(remove it with `pulumi config rm feedback:databricksHostSubnetCidr`)"
+    ]
 
 
 def test_an_injected_network_out_of_range_is_reported_before_its_subnets():
-    assert checks.databricks_network(keys_of(databricksVnetCidr="10.139.0.0/25",
-                                             databricksHostSubnetCidr="x")).problems == [
+    assert checks.databricks_network(
+        keys_of(databricksVnetCidr="10.139.0.0/25", databricksHostSubnetCidr="x")
+    ).problems == [
         "feedback:databricksVnetCidr 10.139.0.0/25 is a /25; an injected Azure Databricks network is a /16 to a /24: "
-        "run `pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`"]
+        "run `pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`"
+    ]
 
 
 def test_injected_subnets_are_large_enough_inside_the_network_and_apart():
     assert checks.databricks_network(keys_of(databricksHostSubnetCidr="10.139.64.0/27")).problems == [
         "feedback:databricksHostSubnetCidr 10.139.64.0/27 is a /27; each Databricks subnet must be at least a /26 "
-        "(64 addresses, Microsoft's minimum): run `pulumi config set feedback:databricksHostSubnetCidr 10.139.64.0/18`"]
+        "(64 addresses, Microsoft's minimum): run `pulumi config set feedback:databricksHostSubnetCidr 10.139.64.0/18`"
+    ]
     [outside] = checks.databricks_network(keys_of(databricksContainerSubnetCidr="10.140.0.0/24")).problems
     assert "is not inside feedback:databricksVnetCidr 10.139.0.0/16" in outside
-    [overlap] = checks.databricks_network(keys_of(databricksHostSubnetCidr="10.139.0.0/24",
-                                                  databricksContainerSubnetCidr="10.139.0.0/25")).problems
-    assert overlap.startswith("feedback:databricksHostSubnetCidr 10.139.0.0/24 overlaps "
-                              "feedback:databricksContainerSubnetCidr 10.139.0.0/25")
+    [overlap] = checks.databricks_network(
+        keys_of(databricksHostSubnetCidr="10.139.0.0/24", databricksContainerSubnetCidr="10.139.0.0/25")
+    ).problems
+    assert overlap.startswith(
+        "feedback:databricksHostSubnetCidr 10.139.0.0/24 overlaps feedback:databricksContainerSubnetCidr 10.139.0.0/25"
+    )
     assert overlap.endswith("`pulumi config set feedback:databricksContainerSubnetCidr 10.139.0.0/18`")
 
 
 def test_the_databricks_network_is_not_checked_while_its_mode_or_range_is_wrong():
-    assert checks.databricks_network(keys_of(databricksNetwork="vnet", databricksVnetCidr="10.0.0.0/8")) == \
-        checks.Found()
+    assert (
+        checks.databricks_network(keys_of(databricksNetwork="vnet", databricksVnetCidr="10.0.0.0/8")) == checks.Found()
+    )
     assert checks.databricks_network(keys_of(databricksVnetCidr="ten", databricksHostSubnetCidr="x")) == checks.Found()
 
 
 # -- the Kafka cluster and its credentials ---------------------------------------------------
 
+
 def test_there_are_enough_workers_for_every_replica():
     assert checks.kafka_cluster(keys_of(workerCount="3", faultDomains="2")).problems == [
         "workerCount 3 is smaller than replicationFactor 4: each worker is one broker and a partition needs one "
         "broker per replica; raise workerCount or lower replicationFactor: run "
-        "`pulumi config set feedback:workerCount 4`"]
+        "`pulumi config set feedback:workerCount 4`"
+    ]
     assert checks.kafka_cluster(keys_of(workerCount="many", faultDomains="2")) == checks.Found()
 
 
@@ -132,7 +160,8 @@ def test_a_factor_below_microsofts_recommendation_is_a_warning_with_the_line_tha
     assert found.warnings == [
         "replicationFactor 2 is below the 3 Microsoft recommends for a region with 3 fault domains: a fault-domain "
         "outage can take every replica of a partition offline; to follow it run "
-        "`pulumi config set feedback:replicationFactor 3`"]
+        "`pulumi config set feedback:replicationFactor 3`"
+    ]
 
 
 def test_the_cluster_needs_its_login_password_and_one_way_into_ssh():
@@ -141,8 +170,9 @@ def test_the_cluster_needs_its_login_password_and_one_way_into_ssh():
         "feedback:clusterLoginPassword is not set (the HDInsight cluster login, used by Ambari's REST API): run "
         "`pulumi config set --secret feedback:clusterLoginPassword <password>`",
         "neither feedback:sshPublicKey nor feedback:sshPassword is set (SSH to the cluster nodes): run "
-        "`pulumi config set --secret feedback:sshPublicKey \"$(cat ~/.ssh/id_rsa.pub)\"` or "
-        "`pulumi config set --secret feedback:sshPassword <password>`"]
+        '`pulumi config set --secret feedback:sshPublicKey "$(cat ~/.ssh/id_rsa.pub)"` or '
+        "`pulumi config set --secret feedback:sshPassword <password>`",
+    ]
     assert checks.cluster_credentials(keys_of(backend="eventhubs")).problems == []
 
 
@@ -152,13 +182,16 @@ def test_credentials_are_checked_against_each_other():
     [both] = checks.cluster_credentials(keys_of(**GOOD, sshPublicKey="ssh-ed25519 AAAA me")).problems
     assert "set only one of feedback:sshPublicKey and feedback:sshPassword" in both
     [key] = checks.cluster_credentials(keys_of(**{**GOOD, "sshPassword": None}, sshPublicKey="my key")).problems
-    assert key == ("feedback:sshPublicKey does not look like an OpenSSH public key: run "
-                   "`pulumi config set --secret feedback:sshPublicKey \"$(cat ~/.ssh/id_rsa.pub)\"`")
+    assert key == (
+        "feedback:sshPublicKey does not look like an OpenSSH public key: run "
+        '`pulumi config set --secret feedback:sshPublicKey "$(cat ~/.ssh/id_rsa.pub)"`'
+    )
     [login] = checks.cluster_credentials(keys_of(**{**GOOD, "clusterLoginPassword": "Xadmin-2024-Q"})).problems
     assert "3 consecutive characters of the user name 'admin'" in login
 
 
 # -- Event Hubs ------------------------------------------------------------------------------
+
 
 def hub(name: str, partitions: int = 4, days: int = 7) -> Topic:
     return Topic(name, partitions, days * DAY_MS, "delete", "")
@@ -166,27 +199,36 @@ def hub(name: str, partitions: int = 4, days: int = 7) -> Topic:
 
 def test_dedicated_needs_the_resource_id_of_an_existing_cluster():
     [problem] = checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="dedicated")).problems
-    assert problem.startswith("feedback:eventhubsClusterId is not set (tier 'dedicated' puts the namespace in an "
-                              "existing Event Hubs Dedicated cluster; this stack does not create one)")
+    assert problem.startswith(
+        "feedback:eventhubsClusterId is not set (tier 'dedicated' puts the namespace in an "
+        "existing Event Hubs Dedicated cluster; this stack does not create one)"
+    )
     cluster = "/subscriptions/1/resourceGroups/g/providers/Microsoft.EventHub/clusters/c"
-    assert checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="dedicated",
-                                     eventhubsClusterId=cluster)).problems == []
+    assert (
+        checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="dedicated", eventhubsClusterId=cluster)).problems
+        == []
+    )
 
 
 def test_the_catalogue_must_fit_the_tier_and_a_tier_that_fits_is_named():
     [problem] = checks.event_hubs(keys_of(backend="both"), topics=(hub("big", partitions=33),)).problems
-    assert problem.endswith("change the topic in feedback/core/catalogue.py, or use a larger tier: run "
-                            "`pulumi config set feedback:eventhubsTier premium`")
+    assert problem.endswith(
+        "change the topic in feedback/core/catalogue.py, or use a larger tier: run "
+        "`pulumi config set feedback:eventhubsTier premium`"
+    )
     assert checks.event_hubs(keys_of(), topics=(hub("big", partitions=33),)) == checks.Found()  # no Event Hubs
-    assert checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="basic"), topics=(hub("big", 33),)) == \
-        checks.Found()  # the tier's own problem is reported instead
+    assert (
+        checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="basic"), topics=(hub("big", 33),))
+        == checks.Found()
+    )  # the tier's own problem is reported instead
 
 
 def test_a_cluster_id_without_dedicated_is_a_warning():
     found = checks.event_hubs(keys_of(eventhubsClusterId="/subscriptions/1/x"))
     assert found.problems == [] and found.warnings == [
         "feedback:eventhubsClusterId is set but feedback:eventhubsTier is not 'dedicated'; it is not used (remove it "
-        "with `pulumi config rm feedback:eventhubsClusterId`)"]
+        "with `pulumi config rm feedback:eventhubsClusterId`)"
+    ]
 
 
 # -- the Databricks jobs ---------------------------------------------------------------------
@@ -194,19 +236,34 @@ def test_a_cluster_id_without_dedicated_is_a_warning():
 ENDPOINT = "https://fbk01-language.cognitiveservices.azure.com/"
 
 
-@pytest.mark.parametrize("raw, problems", [
-    ({"azureLanguageKey": "lang-fake-4"}, [
-        "feedback:azureLanguageKey is set but feedback:azureLanguageEndpoint is not (the pipeline scores with Azure AI "
-        "Language only with both): run `pulumi config set feedback:azureLanguageEndpoint "
-        "https://<name>.cognitiveservices.azure.com/`"]),
-    ({"azureLanguageEndpoint": ENDPOINT}, [
-        "feedback:azureLanguageEndpoint is set but feedback:azureLanguageKey is not: run "
-        "`pulumi config set --secret feedback:azureLanguageKey <key>`"]),
-    ({"azureLanguageEndpoint": "http://x", "azureLanguageKey": "lang-fake-4"}, [
-        "feedback:azureLanguageEndpoint 'http://x' is not an https:// URL: run "
-        "`pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/`"]),
-    ({"azureLanguageEndpoint": ENDPOINT, "azureLanguageKey": "lang-fake-4"}, []),
-])
+@pytest.mark.parametrize(
+    "raw, problems",
+    [
+        (
+            {"azureLanguageKey": "lang-fake-4"},
+            [
+                "feedback:azureLanguageKey is set but feedback:azureLanguageEndpoint is not (the pipeline scores with Azure AI "
+                "Language only with both): run `pulumi config set feedback:azureLanguageEndpoint "
+                "https://<name>.cognitiveservices.azure.com/`"
+            ],
+        ),
+        (
+            {"azureLanguageEndpoint": ENDPOINT},
+            [
+                "feedback:azureLanguageEndpoint is set but feedback:azureLanguageKey is not: run "
+                "`pulumi config set --secret feedback:azureLanguageKey <key>`"
+            ],
+        ),
+        (
+            {"azureLanguageEndpoint": "http://x", "azureLanguageKey": "lang-fake-4"},
+            [
+                "feedback:azureLanguageEndpoint 'http://x' is not an https:// URL: run "
+                "`pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/`"
+            ],
+        ),
+        ({"azureLanguageEndpoint": ENDPOINT, "azureLanguageKey": "lang-fake-4"}, []),
+    ],
+)
 def test_azure_ai_language_takes_its_endpoint_and_key_together(raw, problems):
     assert checks.jobs(keys_of(**raw)).problems == problems
 
@@ -214,26 +271,38 @@ def test_azure_ai_language_takes_its_endpoint_and_key_together(raw, problems):
 def test_the_slack_app_token_alone_is_a_warning():
     assert checks.jobs(keys_of(slackAppToken="xapp-fake-2")).warnings == [
         "feedback:slackAppToken is set without feedback:slackBotToken: the Slack producer needs both and is not "
-        "deployed; run `pulumi config set --secret feedback:slackBotToken xoxb-...`"]
+        "deployed; run `pulumi config set --secret feedback:slackBotToken xoxb-...`"
+    ]
     assert checks.jobs(keys_of(slackAppToken="xapp-fake-2", slackBotToken="xoxb-fake-1")) == checks.Found()
 
 
 def test_a_secret_in_plain_text_is_refused_with_the_encrypted_line():
     assert checks.stored_in_plain_text(["xBearerToken"]).problems == [
         "feedback:xBearerToken is stored in plain text in the stack file; store it encrypted: run "
-        "`pulumi config set --secret feedback:xBearerToken <bearer-token>`"]
+        "`pulumi config set --secret feedback:xBearerToken <bearer-token>`"
+    ]
 
 
 # -- check: everything at once ---------------------------------------------------------------
 
+
 def test_check_reports_every_problem_at_once_whichever_rule_finds_it():
-    checked = check_of(prefix="Feedback_Prod", workerCount="many", clusterLoginPassword="short",  # pragma: allowlist secret
-                       databricksVnetCidr="10.10.0.0/16", jobsTrigger="continuous=1s")
+    checked = check_of(
+        prefix="Feedback_Prod",
+        workerCount="many",
+        clusterLoginPassword="short",  # pragma: allowlist secret
+        databricksVnetCidr="10.10.0.0/16",
+        jobsTrigger="continuous=1s",
+    )
     assert checked.config is None
     found = "\n".join(checked.problems)
-    for part in ("feedback:workerCount is 'many'", "prefix 'Feedback_Prod' must be", "clusterLoginPassword has fewer "
-                 "than 10 characters", "feedback:kafkaVnetCidr 10.10.0.0/16 overlaps", "continuous processing does "
-                 "not run on Databricks"):
+    for part in (
+        "feedback:workerCount is 'many'",
+        "prefix 'Feedback_Prod' must be",
+        "clusterLoginPassword has fewer than 10 characters",
+        "feedback:kafkaVnetCidr 10.10.0.0/16 overlaps",
+        "continuous processing does not run on Databricks",
+    ):
         assert part in found, part
 
 

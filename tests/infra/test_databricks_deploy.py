@@ -57,8 +57,12 @@ WORKSPACE_FILE = "databricks:index/workspaceFile:WorkspaceFile"
 WORKSPACE_URL = "https://adb-1234567890123456.7.azuredatabricks.net"
 EVENTHUBS_ONLY = dict(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
 # Made-up values, short so that nothing here looks like a real credential.
-TOKENS = dict(zip(("slackBotToken", "slackAppToken", "xBearerToken", "azureLanguageKey", "coingeckoApiKey"),
-                  ("xoxb-fake-1", "xapp-fake-2", "x-fake-3", "lang-fake-4", "cg-fake-5")))
+TOKENS = dict(
+    zip(
+        ("slackBotToken", "slackAppToken", "xBearerToken", "azureLanguageKey", "coingeckoApiKey"),
+        ("xoxb-fake-1", "xapp-fake-2", "x-fake-3", "lang-fake-4", "cg-fake-5"),
+    )
+)
 LANGUAGE_ENDPOINT = "https://fbk01-language.cognitiveservices.azure.com/"
 
 
@@ -157,6 +161,7 @@ def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(fu
     assert all("secrets/" not in value for value in cluster_of(producers)["sparkConf"].values())
     # The settings object reads each of these names (env prefix FEEDBACK_).
     from feedback.core.settings import Settings
+
     for job in (pipeline, producers):
         for name in cluster_of(job)["sparkEnvVars"]:
             assert name.removeprefix("FEEDBACK_").lower() in Settings.model_fields, name
@@ -166,10 +171,15 @@ def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(fu
 
 
 def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluster_with_the_pinned_lts_runtime(
-        run_program):
-    stack = run_program(jobNodeType="Standard_D8ds_v5", jobWorkers="3", jobsTrigger="processing-time=500ms",
-                        jobsTablesTrigger="processing-time=1m",
-                        jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints")
+    run_program,
+):
+    stack = run_program(
+        jobNodeType="Standard_D8ds_v5",
+        jobWorkers="3",
+        jobsTrigger="processing-time=500ms",
+        jobsTablesTrigger="processing-time=1m",
+        jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
+    )
     pipeline = jobs_by_name(stack)[job_specs.PIPELINE_JOB]
     assert pipeline["maxConcurrentRuns"] == 1
     assert pipeline["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
@@ -179,11 +189,25 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
     assert (cluster["nodeTypeId"], cluster["numWorkers"]) == ("Standard_D8ds_v5", 3)
     assert "existingClusterId" not in repr(pipeline)  # a job cluster, never an all-purpose one
     assert [task["taskKey"] for task in pipeline["tasks"]] == ["scorer", "dispatcher", "tables"]
-    common = ["--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS, "--on-databricks", "true",
-              "--checkpoint-location", "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
-              "--table-location", "dbfs:/feedback/tables", "--trigger", "processing-time=500ms"]
-    expected = {"scorer": ["--part", "scorer", *common], "dispatcher": ["--part", "dispatcher", *common],
-                "tables": ["--part", "tables", *common, "--tables-trigger", "processing-time=1m"]}
+    common = [
+        "--backend",
+        "hdinsight",
+        "--bootstrap-servers",
+        MOCK_BROKERS,
+        "--on-databricks",
+        "true",
+        "--checkpoint-location",
+        "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
+        "--table-location",
+        "dbfs:/feedback/tables",
+        "--trigger",
+        "processing-time=500ms",
+    ]
+    expected = {
+        "scorer": ["--part", "scorer", *common],
+        "dispatcher": ["--part", "dispatcher", *common],
+        "tables": ["--part", "tables", *common, "--tables-trigger", "processing-time=1m"],
+    }
     for task in pipeline["tasks"]:
         assert task["jobClusterKey"] == pipeline["jobClusters"][0]["jobClusterKey"]  # one cluster for all three
         assert "dependsOns" not in task  # continuous jobs allow no task dependencies
@@ -219,15 +243,24 @@ def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack
     for task in pipeline["tasks"]:
         parameters = task["pythonWheelTask"]["parameters"]
         assert parameters[:6] == ["--part", task["taskKey"], "--backend", "eventhubs", "--bootstrap-servers", bootstrap]
-        assert parameters[-6:] == ["--eventhubs-tier", "standard", "--analyzer", "azure-language",
-                                   "--azure-language-endpoint", LANGUAGE_ENDPOINT]
+        assert parameters[-6:] == [
+            "--eventhubs-tier",
+            "standard",
+            "--analyzer",
+            "azure-language",
+            "--azure-language-endpoint",
+            LANGUAGE_ENDPOINT,
+        ]
 
 
 def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
     wheel_file = stack.one(WORKSPACE_FILE).inputs
-    pins = [line for line in (REPO / "requirements.txt").read_text().splitlines()
-            if line.split("==")[0].split("[")[0].lower().replace("_", "-")
-            in {name.lower().replace("_", "-") for name in job_specs.PYPI_LIBRARIES}]
+    pins = [
+        line
+        for line in (REPO / "requirements.txt").read_text().splitlines()
+        if line.split("==")[0].split("[")[0].lower().replace("_", "-")
+        in {name.lower().replace("_", "-") for name in job_specs.PYPI_LIBRARIES}
+    ]
     assert len(pins) == len(job_specs.PYPI_LIBRARIES) and "kafka-python[crc32c]==3.0.12" in pins
     for job in stack.of_type(JOB):
         for task in job.inputs["tasks"]:
@@ -254,8 +287,16 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
         assert "dependsOns" not in task  # continuous jobs allow no task dependencies
         wheel_task = task["pythonWheelTask"]
         assert (wheel_task["packageName"], wheel_task["entryPoint"]) == ("feedback_analytics", "feedback-task")
-        assert wheel_task["parameters"] == ["--backend", "hdinsight", "--bootstrap-servers", MOCK_BROKERS,
-                                            "--state-dir", "/dbfs/feedback/producers-state", "producer", name]
+        assert wheel_task["parameters"] == [
+            "--backend",
+            "hdinsight",
+            "--bootstrap-servers",
+            MOCK_BROKERS,
+            "--state-dir",
+            "/dbfs/feedback/producers-state",
+            "producer",
+            name,
+        ]
 
 
 def test_both_job_clusters_are_dedicated_to_the_identity_the_jobs_run_as(full_stack):
@@ -270,13 +311,16 @@ def test_both_job_clusters_are_dedicated_to_the_identity_the_jobs_run_as(full_st
 def test_volume_and_abfss_locations_warn_what_must_be_granted_first(run_program, monkeypatch):
     warned: list[str] = []
     monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
-    run_program(jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
-                jobsTableLocation="/Volumes/main/feedback/tables",
-                jobsStateDir="/Volumes/main/feedback/state/producers")
+    run_program(
+        jobsCheckpointLocation="abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
+        jobsTableLocation="/Volumes/main/feedback/tables",
+        jobsStateDir="/Volumes/main/feedback/state/producers",
+    )
     grants = [message for message in warned if "pulumi up" in message]
     assert len(grants) == 3, warned
-    assert grants[0].startswith("abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints needs a Unity Catalog "
-                                "external location that covers it")
+    assert grants[0].startswith(
+        "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints needs a Unity Catalog external location that covers it"
+    )
     assert "READ FILES and WRITE FILES" in grants[0]
     assert "volume main.feedback.tables" in grants[1] and "READ VOLUME and WRITE VOLUME" in grants[1]
     assert "volume main.feedback.state" in grants[2]
@@ -295,9 +339,11 @@ def test_a_state_dir_outside_a_volume_is_refused_with_the_fix_when_the_config_is
 
 
 def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_producer_settings(run_program):
-    stack = run_program(jobsStateDir="/Volumes/main/feedback/state",
-                        producerSettings='{"x_query": "\\"Driftwood\\" lang:en", "x_read_budget": 2000, '
-                                         '"slack_feedback_channels": ["#product-feedback", "#beta"]}')
+    stack = run_program(
+        jobsStateDir="/Volumes/main/feedback/state",
+        producerSettings='{"x_query": "\\"Driftwood\\" lang:en", "x_read_budget": 2000, '
+        '"slack_feedback_channels": ["#product-feedback", "#beta"]}',
+    )
     producers = jobs_by_name(stack)[job_specs.PRODUCERS_JOB]
     [task] = producers["tasks"]
     parameters = task["pythonWheelTask"]["parameters"]
@@ -308,18 +354,27 @@ def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_produ
     # The settings object reads the environment the job cluster gets back into the same values.
     settings = load_settings_from_env(env)
     assert (settings.x_query, settings.x_read_budget, settings.slack_feedback_channels) == (
-        '"Driftwood" lang:en', 2000, ["#product-feedback", "#beta"])
+        '"Driftwood" lang:en',
+        2000,
+        ["#product-feedback", "#beta"],
+    )
 
 
-@pytest.mark.parametrize("settings, message", [
-    ('{"x_bearer_token": "abc"}', "'x_bearer_token' is a secret"),
-    ('{"bootstrap_servers": "10.0.0.4:9092"}', "set by the program"),
-    ('{"x_querry": "typo"}', "'x_querry' is not a setting"),
-    ('{"x_read_budget": 0}', "'x_read_budget' is 0: Input should be greater than or equal to 1"),
-    ('{"x_budget_period": "week"}', "'x_budget_period' is 'week': Input should be 'day' or 'month'"),
-    ('{"x_query": "Driftwood\'s app"}', "'x_query' is \"Driftwood's app\": it contains a single quote"),
-    ('{"slack_feedback_channels": ["#it\'s-broken"]}', "'slack_feedback_channels' is .*: it contains a single quote"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ('{"x_bearer_token": "abc"}', "'x_bearer_token' is a secret"),
+        ('{"bootstrap_servers": "10.0.0.4:9092"}', "set by the program"),
+        ('{"x_querry": "typo"}', "'x_querry' is not a setting"),
+        ('{"x_read_budget": 0}', "'x_read_budget' is 0: Input should be greater than or equal to 1"),
+        ('{"x_budget_period": "week"}', "'x_budget_period' is 'week': Input should be 'day' or 'month'"),
+        ('{"x_query": "Driftwood\'s app"}', "'x_query' is \"Driftwood's app\": it contains a single quote"),
+        (
+            '{"slack_feedback_channels": ["#it\'s-broken"]}',
+            "'slack_feedback_channels' is .*: it contains a single quote",
+        ),
+    ],
+)
 def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are_refused(settings, message):
     from infra.config import ConfigError, load_config
     from tests.support.pulumi_mocks import base_config, use_config
@@ -331,7 +386,8 @@ def test_producer_settings_that_are_secrets_program_owned_unknown_or_invalid_are
 
 def test_a_single_quote_never_reaches_the_clusters_environment():
     assert job_specs.producers_env("hdinsight", None, {"x_query": '"Driftwood" lang:en'}) == {
-        "FEEDBACK_X_QUERY": '"Driftwood" lang:en'}
+        "FEEDBACK_X_QUERY": '"Driftwood" lang:en'
+    }
     with pytest.raises(ValueError) as raised:
         job_specs.producers_env("hdinsight", None, {"x_query": "Driftwood's"})
     assert "contains a single quote" in str(raised.value)
@@ -392,8 +448,10 @@ def test_changed_wheel_content_changes_the_path_and_the_jobs(run_program, tmp_pa
     first = write_fake_wheel(tmp_path / "a", "VERSION = 1\n")
     same = write_fake_wheel(tmp_path / "b", "VERSION = 1\n")
     changed = write_fake_wheel(tmp_path / "c", "VERSION = 2\n")
-    paths = {name: wheel.workspace_path(wheel.describe_wheel(path))
-             for name, path in (("first", first), ("same", same), ("changed", changed))}
+    paths = {
+        name: wheel.workspace_path(wheel.describe_wheel(path))
+        for name, path in (("first", first), ("same", same), ("changed", changed))
+    }
     assert paths["first"] == paths["same"] != paths["changed"]
     assert all(path.endswith(f"/{WHEEL_NAME}") for path in paths.values())
     libraries = {}
@@ -443,8 +501,11 @@ def test_deploy_jobs_false_deploys_nothing_in_the_workspace(run_program):
     stack = run_program(deployJobs="false")
     assert not [r for r in stack.resources if r.type.startswith(("databricks:", "pulumi:providers:databricks"))]
     assert not stack.of_type(DEPLOYMENT)
-    assert not [name for name in stack.outputs if name.startswith(("databricksPipeline", "databricksProducers",
-                                                                   "databricksSecret", "databricksWheel"))]
+    assert not [
+        name
+        for name in stack.outputs
+        if name.startswith(("databricksPipeline", "databricksProducers", "databricksSecret", "databricksWheel"))
+    ]
     assert stack.outputs["databricksWorkspaceUrl"] == WORKSPACE_URL
 
 
@@ -467,15 +528,18 @@ def test_the_outputs_name_the_jobs_scope_and_wheel_and_hold_no_secret(full_stack
 def test_pinned_requirements_keep_extras_normalise_names_and_refuse_unpinned():
     text = "# c\nkafka-python[crc32c]==3.0.12\nslack-sdk==3.47.0  # comment\nrich>=13\n"
     assert job_specs.pinned_requirements(text, ["kafka_python", "slack_sdk"]) == [
-        "kafka-python[crc32c]==3.0.12", "slack-sdk==3.47.0"]
+        "kafka-python[crc32c]==3.0.12",
+        "slack-sdk==3.47.0",
+    ]
     with pytest.raises(ValueError, match="pins no version of rich"):
         job_specs.pinned_requirements(text, ["rich"])
 
 
 def test_a_pipeline_part_the_entry_point_does_not_have_is_refused():
     with pytest.raises(ValueError, match="'writer' is not one of scorer, dispatcher, tables"):
-        job_specs.pipeline_parameters("writer", "hdinsight", MOCK_BROKERS, "dbfs:/c", "dbfs:/t", "processing-time=1s",
-                                 "processing-time=30s")
+        job_specs.pipeline_parameters(
+            "writer", "hdinsight", MOCK_BROKERS, "dbfs:/c", "dbfs:/t", "processing-time=1s", "processing-time=30s"
+        )
 
 
 def test_secret_env_vars_give_each_job_only_what_it_uses():
@@ -490,33 +554,39 @@ def test_secret_env_vars_give_each_job_only_what_it_uses():
     }
 
 
-@pytest.mark.parametrize("location, problem", [
-    ("dbfs:/feedback/checkpoints", None),
-    ("/Volumes/main/feedback/state", None),
-    ("/Volumes/main/feedback/state/checkpoints", None),
-    ("dbfs:/Volumes/main/feedback/state/checkpoints", None),
-    ("abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints", None),
-    ("abfss://jobs@fbk01lake.dfs.core.windows.net", None),
-    ("/Volumes/main/feedback", "is not in a volume"),
-    ("/Volumes/main", "is not in a volume"),
-    ("dbfs:/Volumes/main/feedback", "is not in a volume"),
-    ("abfss://fbk01lake.dfs.core.windows.net/checkpoints", "is not abfss://<container>@<storage-account>"),
-    ("abfss://jobs@fbk01lake.blob.core.windows.net/checkpoints", "is not abfss://<container>@<storage-account>"),
-    ("checkpoints", "is not a dbfs:/, abfss:// or /Volumes/ path"),
-])
+@pytest.mark.parametrize(
+    "location, problem",
+    [
+        ("dbfs:/feedback/checkpoints", None),
+        ("/Volumes/main/feedback/state", None),
+        ("/Volumes/main/feedback/state/checkpoints", None),
+        ("dbfs:/Volumes/main/feedback/state/checkpoints", None),
+        ("abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints", None),
+        ("abfss://jobs@fbk01lake.dfs.core.windows.net", None),
+        ("/Volumes/main/feedback", "is not in a volume"),
+        ("/Volumes/main", "is not in a volume"),
+        ("dbfs:/Volumes/main/feedback", "is not in a volume"),
+        ("abfss://fbk01lake.dfs.core.windows.net/checkpoints", "is not abfss://<container>@<storage-account>"),
+        ("abfss://jobs@fbk01lake.blob.core.windows.net/checkpoints", "is not abfss://<container>@<storage-account>"),
+        ("checkpoints", "is not a dbfs:/, abfss:// or /Volumes/ path"),
+    ],
+)
 def test_a_location_must_be_in_dbfs_a_volume_or_an_adls_container(location, problem):
     found = job_specs.location_problem(location)
     assert (found is None) if problem is None else (problem in found), found
 
 
-@pytest.mark.parametrize("state_dir, problem", [
-    ("/dbfs/feedback/producers-state", None),
-    ("/Volumes/main/feedback/state", None),
-    ("/Volumes/main/feedback/state/producers", None),
-    ("/Volumes/main/feedback", "is not in a volume"),
-    (".state", "is not a /dbfs/ or /Volumes/ path"),
-    ("dbfs:/feedback/state", "is not a /dbfs/ or /Volumes/ path"),  # a URI, not the FUSE path Python opens
-])
+@pytest.mark.parametrize(
+    "state_dir, problem",
+    [
+        ("/dbfs/feedback/producers-state", None),
+        ("/Volumes/main/feedback/state", None),
+        ("/Volumes/main/feedback/state/producers", None),
+        ("/Volumes/main/feedback", "is not in a volume"),
+        (".state", "is not a /dbfs/ or /Volumes/ path"),
+        ("dbfs:/feedback/state", "is not a /dbfs/ or /Volumes/ path"),  # a URI, not the FUSE path Python opens
+    ],
+)
 def test_the_state_dir_must_be_a_fuse_path_into_dbfs_or_a_volume(state_dir, problem):
     found = job_specs.state_dir_problem(state_dir)
     assert (found is None) if problem is None else (problem in found), found
@@ -534,37 +604,75 @@ def test_only_volumes_and_abfss_need_unity_catalog_grants_first():
 
 def jobs_check(**changes) -> tuple[list[str], list[str]]:
     """`check` (pure) on a good HDInsight stack's keys with `changes`."""
-    keys = {"prefix": "fbk01", "operatorCidr": "203.0.113.10/32", "jobsTableLocation": "/Volumes/main/feedback/tables",
-            "clusterLoginPassword": LOGIN_PASSWORD, "sshPassword": SSH_PASSWORD, **changes}
+    keys = {
+        "prefix": "fbk01",
+        "operatorCidr": "203.0.113.10/32",
+        "jobsTableLocation": "/Volumes/main/feedback/tables",
+        "clusterLoginPassword": LOGIN_PASSWORD,
+        "sshPassword": SSH_PASSWORD,
+        **changes,
+    }
     checked = check(keys)
     return checked.problems, checked.warnings
 
 
-@pytest.mark.parametrize("changes, message, fix", [
-    ({"jobsTrigger": "continuous=1s"}, "continuous processing does not run on Databricks",
-     "pulumi config set feedback:jobsTrigger processing-time=250ms"),
-    ({"jobsTrigger": "every 5s"}, "is not processing-time=<n>ms|s|m", "pulumi config set feedback:jobsTrigger"),
-    ({"jobsTablesTrigger": "30s"}, "feedback:jobsTablesTrigger trigger '30s' is not processing-time=<n>ms|s|m",
-     "pulumi config set feedback:jobsTablesTrigger processing-time=30s"),
-    ({"jobsTablesTrigger": "available-now"}, "the pipeline job is continuous",
-     "pulumi config set feedback:jobsTablesTrigger processing-time=30s"),
-    ({"jobsTrigger": "available-now"}, "is not started again while the other tasks run",
-     "pulumi config set feedback:jobsTrigger processing-time=250ms"),
-    ({"jobsTableLocation": "tables"}, "is not a dbfs:/, abfss:// or /Volumes/ path",
-     "pulumi config set feedback:jobsTableLocation dbfs:/feedback/tables"),
-    ({"jobsCheckpointLocation": "/Volumes/main/feedback"},
-     "'/Volumes/main/feedback' is not in a volume: use /Volumes/<catalog>/<schema>/<volume>",
-     "pulumi config set feedback:jobsCheckpointLocation dbfs:/feedback/checkpoints"),
-    ({"jobsCheckpointLocation": "abfss://fbk01lake.dfs.core.windows.net/checkpoints"},
-     "is not abfss://<container>@<storage-account>.dfs.core.windows.net/<folder>",
-     "pulumi config set feedback:jobsCheckpointLocation"),
-    ({"jobsWheel": "dist/feedback-0.1.0.tar.gz"}, "is not a wheel of this project", "pulumi config rm feedback:jobsWheel"),
-    ({"deployJobs": "yes"}, "expected true or false", "pulumi config set feedback:deployJobs true"),
-    ({"azureLanguageKey": "lang-fake-4"}, "azureLanguageEndpoint is not",
-     "pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/"),
-    ({"azureLanguageEndpoint": LANGUAGE_ENDPOINT}, "azureLanguageKey is not",
-     "pulumi config set --secret feedback:azureLanguageKey <key>"),
-])
+@pytest.mark.parametrize(
+    "changes, message, fix",
+    [
+        (
+            {"jobsTrigger": "continuous=1s"},
+            "continuous processing does not run on Databricks",
+            "pulumi config set feedback:jobsTrigger processing-time=250ms",
+        ),
+        ({"jobsTrigger": "every 5s"}, "is not processing-time=<n>ms|s|m", "pulumi config set feedback:jobsTrigger"),
+        (
+            {"jobsTablesTrigger": "30s"},
+            "feedback:jobsTablesTrigger trigger '30s' is not processing-time=<n>ms|s|m",
+            "pulumi config set feedback:jobsTablesTrigger processing-time=30s",
+        ),
+        (
+            {"jobsTablesTrigger": "available-now"},
+            "the pipeline job is continuous",
+            "pulumi config set feedback:jobsTablesTrigger processing-time=30s",
+        ),
+        (
+            {"jobsTrigger": "available-now"},
+            "is not started again while the other tasks run",
+            "pulumi config set feedback:jobsTrigger processing-time=250ms",
+        ),
+        (
+            {"jobsTableLocation": "tables"},
+            "is not a dbfs:/, abfss:// or /Volumes/ path",
+            "pulumi config set feedback:jobsTableLocation dbfs:/feedback/tables",
+        ),
+        (
+            {"jobsCheckpointLocation": "/Volumes/main/feedback"},
+            "'/Volumes/main/feedback' is not in a volume: use /Volumes/<catalog>/<schema>/<volume>",
+            "pulumi config set feedback:jobsCheckpointLocation dbfs:/feedback/checkpoints",
+        ),
+        (
+            {"jobsCheckpointLocation": "abfss://fbk01lake.dfs.core.windows.net/checkpoints"},
+            "is not abfss://<container>@<storage-account>.dfs.core.windows.net/<folder>",
+            "pulumi config set feedback:jobsCheckpointLocation",
+        ),
+        (
+            {"jobsWheel": "dist/feedback-0.1.0.tar.gz"},
+            "is not a wheel of this project",
+            "pulumi config rm feedback:jobsWheel",
+        ),
+        ({"deployJobs": "yes"}, "expected true or false", "pulumi config set feedback:deployJobs true"),
+        (
+            {"azureLanguageKey": "lang-fake-4"},
+            "azureLanguageEndpoint is not",
+            "pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/",
+        ),
+        (
+            {"azureLanguageEndpoint": LANGUAGE_ENDPOINT},
+            "azureLanguageKey is not",
+            "pulumi config set --secret feedback:azureLanguageKey <key>",
+        ),
+    ],
+)
 def test_jobs_config_problems_name_the_fix(changes, message, fix):
     problems, _ = jobs_check(**changes)
     assert len(problems) == 1 and message in problems[0] and fix in problems[0], problems
@@ -579,8 +687,10 @@ def test_a_good_jobs_config_has_no_problem_and_slack_app_token_alone_warns():
 
 
 def test_a_token_stored_in_plain_text_is_refused_and_workers_must_be_a_number():
-    use_config(base_config(xBearerToken="x-fake-3", jobWorkers="two"), secret_keys=[
-        "feedback:clusterLoginPassword", "feedback:sshPassword"])
+    use_config(
+        base_config(xBearerToken="x-fake-3", jobWorkers="two"),
+        secret_keys=["feedback:clusterLoginPassword", "feedback:sshPassword"],
+    )
     try:
         with pytest.raises(ConfigError) as raised:
             load_config()
@@ -610,10 +720,13 @@ def test_the_scope_keys_the_stack_writes_are_the_ones_the_settings_read():
     assert {secret.setting: secret.key for secret in job_specs.JOB_SECRETS} == SECRET_SCOPE_KEYS
 
 
-@pytest.mark.parametrize("backend, topics_type", [
-    ("hdinsight", "pulumi-python:dynamic/feedback:KafkaTopics"),
-    ("eventhubs", "azure-native:eventhub:EventHub"),
-])
+@pytest.mark.parametrize(
+    "backend, topics_type",
+    [
+        ("hdinsight", "pulumi-python:dynamic/feedback:KafkaTopics"),
+        ("eventhubs", "azure-native:eventhub:EventHub"),
+    ],
+)
 def test_the_jobs_are_created_after_the_topics_they_read_and_write(run_program, backend, topics_type):
     stack = run_program(backend=backend)
     topic_urns = {r.urn for r in stack.of_type(topics_type)}

@@ -22,7 +22,11 @@ from tests.support.nsg import nsg_verdict
 from tests.support.pulumi_mocks import NAT_IP
 
 DATABRICKS = "feedback:infra:DatabricksNetwork"
-SUBNET, NSG, VNET = "azure-native:network:Subnet", "azure-native:network:NetworkSecurityGroup", "azure-native:network:VirtualNetwork"
+SUBNET, NSG, VNET = (
+    "azure-native:network:Subnet",
+    "azure-native:network:NetworkSecurityGroup",
+    "azure-native:network:VirtualNetwork",
+)
 PEERING, WORKSPACE = "azure-native:network:VirtualNetworkPeering", "azure-native:databricks:Workspace"
 MANAGED_WORKSPACE = {"vnetAddressPrefix": {"value": "10.139"}, "enableNoPublicIp": {"value": True}}
 
@@ -64,8 +68,10 @@ def test_two_delegated_subnets_of_at_least_26_each_with_the_nsg_and_the_nat_gate
     subnets = databricks_subnets(stack)
     assert sorted(subnets) == ["databricks-container", "databricks-host"]
     ranges = {name: ipaddress.ip_network(s.inputs["addressPrefix"]) for name, s in subnets.items()}
-    assert ranges == {"databricks-host": ipaddress.ip_network("10.139.64.0/18"),
-                      "databricks-container": ipaddress.ip_network("10.139.0.0/18")}
+    assert ranges == {
+        "databricks-host": ipaddress.ip_network("10.139.64.0/18"),
+        "databricks-container": ipaddress.ip_network("10.139.0.0/18"),
+    }
     assert not ranges["databricks-host"].overlaps(ranges["databricks-container"])
     for subnet in subnets.values():
         assert ipaddress.ip_network(subnet.inputs["addressPrefix"]).prefixlen <= 26
@@ -78,13 +84,22 @@ def test_two_delegated_subnets_of_at_least_26_each_with_the_nsg_and_the_nat_gate
         # Nothing else in them: no service endpoints, routes or other delegations from this program
         # (the two network-policy flags are the SDK's own defaults).
         assert set(subnet.inputs) - {"privateEndpointNetworkPolicies", "privateLinkServiceNetworkPolicies"} == {
-            "resourceGroupName", "virtualNetworkName", "subnetName", "addressPrefix", "delegations",
-            "networkSecurityGroup", "natGateway", "defaultOutboundAccess"}
+            "resourceGroupName",
+            "virtualNetworkName",
+            "subnetName",
+            "addressPrefix",
+            "delegations",
+            "networkSecurityGroup",
+            "natGateway",
+            "defaultOutboundAccess",
+        }
 
 
 def test_the_databricks_nsg_declares_no_rules_and_never_sends_databricks_own_rules_back(stack):
     nsg = under(stack, NSG, DATABRICKS)[0]
-    assert "securityRules" not in nsg.inputs  # Azure Databricks adds its Microsoft.Databricks-workspaces_UseOnly_* rules
+    assert (
+        "securityRules" not in nsg.inputs
+    )  # Azure Databricks adds its Microsoft.Databricks-workspaces_UseOnly_* rules
     assert "securityRules" in nsg.ignore_changes
     assert "subnets" in under(stack, VNET, DATABRICKS)[0].ignore_changes
 
@@ -125,18 +140,23 @@ def test_the_two_networks_are_peered_both_ways_and_report_the_state_read_after_b
 def test_kafka_admits_9092_from_the_two_databricks_subnets_only(stack):
     rules = under(stack, NSG, "feedback:infra:KafkaNetwork")[0].inputs["securityRules"]
     peered = ["10.10.0.0/16", "10.139.0.0/16"]
-    assert nsg_verdict(rules, "10.139.64.9", 9092, peered) == "Allow"    # host subnet
-    assert nsg_verdict(rules, "10.139.0.9", 9092, peered) == "Allow"     # container subnet
-    assert nsg_verdict(rules, "10.139.200.9", 9092, peered) == "Deny"    # elsewhere in the Databricks network
-    sources = {r["sourceAddressPrefix"] for r in rules if r["access"] == "Allow" and r["destinationPortRange"] == "9092"}
+    assert nsg_verdict(rules, "10.139.64.9", 9092, peered) == "Allow"  # host subnet
+    assert nsg_verdict(rules, "10.139.0.9", 9092, peered) == "Allow"  # container subnet
+    assert nsg_verdict(rules, "10.139.200.9", 9092, peered) == "Deny"  # elsewhere in the Databricks network
+    sources = {
+        r["sourceAddressPrefix"] for r in rules if r["access"] == "Allow" and r["destinationPortRange"] == "9092"
+    }
     assert sources == {"10.10.0.0/24", "10.139.64.0/18", "10.139.0.0/18"}
     priorities = [r["priority"] for r in rules]
     assert len(priorities) == len(set(priorities))
 
 
 def test_configured_subnets_are_used_as_given(run_program):
-    stack = run_program(databricksVnetCidr="10.200.0.0/24", databricksHostSubnetCidr="10.200.0.64/26",
-                        databricksContainerSubnetCidr="10.200.0.128/26")
+    stack = run_program(
+        databricksVnetCidr="10.200.0.0/24",
+        databricksHostSubnetCidr="10.200.0.64/26",
+        databricksContainerSubnetCidr="10.200.0.128/26",
+    )
     subnets = databricks_subnets(stack)
     assert subnets["databricks-host"].inputs["addressPrefix"] == "10.200.0.64/26"
     assert subnets["databricks-container"].inputs["addressPrefix"] == "10.200.0.128/26"
@@ -145,6 +165,7 @@ def test_configured_subnets_are_used_as_given(run_program):
 
 
 # -- the guard: a workspace Azure already has ---------------------------------------------------
+
 
 def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(run_program):
     with pytest.raises(ConfigError) as raised:
@@ -158,17 +179,22 @@ def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(ru
 def test_the_same_network_as_in_azure_updates_in_place(run_program):
     stack = run_program(existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed")
     assert stack.one(WORKSPACE).replace_on_changes == ()
-    injected = {"customVirtualNetworkId": {"value": "/subscriptions/s/resourceGroups/fbk01-rg/providers/"
-                                                    "Microsoft.Network/virtualNetworks/fbk01-databricks-vnet"},
-                "customPublicSubnetName": {"value": "databricks-host"},
-                "customPrivateSubnetName": {"value": "databricks-container"}}
+    injected = {
+        "customVirtualNetworkId": {
+            "value": "/subscriptions/s/resourceGroups/fbk01-rg/providers/"
+            "Microsoft.Network/virtualNetworks/fbk01-databricks-vnet"
+        },
+        "customPublicSubnetName": {"value": "databricks-host"},
+        "customPrivateSubnetName": {"value": "databricks-container"},
+    }
     assert run_program(existing_workspace=injected).one(WORKSPACE).replace_on_changes == ()
 
 
 def test_a_new_managed_range_is_refused_with_the_line_that_keeps_the_old_one(run_program):
     with pytest.raises(ConfigError) as raised:
-        run_program(existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed",
-                    databricksVnetCidr="10.200.0.0/16")
+        run_program(
+            existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed", databricksVnetCidr="10.200.0.0/16"
+        )
     assert "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in str(raised.value)
 
 
@@ -189,5 +215,7 @@ def test_a_workspace_azure_cannot_be_asked_about_stops_the_program(run_program, 
 
     original = pulumi_mocks.AzureMocks.call
     monkeypatch.setattr(pulumi_mocks.AzureMocks, "call", refuse)
-    with pytest.raises(RuntimeError, match="(?s)could not read the Databricks workspace fbk01-databricks.*AuthorizationFailed"):
+    with pytest.raises(
+        RuntimeError, match="(?s)could not read the Databricks workspace fbk01-databricks.*AuthorizationFailed"
+    ):
         run_program()

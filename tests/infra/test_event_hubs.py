@@ -136,6 +136,7 @@ def test_the_outputs_give_the_jobs_bootstrap_and_which_backend_they_use(stack):
     assert outputs["jobsBootstrapServers"] == outputs["eventhubsBootstrapServers"]
     # The settings hint the jobs print names this very output.
     from feedback.core.settings import __file__ as settings_file
+
     assert "pulumi stack output --show-secrets eventhubsConnectionString" in Path(settings_file).read_text()
 
 
@@ -150,32 +151,55 @@ def test_both_backends_with_eventhubs_jobs_build_everything_and_point_the_jobs_a
 
 def test_eventhubs_only_builds_no_kafka_network_cluster_or_peering(stack):
     # The injected workspace's own network (the default databricksNetwork) is the only network.
-    assert not [r for r in stack.resources if r.type.split(":")[1] in ("hdinsight", "network", "storage")
-                and stack.parent_type(r) != "feedback:infra:DatabricksNetwork"]
+    assert not [
+        r
+        for r in stack.resources
+        if r.type.split(":")[1] in ("hdinsight", "network", "storage")
+        and stack.parent_type(r) != "feedback:infra:DatabricksNetwork"
+    ]
     assert not stack.of_type("azure-native:network:VirtualNetworkPeering")
     assert not stack.of_type("azure-native:databricks:VNetPeering")
     assert len(stack.of_type("azure-native:databricks:Workspace")) == 1
 
 
-@pytest.mark.parametrize("tier, message", [
-    ("basic", "Kafka endpoint needs the Standard tier or higher"),
-    ("dedicated", "needs cluster_id"),
-])
+@pytest.mark.parametrize(
+    "tier, message",
+    [
+        ("basic", "Kafka endpoint needs the Standard tier or higher"),
+        ("dedicated", "needs cluster_id"),
+    ],
+)
 def test_the_component_refuses_what_the_config_would_have_refused(tier, message):
     with pytest.raises(ValueError, match=message):
-        EventHubsNamespace("eh", EventHubsArgs(resource_group_name="rg", location="westeurope",
-                                               namespace_name="fbk01-eventhubs", topics=TOPICS, tier=tier))
+        EventHubsNamespace(
+            "eh",
+            EventHubsArgs(
+                resource_group_name="rg",
+                location="westeurope",
+                namespace_name="fbk01-eventhubs",
+                topics=TOPICS,
+                tier=tier,
+            ),
+        )
 
 
 def test_the_component_refuses_a_catalogue_over_the_tiers_limits():
     too_many = tuple(Topic(f"t{i}", 1, TOPICS[0].retention_ms, "delete", "") for i in range(11))
     with pytest.raises(ValueError, match="holds at most 10 event hubs"):
-        EventHubsNamespace("eh", EventHubsArgs(resource_group_name="rg", location="westeurope",
-                                               namespace_name="fbk01-eventhubs", topics=too_many))
+        EventHubsNamespace(
+            "eh",
+            EventHubsArgs(
+                resource_group_name="rg", location="westeurope", namespace_name="fbk01-eventhubs", topics=too_many
+            ),
+        )
 
 
 def test_the_component_refuses_a_cleanup_policy_event_hubs_does_not_have():
     both = (Topic("t", 1, TOPICS[0].retention_ms, "compact,delete", ""),)
     with pytest.raises(ValueError, match="an event hub has 'delete' .* or 'compact'"):
-        EventHubsNamespace("eh", EventHubsArgs(resource_group_name="rg", location="westeurope",
-                                               namespace_name="fbk01-eventhubs", topics=both))
+        EventHubsNamespace(
+            "eh",
+            EventHubsArgs(
+                resource_group_name="rg", location="westeurope", namespace_name="fbk01-eventhubs", topics=both
+            ),
+        )

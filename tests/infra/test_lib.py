@@ -26,18 +26,35 @@ from tests.standins.ambari import KAFKA_BROKER_PROPERTIES, KAFKA_ENV_TEMPLATE
 # -- names ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, ok", [
-    ("fbk01kafkastore", True), ("abc", True), ("a" * 24, True),
-    ("ab", False), ("a" * 25, False), ("Fbk01", False), ("fbk-01", False),
-])
+@pytest.mark.parametrize(
+    "name, ok",
+    [
+        ("fbk01kafkastore", True),
+        ("abc", True),
+        ("a" * 24, True),
+        ("ab", False),
+        ("a" * 25, False),
+        ("Fbk01", False),
+        ("fbk-01", False),
+    ],
+)
 def test_storage_account_names_follow_azures_rule(name, ok):
     assert (azure_names.storage_account_name_problem(name) is None) is ok
 
 
-@pytest.mark.parametrize("name, ok", [
-    ("fbk01-kafka", True), ("Kafka01", True), ("a" * 59, True),
-    ("ab", False), ("a" * 60, False), ("-kafka", False), ("kafka-", False), ("kafka_01", False),
-])
+@pytest.mark.parametrize(
+    "name, ok",
+    [
+        ("fbk01-kafka", True),
+        ("Kafka01", True),
+        ("a" * 59, True),
+        ("ab", False),
+        ("a" * 60, False),
+        ("-kafka", False),
+        ("kafka-", False),
+        ("kafka_01", False),
+    ],
+)
 def test_hdinsight_cluster_names_follow_azures_rule(name, ok):
     assert (azure_names.hdinsight_cluster_name_problem(name) is None) is ok
 
@@ -58,19 +75,22 @@ def test_every_valid_prefix_makes_valid_names(prefix):
 # -- passwords ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("password, problem", [
-    ("Kafka-Login-2024", None),
-    ("Ka-Lo-2024", None),
-    ("Ka-Lo-202", "fewer than 10 characters"),
-    ("Kafka-Login-Two", "no digit"),
-    ("kafka-login-2024", "no upper-case letter"),
-    ("KAFKA-LOGIN-2024", "no lower-case letter"),
-    ("KafkaLogin2024x", "no non-alphanumeric character"),
-    ("Kafka.Login-2024", "contains ."),
-    ("Kafka]Login-2024", "contains ]"),
-    ("Kafka-Adm-2024", "user name 'admin'"),
-    ("Kafka-ssh-2024", "user name 'sshuser'"),
-])
+@pytest.mark.parametrize(
+    "password, problem",
+    [
+        ("Kafka-Login-2024", None),
+        ("Ka-Lo-2024", None),
+        ("Ka-Lo-202", "fewer than 10 characters"),
+        ("Kafka-Login-Two", "no digit"),
+        ("kafka-login-2024", "no upper-case letter"),
+        ("KAFKA-LOGIN-2024", "no lower-case letter"),
+        ("KafkaLogin2024x", "no non-alphanumeric character"),
+        ("Kafka.Login-2024", "contains ."),
+        ("Kafka]Login-2024", "contains ]"),
+        ("Kafka-Adm-2024", "user name 'admin'"),
+        ("Kafka-ssh-2024", "user name 'sshuser'"),
+    ],
+)
 def test_cluster_login_password_rules(password, problem):
     problems = passwords.cluster_password_problems(password, "admin", "sshuser")
     if problem is None:
@@ -79,11 +99,18 @@ def test_cluster_login_password_rules(password, problem):
         assert any(problem in p for p in problems), problems
 
 
-@pytest.mark.parametrize("password, problem", [
-    ("Ssh-Pass-99", None), ("Ssh9x", "6-72 characters"), ("S" + "s1" * 40, "6-72 characters"),
-    ("ssh-pass-99", "no upper-case letter"), ("Ssh-Pass", "no digit"), ("SSH-PASS-99", "no lower-case letter"),
-    ("Ssh-Adm-99", "cluster login name 'admin'"),
-])
+@pytest.mark.parametrize(
+    "password, problem",
+    [
+        ("Ssh-Pass-99", None),
+        ("Ssh9x", "6-72 characters"),
+        ("S" + "s1" * 40, "6-72 characters"),
+        ("ssh-pass-99", "no upper-case letter"),
+        ("Ssh-Pass", "no digit"),
+        ("SSH-PASS-99", "no lower-case letter"),
+        ("Ssh-Adm-99", "cluster login name 'admin'"),
+    ],
+)
 def test_ssh_password_rules(password, problem):
     problems = passwords.ssh_password_problems(password, "admin")
     assert (problems == []) if problem is None else any(problem in p for p in problems), problems
@@ -109,13 +136,17 @@ def test_a_bare_address_is_a_single_host_range():
     assert network_rules.parse_cidr("203.0.113.10", "k").prefixlen == 32
 
 
-@pytest.mark.parametrize("vnet, host, container", [
-    ("10.179.0.0/16", "10.179.64.0/18", "10.179.0.0/18"),  # Microsoft's VNet-injection quickstart layout
-    ("10.20.30.0/24", "10.20.30.64/26", "10.20.30.0/26"),  # a /24 gives Microsoft's smallest subnets
-    (" 172.16.0.0/20 ", "172.16.4.0/22", "172.16.0.0/22"),
-])
+@pytest.mark.parametrize(
+    "vnet, host, container",
+    [
+        ("10.179.0.0/16", "10.179.64.0/18", "10.179.0.0/18"),  # Microsoft's VNet-injection quickstart layout
+        ("10.20.30.0/24", "10.20.30.64/26", "10.20.30.0/26"),  # a /24 gives Microsoft's smallest subnets
+        (" 172.16.0.0/20 ", "172.16.4.0/22", "172.16.0.0/22"),
+    ],
+)
 def test_an_injected_network_defaults_its_host_and_container_subnets_to_its_second_and_first_quarters(
-        vnet, host, container):
+    vnet, host, container
+):
     assert network_rules.injected_subnets(vnet) == (host, container)
 
 
@@ -147,7 +178,7 @@ def test_kafka_env_edit_appends_microsofts_lines_once():
 
     assert twice == once
     assert once.startswith(KAFKA_ENV_TEMPLATE)
-    added = once[len(KAFKA_ENV_TEMPLATE):].splitlines()
+    added = once[len(KAFKA_ENV_TEMPLATE) :].splitlines()
     assert added == [
         "# Configure Kafka to advertise IP addresses instead of FQDN",
         "IP_ADDRESS=$(hostname -i)",
@@ -173,7 +204,8 @@ def test_property_edits_keep_the_other_properties_and_are_idempotent():
     broker = kafka_config.kafka_broker_properties(dict(KAFKA_BROKER_PROPERTIES))
     assert broker["listeners"] == "PLAINTEXT://0.0.0.0:9092"
     assert {k: v for k, v in broker.items() if k != "listeners"} == {
-        k: v for k, v in KAFKA_BROKER_PROPERTIES.items() if k != "listeners"}
+        k: v for k, v in KAFKA_BROKER_PROPERTIES.items() if k != "listeners"
+    }
     assert kafka_config.kafka_broker_properties(broker) == broker
     with pytest.raises(ValueError, match="no 'content' property"):
         kafka_config.kafka_env_properties({"kafka_user": "kafka"})
@@ -192,10 +224,13 @@ def test_topics_script_is_bash_that_creates_each_topic_if_missing():
 
 def test_topics_script_gives_each_topic_its_cleanup_policy_the_compacted_one_compact():
     script = topics_script(TOPICS, 3)
-    creates = {words[words.index("--topic") + 1]: words
-               for words in (shlex.split(line) for line in script.splitlines() if "--create" in line)}
-    configs = {name: [words[i + 1] for i, word in enumerate(words) if word == "--config"]
-               for name, words in creates.items()}
+    creates = {
+        words[words.index("--topic") + 1]: words
+        for words in (shlex.split(line) for line in script.splitlines() if "--create" in line)
+    }
+    configs = {
+        name: [words[i + 1] for i, word in enumerate(words) if word == "--config"] for name, words in creates.items()
+    }
     assert configs["alerts-log"] == ["cleanup.policy=compact", f"retention.ms={7 * 24 * 3600 * 1000}"]
     for topic in TOPICS:
         assert f"cleanup.policy={topic.cleanup_policy}" in configs[topic.name], topic.name
@@ -224,17 +259,28 @@ def test_the_tier_table_holds_microsofts_documented_limits():
     assert (basic.hubs_per_namespace, basic.retention_days, basic.compacted_gb_per_partition) == (10, 1, None)
 
 
-@pytest.mark.parametrize("name, ok", [
-    ("fbk01-eventhubs", True), ("abcdefgh", True), ("a" * 50, True),
-    ("abcdefg", False), ("a" * 51, False), ("1fbk-events", False), ("fbk-events-", False), ("fbk_events", False),
-    ("fbk01-sb", False), ("fbk01-mgmt", False),
-])
+@pytest.mark.parametrize(
+    "name, ok",
+    [
+        ("fbk01-eventhubs", True),
+        ("abcdefgh", True),
+        ("a" * 50, True),
+        ("abcdefg", False),
+        ("a" * 51, False),
+        ("1fbk-events", False),
+        ("fbk-events-", False),
+        ("fbk_events", False),
+        ("fbk01-sb", False),
+        ("fbk01-mgmt", False),
+    ],
+)
 def test_event_hubs_namespace_names_follow_azures_rule(name, ok):
     assert (event_hubs_limits.namespace_name_problem(name) is None) is ok
 
 
 def test_retention_must_be_whole_hours_and_a_policy_event_hubs_lacks_is_refused():
     from feedback.core.catalogue import HOUR_MS, Topic
+
     odd = Topic("odd", 1, 90 * 60 * 1000, "delete", "")
     both = Topic("both", 1, HOUR_MS, "compact,delete", "")
     problems = event_hubs_limits.catalogue_problems((odd, both), "standard")
@@ -248,6 +294,7 @@ def test_retention_must_be_whole_hours_and_a_policy_event_hubs_lacks_is_refused(
 
 def test_a_compacted_topic_fits_every_kafka_tier_whatever_its_retention():
     from feedback.core.catalogue import DAY_MS, Topic
+
     # A compacted hub has no retention time, so 30 days is not held against Standard's 7.
     latest = Topic("latest", 1, 30 * DAY_MS, "compact", "")
     for tier in event_hubs_limits.TIERS:
@@ -256,9 +303,12 @@ def test_a_compacted_topic_fits_every_kafka_tier_whatever_its_retention():
 
 def test_a_compacted_topic_is_refused_on_a_tier_without_log_compaction():
     from feedback.core.catalogue import ALERTS_LOG_TOPIC
+
     problems = event_hubs_limits.catalogue_problems(TOPICS, "basic")
-    assert (f"topic {ALERTS_LOG_TOPIC!r} has cleanup policy 'compact', but a basic namespace has no log compaction "
-            "(Standard and higher have it)") in problems
+    assert (
+        f"topic {ALERTS_LOG_TOPIC!r} has cleanup policy 'compact', but a basic namespace has no log compaction "
+        "(Standard and higher have it)"
+    ) in problems
 
 
 def test_the_catalogues_eight_topics_fit_a_standard_namespace_with_two_hubs_to_spare():
@@ -268,6 +318,7 @@ def test_the_catalogues_eight_topics_fit_a_standard_namespace_with_two_hubs_to_s
 
 def test_premium_counts_partitions_across_the_namespace_per_processing_unit():
     from feedback.core.catalogue import DAY_MS, Topic
+
     hubs = tuple(Topic(f"h{i}", 100, DAY_MS, "delete", "") for i in range(3))  # 300 > 200 for one PU
     assert event_hubs_limits.catalogue_problems(hubs, "premium") == [
         "the catalogue has 300 partitions in all; one premium unit allows 200"
@@ -285,17 +336,26 @@ def exported_by_bash(value: str) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", line + '\nprintf %s "$FEEDBACK_X_QUERY"'], capture_output=True, timeout=10)
 
 
-@pytest.mark.parametrize("value", [
-    '"Driftwood" -is:retweet lang:en', "$HOME `id` \\n \" ;|&", '["#product-feedback", "#beta"]',
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        '"Driftwood" -is:retweet lang:en',
+        '$HOME `id` \\n " ;|&',
+        '["#product-feedback", "#beta"]',
+    ],
+)
 def test_a_value_the_check_lets_through_reaches_the_cluster_unchanged(value):
     assert job_specs.env_value_problem(value) is None
     assert exported_by_bash(value).stdout.decode() == value
 
 
 # Shell-sensitive characters often, any other character (but NUL, which no argument can hold) too.
-SHELL_TEXT = st.text(st.one_of(st.sampled_from("'\"$`\\ \n;|&*"),
-                               st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")), max_size=40)
+SHELL_TEXT = st.text(
+    st.one_of(
+        st.sampled_from("'\"$`\\ \n;|&*"), st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+    ),
+    max_size=40,
+)
 
 
 @settings(deadline=None, max_examples=60)  # each example runs bash

@@ -32,8 +32,13 @@ def test_providers_pickle_without_state_and_load_in_a_fresh_process():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
 
     loaded = subprocess.run(
-        [sys.executable, "-c", LOADER], input="\n".join(serialized), text=True, capture_output=True,
-        cwd=REPO / "infra", env=env, timeout=120,
+        [sys.executable, "-c", LOADER],
+        input="\n".join(serialized),
+        text=True,
+        capture_output=True,
+        cwd=REPO / "infra",
+        env=env,
+        timeout=120,
     )
 
     assert loaded.returncode == 0, loaded.stderr

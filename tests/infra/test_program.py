@@ -100,11 +100,17 @@ def test_the_resource_graph_has_each_resource_once_under_its_component(stack):
     for type_, parent in EXPECTED_PARENTS.items():
         assert all(stack.parent_type(r) == parent for r in stack.of_type(type_)), type_
     components = sorted(r.type for r in stack.resources if not r.custom)
-    assert components == sorted([
-        "feedback:infra:DatabricksWorkspace", "feedback:infra:KafkaBrokerAccess", "feedback:infra:KafkaCluster",
-        "feedback:infra:KafkaNetwork", "feedback:infra:KafkaTopicCatalogue", "feedback:infra:NetworkPeering",
-        DEPLOYMENT,
-    ])
+    assert components == sorted(
+        [
+            "feedback:infra:DatabricksWorkspace",
+            "feedback:infra:KafkaBrokerAccess",
+            "feedback:infra:KafkaCluster",
+            "feedback:infra:KafkaNetwork",
+            "feedback:infra:KafkaTopicCatalogue",
+            "feedback:infra:NetworkPeering",
+            DEPLOYMENT,
+        ]
+    )
     assert all(stack.parent_type(r) == "stack" for r in stack.resources if not r.custom)
 
 
@@ -166,14 +172,14 @@ def test_kafka_is_reachable_only_from_its_subnet_and_databricks_and_https_only_f
     rules = stack.one("azure-native:network:NetworkSecurityGroup").inputs["securityRules"]
     peered = ["10.10.0.0/16", "10.139.0.0/16", "10.50.0.0/16"]  # Kafka's network, Databricks', another peer
 
-    assert nsg_verdict(rules, "10.10.0.7", 9092, peered) == "Allow"      # a broker replicating
-    assert nsg_verdict(rules, "10.139.3.4", 9092, peered) == "Allow"     # Spark on Databricks
-    assert nsg_verdict(rules, "10.10.1.5", 9092, peered) == "Deny"       # elsewhere in the Kafka network
-    assert nsg_verdict(rules, "10.50.0.9", 9092, peered) == "Deny"       # another peered network
-    assert nsg_verdict(rules, "198.51.100.7", 9092, peered) == "Deny"    # the internet
-    assert nsg_verdict(rules, "203.0.113.10", 443, peered) == "Allow"    # the operator, for Ambari
+    assert nsg_verdict(rules, "10.10.0.7", 9092, peered) == "Allow"  # a broker replicating
+    assert nsg_verdict(rules, "10.139.3.4", 9092, peered) == "Allow"  # Spark on Databricks
+    assert nsg_verdict(rules, "10.10.1.5", 9092, peered) == "Deny"  # elsewhere in the Kafka network
+    assert nsg_verdict(rules, "10.50.0.9", 9092, peered) == "Deny"  # another peered network
+    assert nsg_verdict(rules, "198.51.100.7", 9092, peered) == "Deny"  # the internet
+    assert nsg_verdict(rules, "203.0.113.10", 443, peered) == "Allow"  # the operator, for Ambari
     assert nsg_verdict(rules, "198.51.100.7", 443, peered) == "Deny"
-    assert nsg_verdict(rules, "10.10.0.12", 2181, peered) == "Allow"     # ZooKeeper inside the network
+    assert nsg_verdict(rules, "10.10.0.12", 2181, peered) == "Allow"  # ZooKeeper inside the network
 
     allowed = {(r["sourceAddressPrefix"], r["destinationPortRange"]) for r in rules if r["access"] == "Allow"}
     assert {src for src, port in allowed if port == "9092"} == {"10.10.0.0/24", "10.139.0.0/16"}
@@ -199,7 +205,9 @@ def test_the_nsg_is_attached_to_the_subnet_the_cluster_uses(stack):
 def test_the_workspace_is_premium_with_its_own_managed_network(stack):
     workspace = stack.one("azure-native:databricks:Workspace").inputs
     assert workspace["sku"] == {"name": "premium"}
-    assert workspace["managedResourceGroupId"] == f"/subscriptions/{SUBSCRIPTION}/resourceGroups/fbk01-databricks-managed"
+    assert (
+        workspace["managedResourceGroupId"] == f"/subscriptions/{SUBSCRIPTION}/resourceGroups/fbk01-databricks-managed"
+    )
     assert workspace["managedResourceGroupId"] != stack.one("azure-native:resources:ResourceGroup").id
     # Not injected; the API takes the managed /16's first two octets, and computeMode is required on create.
     assert workspace["parameters"] == {"vnetAddressPrefix": {"value": "10.139"}}
@@ -224,8 +232,13 @@ def test_the_networks_are_peered_in_both_directions_and_report_the_state_read_af
     assert stack.outputs["databricksToKafkaPeeringState"] == "Connected"
     assert stack.outputs["kafkaToDatabricksPeeringState"] == "Connected"
     reads = [args for token, args in stack.mocks.invokes if token == "azure-native:databricks:getVNetPeering"]
-    assert reads == [{"resourceGroupName": "fbk01-rg", "workspaceName": "fbk01-databricks",
-                      "peeringName": "fbk01-databricks-to-kafka"}]
+    assert reads == [
+        {
+            "resourceGroupName": "fbk01-rg",
+            "workspaceName": "fbk01-databricks",
+            "peeringName": "fbk01-databricks-to-kafka",
+        }
+    ]
 
 
 def test_ambari_steps_follow_the_cluster_and_topics_use_the_discovered_brokers(stack):
@@ -279,6 +292,7 @@ def test_the_outputs_feed_the_hdinsight_settings_and_never_hold_the_password(sta
     assert not any(secret in repr(outputs) for secret in (LOGIN_PASSWORD, SSH_PASSWORD, STORAGE_KEY))
     # The settings hint the jobs print names this very output.
     from feedback.core.settings import __file__ as settings_file
+
     assert "pulumi stack output kafkaBootstrapServers" in Path(settings_file).read_text()
 
 
@@ -293,9 +307,17 @@ def test_an_ssh_key_replaces_the_ssh_password(run_program):
 
 
 def test_sizes_and_ranges_come_from_the_config(run_program):
-    stack = run_program(workerCount="6", disksPerWorker="4", faultDomains="2", databricksVnetCidr="10.200.0.0/16",
-                        databricksNetwork="managed")
-    roles = {r["name"]: r for r in stack.one("azure-native:hdinsight:Cluster").inputs["properties"]["computeProfile"]["roles"]}
+    stack = run_program(
+        workerCount="6",
+        disksPerWorker="4",
+        faultDomains="2",
+        databricksVnetCidr="10.200.0.0/16",
+        databricksNetwork="managed",
+    )
+    roles = {
+        r["name"]: r
+        for r in stack.one("azure-native:hdinsight:Cluster").inputs["properties"]["computeProfile"]["roles"]
+    }
     assert roles["workernode"]["targetInstanceCount"] == 6
     assert roles["workernode"]["dataDisksGroups"] == [{"disksPerNode": 4}]
     script = stack.one("azure-native:storage:Blob").inputs["source"].text
@@ -308,14 +330,21 @@ def test_sizes_and_ranges_come_from_the_config(run_program):
 def test_eventhubs_backend_builds_the_workspace_and_event_hubs_but_no_kafka_cluster(run_program):
     stack = run_program(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
     types = {r.type for r in stack.resources if r.custom}
-    assert types == {"azure-native:resources:ResourceGroup", "azure-native:databricks:Workspace",
-                     # The injected workspace's network, whatever the backend (no peering: no Kafka network).
-                     "azure-native:network:VirtualNetwork", "azure-native:network:Subnet",
-                     "azure-native:network:NetworkSecurityGroup", "azure-native:network:NatGateway",
-                     "azure-native:network:PublicIPAddress",
-                     "azure-native:eventhub:Namespace", "azure-native:eventhub:EventHub",
-                     "azure-native:eventhub:NamespaceAuthorizationRule", "databricks:index/secret:Secret",
-                     *DATABRICKS_JOBS}
+    assert types == {
+        "azure-native:resources:ResourceGroup",
+        "azure-native:databricks:Workspace",
+        # The injected workspace's network, whatever the backend (no peering: no Kafka network).
+        "azure-native:network:VirtualNetwork",
+        "azure-native:network:Subnet",
+        "azure-native:network:NetworkSecurityGroup",
+        "azure-native:network:NatGateway",
+        "azure-native:network:PublicIPAddress",
+        "azure-native:eventhub:Namespace",
+        "azure-native:eventhub:EventHub",
+        "azure-native:eventhub:NamespaceAuthorizationRule",
+        "databricks:index/secret:Secret",
+        *DATABRICKS_JOBS,
+    }
     assert "kafkaBootstrapServers" not in stack.outputs
     assert stack.outputs["databricksWorkspaceUrl"].startswith("https://")
     assert stack.outputs["jobsBackend"] == "eventhubs"
@@ -350,8 +379,15 @@ def test_pulumi_runs_infra_main_and_exports_the_outputs(monkeypatch):
         return pulumi.Output.all(**exported)
 
     program()
-    assert {"kafkaBootstrapServers", "ambariUrl", "databricksWorkspaceUrl", "databricksToKafkaPeeringState",
-            "kafkaToDatabricksPeeringState", "resourceGroupName", "kafkaTopics"} <= set(exported)
+    assert {
+        "kafkaBootstrapServers",
+        "ambariUrl",
+        "databricksWorkspaceUrl",
+        "databricksToKafkaPeeringState",
+        "kafkaToDatabricksPeeringState",
+        "resourceGroupName",
+        "kafkaTopics",
+    } <= set(exported)
     assert len([r for r in monitor.registered if r.type == "azure-native:hdinsight:Cluster"]) == 1
 
 
@@ -367,9 +403,11 @@ def test_the_ssh_recipe_in_the_deploy_guide_uses_a_priority_no_rule_of_the_progr
 
     from infra.components.network import inbound_rules
 
-    recipe = re.findall(r"az network nsg rule create .*?--priority (\d+)",
-                        (REPO / "docs" / "deploy-azure.md").read_text(), re.S)
+    recipe = re.findall(
+        r"az network nsg rule create .*?--priority (\d+)", (REPO / "docs" / "deploy-azure.md").read_text(), re.S
+    )
     assert recipe, "the SSH recipe is gone from docs/deploy-azure.md"
-    taken = {rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"),
-                                                   "203.0.113.10/32")}
+    taken = {
+        rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"), "203.0.113.10/32")
+    }
     assert {int(priority) for priority in recipe}.isdisjoint(taken)

@@ -26,8 +26,13 @@ def test_a_table_another_process_made_after_the_first_look_is_read(spark, tmp_pa
     assert read_delta(spark, path) is None  # no folder
     (tmp_path / "table").mkdir()
     assert read_delta(spark, path) is None  # a folder without a Delta log
-    subprocess.run([sys.executable, "-c", MAKE_TABLE, path, str(REPO / ".cache")], cwd=REPO, check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-c", MAKE_TABLE, path, str(REPO / ".cache")],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     table = read_delta(spark, path)
     assert table is not None and table.count() == 3
 

@@ -26,19 +26,35 @@ pytestmark = pytest.mark.kafka
 def alert(prefix: str, n: int, channel: str = "#negative-feedback") -> tuple[str, bytes, bytes]:
     """An alert record as the scorer writes it."""
     event_id = f"{prefix}-{n}"
-    value = {"key": f"{event_id}|{channel}", "event_id": event_id, "channel": channel, "source": "twitter",
-             "author": "mara_k", "text": f"Terrible update number {n}", "score": 0.1, "url": None,
-             "source_topic": "twitter-feedback", "partition": 0, "offset": n, "kafka_timestamp": "2026-11-23T10:00:00.000Z",
-             "scored_at": "2026-11-23T10:00:00.500Z"}
+    value = {
+        "key": f"{event_id}|{channel}",
+        "event_id": event_id,
+        "channel": channel,
+        "source": "twitter",
+        "author": "mara_k",
+        "text": f"Terrible update number {n}",
+        "score": 0.1,
+        "url": None,
+        "source_topic": "twitter-feedback",
+        "partition": 0,
+        "offset": n,
+        "kafka_timestamp": "2026-11-23T10:00:00.000Z",
+        "scored_at": "2026-11-23T10:00:00.500Z",
+    }
     return ALERTS_TOPIC, value["key"].encode(), json.dumps(value).encode()
 
 
 def settings_for(settings, slack: SlackWebStandIn, **more):
     """A dispatcher group of the test's own, starting at the alerts topic's current end."""
-    return settings.replace(dispatcher_group=f"test-{uuid.uuid4().hex[:12]}",
-                            starting_offsets=spark_offsets({ALERTS_TOPIC: end_offsets(settings, ALERTS_TOPIC)}),
-                            slack_bot_token=slack.token, slack_base_url=slack.base_url, slack_timeout_s=1,
-                            alert_retry_s=0.5, **more)
+    return settings.replace(
+        dispatcher_group=f"test-{uuid.uuid4().hex[:12]}",
+        starting_offsets=spark_offsets({ALERTS_TOPIC: end_offsets(settings, ALERTS_TOPIC)}),
+        slack_bot_token=slack.token,
+        slack_base_url=slack.base_url,
+        slack_timeout_s=1,
+        alert_retry_s=0.5,
+        **more,
+    )
 
 
 def dispatch(settings) -> None:
@@ -130,8 +146,17 @@ def test_an_attempt_left_by_a_crash_after_slack_answered_is_looked_up_not_posted
         # attempt on record, the message in the channel, the offset not committed.
         posted = json.loads(value)
         SlackNotifier(settings).post(from_rows([posted])[0])
-        record = AlertRecord(settings.dispatcher_group, posted["key"], posted["event_id"], posted["channel"], 0, posted,
-                             status="attempted", attempts=1, first_attempt_at="2026-11-23T10:00:01.000Z")
+        record = AlertRecord(
+            settings.dispatcher_group,
+            posted["key"],
+            posted["event_id"],
+            posted["channel"],
+            0,
+            posted,
+            status="attempted",
+            attempts=1,
+            first_attempt_at="2026-11-23T10:00:01.000Z",
+        )
         producer = connect(topics_ready, "producer")
         producer.send(ALERTS_LOG_TOPIC, key=record.log_key, value=record.encode())
         producer.flush(timeout=10)
@@ -185,15 +210,17 @@ def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
 
 
 def test_an_alert_record_is_read_into_its_key_event_and_channel():
-    value = json.dumps({"key": "e1|#negative-feedback", "event_id": "e1", "channel": "#negative-feedback",
-                        "text": "broken"}).encode()
+    value = json.dumps(
+        {"key": "e1|#negative-feedback", "event_id": "e1", "channel": "#negative-feedback", "text": "broken"}
+    ).encode()
     alert, key, event_id, channel = parse_alert(value)
     assert (key, event_id, channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
     assert alert["text"] == "broken"
 
 
-@pytest.mark.parametrize("value, error", [(b"not json", ValueError), (b"[1, 2]", TypeError),
-                                          (b'{"key": "k", "event_id": "e"}', KeyError)])
+@pytest.mark.parametrize(
+    "value, error", [(b"not json", ValueError), (b"[1, 2]", TypeError), (b'{"key": "k", "event_id": "e"}', KeyError)]
+)
 def test_a_record_the_scorer_did_not_write_raises_so_the_round_skips_it(value, error):
     with pytest.raises(error):
         parse_alert(value)
@@ -211,13 +238,21 @@ def test_a_round_waits_for_the_next_retry_and_no_longer_than_asked():
 
 
 def _record(key: str, channel: str, attempts: int, first_attempt_at=None) -> AlertRecord:
-    return AlertRecord("g", key, key.split("|")[0], channel, 0, {}, attempts=attempts, first_attempt_at=first_attempt_at)
+    return AlertRecord(
+        "g", key, key.split("|")[0], channel, 0, {}, attempts=attempts, first_attempt_at=first_attempt_at
+    )
 
 
 def test_history_is_read_only_for_alerts_attempted_before_from_five_minutes_before_the_first():
     now = datetime(2026, 11, 24, 9, 0, tzinfo=timezone.utc)
-    tries = [_record("a|#neg", "#neg", 1, "2026-11-24T08:50:00.000Z"), _record("b|#neg", "#neg", 2, "2026-11-24T08:40:00.000Z"),
-             _record("c|#pos", "#pos", 0), _record("d|#pos", "#pos", 1, None)]
-    assert history_since(tries, now) == {"#neg": datetime(2026, 11, 24, 8, 35, tzinfo=timezone.utc),
-                                         "#pos": now - timedelta(minutes=5)}
+    tries = [
+        _record("a|#neg", "#neg", 1, "2026-11-24T08:50:00.000Z"),
+        _record("b|#neg", "#neg", 2, "2026-11-24T08:40:00.000Z"),
+        _record("c|#pos", "#pos", 0),
+        _record("d|#pos", "#pos", 1, None),
+    ]
+    assert history_since(tries, now) == {
+        "#neg": datetime(2026, 11, 24, 8, 35, tzinfo=timezone.utc),
+        "#pos": now - timedelta(minutes=5),
+    }
     assert history_since([_record("c|#pos", "#pos", 0)], now) == {}

@@ -28,15 +28,24 @@ def expected_windows(events: list[dict], length_min: int, slide_min: int) -> dic
     for key, quotes in by_window.items():
         quotes.sort()
         first, last = quotes[0][1], quotes[-1][1]
-        result[key] = {"quotes": len(quotes), "avg": sum(r for _, r in quotes) / len(quotes), "first": first, "last": last,
-                       "change": (last - first) / first * 100}
+        result[key] = {
+            "quotes": len(quotes),
+            "avg": sum(r for _, r in quotes) / len(quotes),
+            "first": first,
+            "last": last,
+            "change": (last - first) / first * 100,
+        }
     return result
 
 
 def as_dict(frame) -> dict[tuple, dict]:
     return {
         (row.currency, row.window_start.replace(tzinfo=timezone.utc)): {
-            "quotes": row.quotes, "avg": row.avg_rate, "first": row.first_rate, "last": row.last_rate, "change": row.change_pct,
+            "quotes": row.quotes,
+            "avg": row.avg_rate,
+            "first": row.first_rate,
+            "last": row.last_rate,
+            "change": row.change_pct,
         }
         for row in frame.itertuples()
     }
@@ -67,7 +76,12 @@ def test_windows_match_averages_computed_independently_and_ignore_repeats_and_ba
     from jobs.price_trend import SLIDING, TUMBLING, parse_prices, windowed_trend
 
     events = series_events(MINUTES)
-    noise = [json.dumps(events[7]), json.dumps({**events[8], "rate": -5}), "not json", json.dumps({**events[9], "timestamp": "yesterday"})]
+    noise = [
+        json.dumps(events[7]),
+        json.dumps({**events[8], "rate": -5}),
+        "not json",
+        json.dumps({**events[9], "timestamp": "yesterday"}),
+    ]
     values = [(json.dumps(e).encode(),) for e in events] + [(v.encode(),) for v in noise]
     kafka = spark.createDataFrame(values, "value binary")
     prices = parse_prices(kafka)

@@ -9,17 +9,20 @@ import pytest
 from jobs.report import BUCKETS, MAX_BUCKETS, axis_limits, bucket_for
 
 
-@pytest.mark.parametrize("span, label", [
-    (timedelta(0), "minute"),                   # one event
-    (timedelta(hours=1), "minute"),             # the sample data: 60 buckets
-    (timedelta(hours=3), "5 min"),
-    (timedelta(hours=24), "15 min"),
-    (timedelta(days=3), "hour"),
-    (timedelta(days=14), "6 h"),
-    (timedelta(days=31), "day"),
-    (timedelta(days=365), "week"),
-    (timedelta(days=3650), "week"),             # the widest there is, even past MAX_BUCKETS
-])
+@pytest.mark.parametrize(
+    "span, label",
+    [
+        (timedelta(0), "minute"),  # one event
+        (timedelta(hours=1), "minute"),  # the sample data: 60 buckets
+        (timedelta(hours=3), "5 min"),
+        (timedelta(hours=24), "15 min"),
+        (timedelta(days=3), "hour"),
+        (timedelta(days=14), "6 h"),
+        (timedelta(days=31), "day"),
+        (timedelta(days=365), "week"),
+        (timedelta(days=3650), "week"),  # the widest there is, even past MAX_BUCKETS
+    ],
+)
 def test_the_bucket_is_the_narrowest_that_keeps_the_span_within_the_bucket_limit(span, label):
     assert bucket_for(span).label == label
 
@@ -51,7 +54,9 @@ def test_weeks_are_aligned_as_sparks_window_aligns_them():
 @pytest.mark.kafka
 @pytest.mark.spark
 @pytest.mark.parametrize("minutes", [0, 30])  # a backlog (latency as bars) and a stream (latency over time)
-def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_hour(topics_ready, spark, tmp_path, minutes):
+def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_hour(
+    topics_ready, spark, tmp_path, minutes
+):
     from pyspark.sql import functions as F
 
     from jobs.report import render
@@ -60,16 +65,24 @@ def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_h
     settings = topics_ready.replace(table_location=str(tmp_path / "tables"), dispatcher_group=f"report-{minutes}")
     rows = spark.range(600).select(
         F.when(F.col("id") % 2 == 0, "twitter").otherwise("slack").alias("source"),
-        (F.lit("2026-11-02 00:00:00").cast("timestamp") + F.make_interval(mins=F.col("id").cast("int") * 2)).alias("created_at"),
+        (F.lit("2026-11-02 00:00:00").cast("timestamp") + F.make_interval(mins=F.col("id").cast("int") * 2)).alias(
+            "created_at"
+        ),
         ((F.col("id") * 37 % 100) / 100).alias("score"),
-        (F.lit("2026-11-23 12:00:00").cast("timestamp")
-         + F.make_interval(secs=(F.col("id") * (minutes * 60 / 600)).cast("decimal(10,3)"))).alias("kafka_timestamp"),
-        F.lit("q").alias("query_id"), (F.col("id") % 3).alias("batch_id"))
+        (
+            F.lit("2026-11-23 12:00:00").cast("timestamp")
+            + F.make_interval(secs=(F.col("id") * (minutes * 60 / 600)).cast("decimal(10,3)"))
+        ).alias("kafka_timestamp"),
+        F.lit("q").alias("query_id"),
+        (F.col("id") % 3).alias("batch_id"),
+    )
     rows = rows.withColumn("scored_at", F.col("kafka_timestamp") + F.expr("interval 400 milliseconds"))
     rows.write.format("delta").save(settings.table_for(SCORED_TABLE))
-    spark.range(3).select(F.lit("q").alias("query_id"), F.col("id").alias("batch_id"),
-                          F.lit(f"2026-11-23 12:{minutes:02d}:40").cast("timestamp").alias("committed_at")) \
-        .write.format("delta").save(settings.table_for(BATCHES_TABLE))
+    spark.range(3).select(
+        F.lit("q").alias("query_id"),
+        F.col("id").alias("batch_id"),
+        F.lit(f"2026-11-23 12:{minutes:02d}:40").cast("timestamp").alias("committed_at"),
+    ).write.format("delta").save(settings.table_for(BATCHES_TABLE))
     out = render(spark, settings, tmp_path / "report.png")
     assert out.stat().st_size > 20_000  # a drawn picture, not an empty canvas
 
@@ -80,7 +93,9 @@ def test_the_report_without_tables_says_where_it_looked_and_what_to_run(spark, t
 
     from feedback.cli.main import app
 
-    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "pipeline", "report", "--out", str(tmp_path / "r.png")])
+    result = CliRunner().invoke(
+        app, ["--state-dir", str(tmp_path), "pipeline", "report", "--out", str(tmp_path / "r.png")]
+    )
     assert result.exit_code == 1, result.output
     message = " ".join(result.output.split())
     assert f"no scored table at {tmp_path}" in message and "run the pipeline first" in message

@@ -12,9 +12,19 @@ from tests.support.events import envelope, kafka_rows
 
 @pytest.mark.spark
 def test_the_scorer_routes_in_spark_as_the_pure_function_does(spark):
-    values = [envelope("1", "I love it, wonderful!"), b"{not json", envelope("3", "Awful, I hate it."), envelope("4", "A table.")]
+    values = [
+        envelope("1", "I love it, wonderful!"),
+        b"{not json",
+        envelope("3", "Awful, I hate it."),
+        envelope("4", "A table."),
+    ]
     rows = scored_records(kafka_rows(spark, values), load_settings()).collect()
     topics = sorted((r["topic"], r["key"]) for r in rows)
-    assert topics == [("feedback-alerts", "1|#positive-feedback"), ("feedback-alerts", "3|#negative-feedback"),
-                      ("feedback-deadletter", "twitter-feedback:0:1"), ("feedback-scored", "1"), ("feedback-scored", "3"),
-                      ("feedback-scored", "4")]
+    assert topics == [
+        ("feedback-alerts", "1|#positive-feedback"),
+        ("feedback-alerts", "3|#negative-feedback"),
+        ("feedback-deadletter", "twitter-feedback:0:1"),
+        ("feedback-scored", "1"),
+        ("feedback-scored", "3"),
+        ("feedback-scored", "4"),
+    ]

@@ -16,6 +16,7 @@ RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
 class FixedScores:
     """An analyzer that gives each text the score written in it ("0.95 ..."), so the
     thresholds can be tested exactly."""
+
     name, version = "fixed", "1"
 
     def __init__(self):
@@ -27,8 +28,15 @@ class FixedScores:
 
 
 def records(values, topic="twitter-feedback") -> pd.DataFrame:
-    return pd.DataFrame({"value": values, "topic": [topic] * len(values), "partition": [2] * len(values),
-                         "offset": list(range(100, 100 + len(values))), "timestamp_ms": [1_763_800_000_123] * len(values)})
+    return pd.DataFrame(
+        {
+            "value": values,
+            "topic": [topic] * len(values),
+            "partition": [2] * len(values),
+            "offset": list(range(100, 100 + len(values))),
+            "timestamp_ms": [1_763_800_000_123] * len(values),
+        }
+    )
 
 
 def by_topic(out: pd.DataFrame) -> dict[str, list[tuple[str, dict]]]:
@@ -44,7 +52,10 @@ def test_alerts_route_strictly_below_and_above_the_thresholds_one_record_each():
     out = by_topic(route(records([envelope(str(n), f"{s} text") for n, s in enumerate(scores)]), analyzer, RULES))
     assert analyzer.calls == 1  # one call for the whole batch
     assert [key for key, _ in out["feedback-scored"]] == ["0", "1", "2", "3", "4"]
-    assert [(key, alert["channel"]) for key, alert in out["feedback-alerts"]] == [("0|#neg", "#neg"), ("4|#pos", "#pos")]
+    assert [(key, alert["channel"]) for key, alert in out["feedback-alerts"]] == [
+        ("0|#neg", "#neg"),
+        ("4|#pos", "#pos"),
+    ]
     alert = out["feedback-alerts"][0][1]
     assert alert["key"] == "0|#neg" and alert["event_id"] == "0" and alert["score"] == 0.1
     assert (alert["source_topic"], alert["partition"], alert["offset"]) == ("twitter-feedback", 2, 100)
@@ -61,8 +72,15 @@ def test_a_scored_record_keeps_the_envelope_its_score_and_where_it_came_from():
 
 
 def test_any_record_that_cannot_be_read_is_a_dead_letter_with_its_reason_never_an_error():
-    values = [b"\xff\xfe not utf-8", ("[" * 100_000 + "]" * 100_000).encode(), envelope("3", 42), None,
-              b'{"id": "x", "text": "cut sh', b"[1, 2]", envelope("6", "  ")]
+    values = [
+        b"\xff\xfe not utf-8",
+        ("[" * 100_000 + "]" * 100_000).encode(),
+        envelope("3", 42),
+        None,
+        b'{"id": "x", "text": "cut sh',
+        b"[1, 2]",
+        envelope("6", "  "),
+    ]
     analyzer = FixedScores()
     out = by_topic(route(records(values), analyzer, RULES))
     assert analyzer.calls == 0 and set(out) == {"feedback-deadletter"}

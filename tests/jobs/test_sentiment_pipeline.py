@@ -59,9 +59,14 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
 
     scored_rows = spark.read.format("delta").load(settings.table_for("feedback_scored"))
     assert scored_rows.count() == scored_rows.select("id").distinct().count() == 21
-    dead_rows = {r["reason"]: r for r in spark.read.format("delta").load(settings.table_for("feedback_deadletter")).collect()}
+    dead_rows = {
+        r["reason"]: r for r in spark.read.format("delta").load(settings.table_for("feedback_deadletter")).collect()
+    }
     assert dead_rows["text is empty"]["source_topic"] == "slack-feedback"
-    assert any(r["raw_encoding"] == "base64" and r["reason"].startswith("the value is not valid UTF-8") for r in dead_rows.values())
+    assert any(
+        r["raw_encoding"] == "base64" and r["reason"].startswith("the value is not valid UTF-8")
+        for r in dead_rows.values()
+    )
     # Kappa: the retained topics re-scored into a versioned table (the topics are shared with
     # other tests, so it holds more than this test's events), the same analyzer, no change.
     new_table = spark.read.format("delta").load(settings.table_for("feedback_scored__test-v2"))
@@ -72,7 +77,10 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
     # (the table writer keeps one row per id, the dispatcher one alert per event).
     sinks_end = offsets_now(topics_ready, (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC))
     assert read_range(topics_ready, SCORED_TOPIC, sinks_start[SCORED_TOPIC], sinks_end[SCORED_TOPIC]).count == 22
-    assert read_range(topics_ready, DEADLETTER_TOPIC, sinks_start[DEADLETTER_TOPIC], sinks_end[DEADLETTER_TOPIC]).count == dead
+    assert (
+        read_range(topics_ready, DEADLETTER_TOPIC, sinks_start[DEADLETTER_TOPIC], sinks_end[DEADLETTER_TOPIC]).count
+        == dead
+    )
     alert_records = read_range(topics_ready, ALERTS_TOPIC, sinks_start[ALERTS_TOPIC], sinks_end[ALERTS_TOPIC])
     assert alert_records.count == 16 and alert_records.distinct_keys == 15
 
@@ -94,14 +102,22 @@ def wait_for(condition, seconds: float, what: str):
 
 @pytest.mark.kafka
 @pytest.mark.spark
-def test_the_table_writer_runs_apart_at_its_niceness_writes_the_tables_and_stops_with_the_rest(topics_ready, spark,
-                                                                                              tmp_path):
+def test_the_table_writer_runs_apart_at_its_niceness_writes_the_tables_and_stops_with_the_rest(
+    topics_ready, spark, tmp_path
+):
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     records, dead = sample_batch("apart", 21)
     produce(topics_ready, records)
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=1s",
-                                     tables_trigger="processing-time=2s", tables_nice=7)
+        settings = pipeline_settings(
+            topics_ready,
+            tmp_path,
+            slack,
+            start,
+            trigger="processing-time=1s",
+            tables_trigger="processing-time=2s",
+            tables_nice=7,
+        )
         running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
         try:
             assert [query.name for query in running.queries] == ["scorer"]  # the table writer is not in this process
@@ -109,8 +125,11 @@ def test_the_table_writer_runs_apart_at_its_niceness_writes_the_tables_and_stops
             # `tables_nice` below the pipeline's own priority (`nice -n`), whatever niceness the tests run at
             assert child.nice() == min(psutil.Process().nice() + 7, 19)
             assert "--part" in child.cmdline() and "tables" in child.cmdline()
-            summary = wait_for(lambda: (lambda s: s if s.events_in == 21 + 1 + dead else None)(summarize(spark, settings)),
-                               240, "the table writer's process writing the batch")
+            summary = wait_for(
+                lambda: (lambda s: s if s.events_in == 21 + 1 + dead else None)(summarize(spark, settings)),
+                240,
+                "the table writer's process writing the batch",
+            )
         finally:
             running.stop()
     assert running.tables.poll() is not None, "the table writer's process outlived stop()"
@@ -122,15 +141,20 @@ def test_the_table_writer_runs_apart_at_its_niceness_writes_the_tables_and_stops
 @pytest.mark.spark  # in the pipeline's own process
 def test_a_table_writer_whose_pipeline_was_killed_stops_by_itself(topics_ready, tmp_path):
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, FEEDBACK_TOPICS),
-                                     state_dir=tmp_path / "state")
+        settings = pipeline_settings(
+            topics_ready, tmp_path, slack, offsets_now(topics_ready, FEEDBACK_TOPICS), state_dir=tmp_path / "state"
+        )
         log = tmp_path / "pipeline.log"
         pipeline = pipeline_process(settings, "processing-time=1s", log)
         try:
-            tables = wait_for(lambda: next((p for p in psutil.Process(pipeline.pid).children()
-                                             if "tables" in p.cmdline()), None), 120, "the table writer's process")
-            wait_for(lambda: (tmp_path / "checkpoints" / table_writer.QUERY_NAME).exists(), 180,
-                     "the table writer's query")
+            tables = wait_for(
+                lambda: next((p for p in psutil.Process(pipeline.pid).children() if "tables" in p.cmdline()), None),
+                120,
+                "the table writer's process",
+            )
+            wait_for(
+                lambda: (tmp_path / "checkpoints" / table_writer.QUERY_NAME).exists(), 180, "the table writer's query"
+            )
             os.kill(pipeline.pid, signal.SIGKILL)  # the pipeline only, not its process group
             pipeline.wait(timeout=30)
             tables.wait(timeout=90)  # psutil.TimeoutExpired if it is still running
@@ -164,7 +188,19 @@ def test_the_pipeline_entry_point_refuses_a_secret_parameter_before_it_starts_an
 def test_the_pipeline_entry_point_returns_normally_when_its_part_is_done(topics_ready, monkeypatch, tmp_path):
     # The dispatcher alone through an empty backlog: no Spark, nothing to post.
     result = call_like_a_wheel_task(
-        monkeypatch, "feedback-pipeline", "--part", "dispatcher", "--trigger", "available-now",
-        "--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir", str(tmp_path),
-        "--starting-offsets", "latest", "--dispatcher-group", "entry-point-test")
+        monkeypatch,
+        "feedback-pipeline",
+        "--part",
+        "dispatcher",
+        "--trigger",
+        "available-now",
+        "--local-kafka-port",
+        str(topics_ready.local_kafka_port),
+        "--state-dir",
+        str(tmp_path),
+        "--starting-offsets",
+        "latest",
+        "--dispatcher-group",
+        "entry-point-test",
+    )
     assert result == 0

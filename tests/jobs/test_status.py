@@ -48,10 +48,16 @@ def test_lag_counts_a_partition_the_part_has_not_read_from_zero_and_unknown_stay
     assert PartitionLag("t", 0, end=3, position=5).lag == 0  # a position past the end (records deleted) is not negative
 
 
-@pytest.mark.parametrize("trigger, allowed", [
-    ("processing-time=250ms", 30.5), ("processing-time=30s", 90), ("processing-time=2m", 270),
-    ("continuous=1s", 32), ("available-now", 30),
-])
+@pytest.mark.parametrize(
+    "trigger, allowed",
+    [
+        ("processing-time=250ms", 30.5),
+        ("processing-time=30s", 90),
+        ("processing-time=2m", 270),
+        ("continuous=1s", 32),
+        ("available-now", 30),
+    ],
+)
 def test_a_part_may_go_twice_its_trigger_plus_a_margin_without_progress(trigger, allowed):
     assert stall_allowance_s(trigger) == pytest.approx(allowed)
 
@@ -71,15 +77,32 @@ def test_a_part_is_stalled_only_with_records_to_read_and_no_progress_for_longer_
 
 def _record(key: str, status: str, sent_after_ms: int | None = None, error: str | None = None) -> AlertRecord:
     sent = "2026-11-23T12:00:00.000Z"
-    posted = (datetime(2026, 11, 23, 12, tzinfo=timezone.utc) + timedelta(milliseconds=sent_after_ms)
-              if sent_after_ms is not None else None)
-    return AlertRecord("g", key, key, "#c", 0, {"kafka_timestamp": sent}, status=status,
-                       sent_at=posted.isoformat() if posted else None, last_error=error)
+    posted = (
+        datetime(2026, 11, 23, 12, tzinfo=timezone.utc) + timedelta(milliseconds=sent_after_ms)
+        if sent_after_ms is not None
+        else None
+    )
+    return AlertRecord(
+        "g",
+        key,
+        key,
+        "#c",
+        0,
+        {"kafka_timestamp": sent},
+        status=status,
+        sent_at=posted.isoformat() if posted else None,
+        last_error=error,
+    )
 
 
 def test_alerts_are_counted_sent_waiting_or_failing_with_the_latest_posts_latencies_in_order():
-    records = [_record("a", "sent", 900), _record("b", "sent", 400), _record("c", "attempted"),
-               _record("d", "attempted", error="timeout"), _record("e", "pending")]
+    records = [
+        _record("a", "sent", 900),
+        _record("b", "sent", 400),
+        _record("c", "attempted"),
+        _record("d", "attempted", error="timeout"),
+        _record("e", "pending"),
+    ]
     counts = alert_counts(records)
     assert (counts.sent, counts.waiting, counts.failing) == (2, 2, 1)
     assert counts.latency_ms == (400.0, 900.0)  # ordered by when they were posted
@@ -151,7 +174,9 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
         # Not started: the lag counts from where starting_offsets starts each part.
         assert before["scorer"].lag == len(records) and "not started" in before["scorer"].note
         assert before["dispatcher"].lag == 0 and "committed nothing" in before["dispatcher"].note
-        assert before["scorer"].stalled(before_taken)  # records to read, never progressed: what a stopped part looks like
+        assert before["scorer"].stalled(
+            before_taken
+        )  # records to read, never progressed: what a stopped part looks like
 
         sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
         after = gather(settings)

@@ -27,11 +27,19 @@ RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
 
 def scorer_output(values_at: list[tuple[int, bytes]]) -> list[tuple[str, bytes, bytes]]:
     """What the scorer writes for records at these source offsets (its own code makes them)."""
-    frame = pd.DataFrame({"value": [v for _, v in values_at], "topic": ["twitter-feedback"] * len(values_at),
-                          "partition": [0] * len(values_at), "offset": [o for o, _ in values_at],
-                          "timestamp_ms": [1_763_800_000_000] * len(values_at)})
+    frame = pd.DataFrame(
+        {
+            "value": [v for _, v in values_at],
+            "topic": ["twitter-feedback"] * len(values_at),
+            "partition": [0] * len(values_at),
+            "offset": [o for o, _ in values_at],
+            "timestamp_ms": [1_763_800_000_000] * len(values_at),
+        }
+    )
     out = route(frame, analyzer_for("vader"), RULES)
-    return [(row.topic, row.key.encode(), row.value.encode()) for row in out.itertuples() if row.topic != "feedback-alerts"]
+    return [
+        (row.topic, row.key.encode(), row.value.encode()) for row in out.itertuples() if row.topic != "feedback-alerts"
+    ]
 
 
 def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tmp_path):
@@ -47,13 +55,17 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
     summary = summarize(spark, settings, alerts=False)
 
     assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (4, 2, 1, 1)
-    rows = {r["id"]: r for r in spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()}
+    rows = {
+        r["id"]: r for r in spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
+    }
     assert set(rows) == {"tw-a", "tw-b"} and rows["tw-a"]["text"] == "fine" and rows["tw-a"]["offset"] == 1
     assert rows["tw-a"]["kafka_timestamp"] is not None and rows["tw-a"]["event_date"] is not None
     assert summary.batches == 2
     # Each counts row is stamped when the rows it counts have committed (send -> commit is measured to it).
-    committed = max(r["committed_at"] for r in
-                    spark.read.format("delta").load(settings.table_for(table_writer.BATCHES_TABLE)).collect())
+    committed = max(
+        r["committed_at"]
+        for r in spark.read.format("delta").load(settings.table_for(table_writer.BATCHES_TABLE)).collect()
+    )
     for table in (table_writer.SCORED_TABLE, table_writer.DUPLICATES_TABLE, table_writer.DEADLETTER_TABLE):
         history = DeltaTable.forPath(spark, settings.table_for(table)).history().collect()
         assert committed >= max(r["timestamp"] for r in history), table
@@ -63,18 +75,30 @@ def test_classify_drops_replays_and_keeps_the_first_delivery_of_each_new_id(spar
     from jobs.table_writer import classify
 
     schema = "id string, source_topic string, partition int, offset long, text string"
-    rows = spark.createDataFrame([
-        ("a", "t", 0, 5, "a again"), ("a", "t", 0, 1, "a first"), ("a", "t", 0, 1, "a first"),  # a replay in the batch
-        ("b", "t", 1, 7, "b"),          # written before: a replay
-        ("c", "t", 1, 8, "c later"),    # c is in the scored table already: a duplicate
-        ("d", "t", 1, 9, "d"),          # d was a duplicate before, at another position: still new here
-    ], schema)
-    earlier = spark.createDataFrame([("b", "t", 1, 7, True), ("c", "t", 1, 2, True), ("d", "t", 0, 3, False)],
-                                    "id string, source_topic string, partition int, offset long, scored boolean")
+    rows = spark.createDataFrame(
+        [
+            ("a", "t", 0, 5, "a again"),
+            ("a", "t", 0, 1, "a first"),
+            ("a", "t", 0, 1, "a first"),  # a replay in the batch
+            ("b", "t", 1, 7, "b"),  # written before: a replay
+            ("c", "t", 1, 8, "c later"),  # c is in the scored table already: a duplicate
+            ("d", "t", 1, 9, "d"),  # d was a duplicate before, at another position: still new here
+        ],
+        schema,
+    )
+    earlier = spark.createDataFrame(
+        [("b", "t", 1, 7, True), ("c", "t", 1, 2, True), ("d", "t", 0, 3, False)],
+        "id string, source_topic string, partition int, offset long, scored boolean",
+    )
     out = sorted((r["id"], r["offset"], r["is_kept"]) for r in classify(rows, earlier).collect())
     assert out == [("a", 1, True), ("a", 5, False), ("c", 8, False), ("d", 9, True)]
     assert sorted((r["id"], r["is_kept"]) for r in classify(rows, None).collect()) == [
-        ("a", False), ("a", True), ("b", True), ("c", True), ("d", True)]
+        ("a", False),
+        ("a", True),
+        ("b", True),
+        ("c", True),
+        ("d", True),
+    ]
 
 
 def test_a_batchs_counts_reconcile_and_make_its_pipeline_batches_row():

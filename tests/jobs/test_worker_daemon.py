@@ -43,8 +43,9 @@ def test_a_module_added_to_a_changed_archive_is_found_after_invalidation(tmp_pat
     """The promise of importlib.invalidate_caches() holds with the check in place."""
     path = tmp_path / "lib.zip"
     _zip(path, "first_module_in_zip.py")
-    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches",
-                        invalidate_when_changed(zipimport.zipimporter.invalidate_caches))
+    monkeypatch.setattr(
+        zipimport.zipimporter, "invalidate_caches", invalidate_when_changed(zipimport.zipimporter.invalidate_caches)
+    )
     monkeypatch.syspath_prepend(str(path))
     importlib.import_module("first_module_in_zip")
     importlib.invalidate_caches()

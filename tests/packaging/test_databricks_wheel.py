@@ -50,7 +50,7 @@ RUNTIME_PACKAGES = ("pyspark", "delta-spark", "pandas", "pyarrow")
 # Third-party modules the wheel's code imports only inside a function, deliberately absent here.
 NOT_INSTALLED = {
     "matplotlib": "Databricks Runtime 17.3 ships it (3.10); only jobs/report.py and jobs/price_trend.py import it, "
-                  "to draw their charts",
+    "to draw their charts",
     "benchmarks": "not in the wheel: `feedback bench` measures on a developer's machine (`make bench`)",
 }
 CONSOLE_SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
@@ -75,8 +75,11 @@ def pinned_versions(requirements: str) -> dict[str, str]:
     for line in requirements.splitlines():
         if line := line.split("#", 1)[0].strip():
             requirement = Requirement(line)
-            pins.update((canonicalize_name(requirement.name), spec.version)
-                        for spec in requirement.specifier if spec.operator == "==")
+            pins.update(
+                (canonicalize_name(requirement.name), spec.version)
+                for spec in requirement.specifier
+                if spec.operator == "=="
+            )
     return pins
 
 
@@ -85,8 +88,11 @@ def installed_closure(requirements: list[str]) -> list[importlib.metadata.Distri
     extras asked for), as installed in this, the test's, environment."""
     found: dict[str, importlib.metadata.Distribution] = {}
     done: set[tuple[str, str]] = set()
-    wanted = [(requirement.name, ("", *requirement.extras)) for requirement in map(Requirement, requirements)
-              if requirement.marker is None or requirement.marker.evaluate({"extra": ""})]
+    wanted = [
+        (requirement.name, ("", *requirement.extras))
+        for requirement in map(Requirement, requirements)
+        if requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+    ]
     while wanted:
         name, extras = wanted.pop()
         name = canonicalize_name(name)
@@ -94,8 +100,10 @@ def installed_closure(requirements: list[str]) -> list[importlib.metadata.Distri
             try:
                 found[name] = importlib.metadata.distribution(name)
             except importlib.metadata.PackageNotFoundError:
-                pytest.fail(f"{name} is required ({requirements}) but not installed in the test's environment: "
-                            "pin it in requirements.txt and run `make`")
+                pytest.fail(
+                    f"{name} is required ({requirements}) but not installed in the test's environment: "
+                    "pin it in requirements.txt and run `make`"
+                )
         for extra in extras:
             if (name, extra) in done:
                 continue
@@ -140,13 +148,30 @@ def environment(tmp_path_factory) -> Environment:
 
     venv.EnvBuilder(with_pip=False, system_site_packages=False).create(root / "venv")
     python = root / "venv" / "bin" / "python"
-    site_packages = Path(subprocess.check_output(
-        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True).strip())
+    site_packages = Path(
+        subprocess.check_output(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+        ).strip()
+    )
     for distribution in provided:
         link_distribution(distribution, site_packages)
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", "--no-index",
-         str(built.path)], capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            str(built.path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert install.returncode == 0, install.stderr
     home = root / "home"
     home.mkdir()
@@ -165,16 +190,24 @@ def test_the_wheel_holds_feedback_jobs_and_producers_but_not_infra_or_benchmarks
     assert probe["packages"] == ["feedback", "jobs", "producers"]
     # The local editable install keeps both (Pulumi unpickles the dynamic providers by module path).
     assert {"infra*", "benchmarks*"} <= set(
-        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"])
+        tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    )
 
 
 def test_the_wheel_carries_the_package_data_of_its_packages(environment):
     package_data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    expected = {path.relative_to(REPO).as_posix()
-                for package, patterns in package_data.items() for pattern in patterns
-                for path in (REPO / package.replace(".", "/")).glob(pattern)}
-    assert {"jobs/fairscheduler.xml", "jobs/log4j2-local.properties", "producers/samples/twitter.jsonl",
-            "feedback/clients/maven/spark/pom.xml"} <= expected
+    expected = {
+        path.relative_to(REPO).as_posix()
+        for package, patterns in package_data.items()
+        for pattern in patterns
+        for path in (REPO / package.replace(".", "/")).glob(pattern)
+    }
+    assert {
+        "jobs/fairscheduler.xml",
+        "jobs/log4j2-local.properties",
+        "producers/samples/twitter.jsonl",
+        "feedback/clients/maven/spark/pom.xml",
+    } <= expected
     with zipfile.ZipFile(environment.wheel) as archive:
         assert expected <= set(archive.namelist())
 
@@ -214,13 +247,19 @@ def test_every_module_of_the_wheel_imports(probe):
 
 def test_every_third_party_import_is_declared_or_shipped_by_the_runtime(probe):
     unexplained = {name: files for name, files in probe["unresolved"].items() if name not in NOT_INSTALLED}
-    assert unexplained == {}, ("imported by the wheel's code, but neither a dependency in pyproject.toml nor "
-                               f"one of the runtime's {RUNTIME_PACKAGES}: {unexplained}")
+    assert unexplained == {}, (
+        "imported by the wheel's code, but neither a dependency in pyproject.toml nor "
+        f"one of the runtime's {RUNTIME_PACKAGES}: {unexplained}"
+    )
 
 
 def test_the_installed_requirements_are_consistent(environment):
-    check = subprocess.run([sys.executable, "-m", "pip", "--python", str(environment.python), "check"],
-                           capture_output=True, text=True, timeout=120)
+    check = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(environment.python), "check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
 

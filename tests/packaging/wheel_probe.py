@@ -86,12 +86,16 @@ def unresolved_imports(distribution: importlib.metadata.Distribution, tops: list
 def main() -> None:
     distribution = importlib.metadata.distribution(DISTRIBUTION)
     tops = packages(distribution)
-    print(json.dumps({
-        "packages": tops,
-        "entry_points": load_entry_points(distribution),
-        "modules": import_every_module(tops),
-        "unresolved": unresolved_imports(distribution, tops),
-    }))
+    print(
+        json.dumps(
+            {
+                "packages": tops,
+                "entry_points": load_entry_points(distribution),
+                "modules": import_every_module(tops),
+                "unresolved": unresolved_imports(distribution, tops),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

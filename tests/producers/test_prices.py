@@ -29,18 +29,23 @@ def test_a_simple_price_answer_becomes_one_quote_per_currency_with_its_update_ti
     quotes, problems = parse_simple_price(payload, ["eur", "usd", "gbp"], "api.coingecko.com/api/v3/simple/price")
     assert problems == []
     assert [(q.currency, q.rate, q.timestamp) for q in quotes] == [
-        ("EUR", 60000.5, "2026-11-02T00:01:01Z"), ("USD", 65000.0, "2026-11-02T00:01:01Z"), ("GBP", 52000.25, "2026-11-02T00:01:01Z"),
+        ("EUR", 60000.5, "2026-11-02T00:01:01Z"),
+        ("USD", 65000.0, "2026-11-02T00:01:01Z"),
+        ("GBP", 52000.25, "2026-11-02T00:01:01Z"),
     ]
     assert all(validate_price(q.event()) == [] for q in quotes)
 
 
-@pytest.mark.parametrize("payload, kept", [
-    ({"bitcoin": {"eur": "sixty", "usd": 65000, "gbp": -1, "last_updated_at": NOV_2}}, ["USD"]),
-    ({"bitcoin": {"usd": 65000, "last_updated_at": NOV_2}}, ["USD"]),
-    ({"bitcoin": {"eur": 1.0, "usd": 1.0, "gbp": 1.0}}, []),
-    ({"ethereum": {"eur": 1.0}}, []),
-    ([1, 2, 3], []),
-])
+@pytest.mark.parametrize(
+    "payload, kept",
+    [
+        ({"bitcoin": {"eur": "sixty", "usd": 65000, "gbp": -1, "last_updated_at": NOV_2}}, ["USD"]),
+        ({"bitcoin": {"usd": 65000, "last_updated_at": NOV_2}}, ["USD"]),
+        ({"bitcoin": {"eur": 1.0, "usd": 1.0, "gbp": 1.0}}, []),
+        ({"ethereum": {"eur": 1.0}}, []),
+        ([1, 2, 3], []),
+    ],
+)
 def test_a_malformed_answer_keeps_only_the_valid_quotes_and_names_the_problems(payload, kept):
     quotes, problems = parse_simple_price(payload, ["eur", "usd", "gbp"], "x")
     assert [q.currency for q in quotes] == kept
@@ -55,7 +60,13 @@ def test_the_key_header_follows_the_plan():
 @pytest.mark.kafka
 def test_polls_send_each_new_quote_once_across_errors_and_a_clean_restart(topics_ready, tmp_path):
     with PricesApi(api_key="demo-key") as api:
-        settings = settings_for(topics_ready, tmp_path, prices_url=api.url, coingecko_api_key=SecretStr("demo-key"), prices_poll_interval_s=0.01)
+        settings = settings_for(
+            topics_ready,
+            tmp_path,
+            prices_url=api.url,
+            coingecko_api_key=SecretStr("demo-key"),
+            prices_poll_interval_s=0.01,
+        )
         watch = TopicWatch(settings, PRICES_TOPIC)
         stop = threading.Event()
 
@@ -72,7 +83,11 @@ def test_polls_send_each_new_quote_once_across_errors_and_a_clean_restart(topics
             report = producer.run(stop, max_polls=5)
         assert (report.polls, report.sent, report.unchanged, report.malformed, report.failed_polls) == (5, 6, 3, 1, 1)
         assert {s.headers.get("x-cg-demo-api-key") for s in api.seen} == {"demo-key"}
-        assert api.seen[0].query == {"ids": ["bitcoin"], "vs_currencies": ["eur,usd,gbp"], "include_last_updated_at": ["true"]}
+        assert api.seen[0].query == {
+            "ids": ["bitcoin"],
+            "vs_currencies": ["eur,usd,gbp"],
+            "include_last_updated_at": ["true"],
+        }
 
         # a clean restart: the same quote is not sent again, the next one is
         with Sink(settings, PRICES_TOPIC) as sink:
@@ -116,4 +131,6 @@ def test_the_series_replay_resumes_after_a_clean_stop_with_no_gap_and_no_duplica
     events = [e for _, e in watch.events()]
     assert len(events) == 2400
     expected = [e for p in list(generate_series(days=1))[:800] for e in point_events(p)]
-    assert sorted(events, key=lambda e: (e["timestamp"], e["currency"])) == sorted(expected, key=lambda e: (e["timestamp"], e["currency"]))
+    assert sorted(events, key=lambda e: (e["timestamp"], e["currency"])) == sorted(
+        expected, key=lambda e: (e["timestamp"], e["currency"])
+    )

@@ -10,12 +10,18 @@ from tests.support.settings import free_port
 
 
 def event(n: int) -> dict:
-    return feedback_envelope(id=f"replay-{n}", source="twitter", author="@t", text=f"message {n}",
-                             created_at="2026-11-18T09:00:00Z", ingested_at="2026-11-18T09:00:01Z")
+    return feedback_envelope(
+        id=f"replay-{n}",
+        source="twitter",
+        author="@t",
+        text=f"message {n}",
+        created_at="2026-11-18T09:00:00Z",
+        ingested_at="2026-11-18T09:00:01Z",
+    )
 
 
 def test_lines_are_keyed_by_id_and_bad_lines_are_kept_unkeyed():
-    assert parse_line(1, json.dumps(event(1)).encode() + b"\n") .key == b"replay-1"
+    assert parse_line(1, json.dumps(event(1)).encode() + b"\n").key == b"replay-1"
     assert parse_line(1, json.dumps(event(1)).encode()).valid
     broken = parse_line(2, b'{"id": "x", "text": "cut')
     assert (broken.key, broken.valid, broken.value) == (None, False, b'{"id": "x", "text": "cut')
@@ -31,7 +37,13 @@ def test_a_line_nested_too_deeply_to_parse_is_an_invalid_line_not_a_traceback():
 def test_limit_cycles_the_file(tmp_path):
     path = tmp_path / "two.jsonl"
     path.write_text(json.dumps(event(1)) + "\n\n" + json.dumps(event(2)) + "\n")
-    assert [line.key for line in read_lines(path, limit=5)] == [b"replay-1", b"replay-2", b"replay-1", b"replay-2", b"replay-1"]
+    assert [line.key for line in read_lines(path, limit=5)] == [
+        b"replay-1",
+        b"replay-2",
+        b"replay-1",
+        b"replay-2",
+        b"replay-1",
+    ]
 
 
 @pytest.mark.kafka

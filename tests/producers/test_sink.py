@@ -37,7 +37,10 @@ def test_each_send_is_counted_once_as_acknowledged_failed_or_unanswered_at_the_f
     assert (delivery.sent, delivery.acknowledged, delivery.failed, delivery.ok) == (4, 2, 1, False)
     delivery.settle()  # the fourth never answered before the flush ended
     assert (delivery.sent, delivery.acknowledged, delivery.failed) == (4, 2, 2)
-    assert delivery.errors == {f"NotLeaderForPartitionError: {moved}": 1, "not acknowledged before the flush time-out": 1}
+    assert delivery.errors == {
+        f"NotLeaderForPartitionError: {moved}": 1,
+        "not acknowledged before the flush time-out": 1,
+    }
     assert queue.records[0] == ("twitter-feedback", b"k0", b"{}")
 
 
@@ -54,4 +57,10 @@ def test_everything_acknowledged_is_ok_and_settling_changes_nothing():
     delivery.send(queue, b"EUR", b"{}")
     queue.futures[0].success("metadata")
     delivery.settle()
-    assert (delivery.sent, delivery.acknowledged, delivery.failed, delivery.ok, dict(delivery.errors)) == (1, 1, 0, True, {})
+    assert (delivery.sent, delivery.acknowledged, delivery.failed, delivery.ok, dict(delivery.errors)) == (
+        1,
+        1,
+        0,
+        True,
+        {},
+    )

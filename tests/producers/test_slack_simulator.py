@@ -18,7 +18,11 @@ def test_the_simulators_posts_become_feedback_events(topics_ready, tmp_path):
     assert len(texts) > 100 and all(t.strip() for t in texts)
     with SlackSocketMode(APP, BOT, bot_id=SIM, channels=CHANNELS) as slack:
         settings = settings_for(
-            topics_ready, tmp_path, slack_app_token=SecretStr(APP), slack_bot_token=SecretStr(BOT), slack_base_url=slack.base_url,
+            topics_ready,
+            tmp_path,
+            slack_app_token=SecretStr(APP),
+            slack_bot_token=SecretStr(BOT),
+            slack_base_url=slack.base_url,
             slack_simulator_bot_id=SIM,
         )
         watch = TopicWatch(settings, TOPIC)

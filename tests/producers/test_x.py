@@ -42,7 +42,9 @@ def slept(monkeypatch) -> list[float]:
 
 
 def x_settings(base, tmp_path, **changes):
-    return settings_for(base, tmp_path, x_bearer_token=SecretStr(TOKEN), x_query=QUERY, x_poll_interval_s=0.01, **changes)
+    return settings_for(
+        base, tmp_path, x_bearer_token=SecretStr(TOKEN), x_query=QUERY, x_poll_interval_s=0.01, **changes
+    )
 
 
 def test_a_post_id_tells_when_it_was_written():
@@ -52,14 +54,28 @@ def test_a_post_id_tells_when_it_was_written():
 
 
 def test_a_post_becomes_an_envelope_with_the_authors_handle_and_link_when_users_are_included():
-    post = {"id": "1861000000000007919", "text": "Sync is flaky", "author_id": "42", "created_at": "2026-11-02T08:14:30.000Z", "lang": "en"}
+    post = {
+        "id": "1861000000000007919",
+        "text": "Sync is flaky",
+        "author_id": "42",
+        "created_at": "2026-11-02T08:14:30.000Z",
+        "lang": "en",
+    }
     envelope = to_envelope(post, {"42": "kofi_a"})
     assert validate_feedback(envelope) == []
     assert {k: envelope[k] for k in ("id", "source", "author", "text", "created_at", "lang", "url")} == {
-        "id": "1861000000000007919", "source": "twitter", "author": "kofi_a", "text": "Sync is flaky",
-        "created_at": "2026-11-02T08:14:30.000Z", "lang": "en", "url": "https://x.com/kofi_a/status/1861000000000007919",
+        "id": "1861000000000007919",
+        "source": "twitter",
+        "author": "kofi_a",
+        "text": "Sync is flaky",
+        "created_at": "2026-11-02T08:14:30.000Z",
+        "lang": "en",
+        "url": "https://x.com/kofi_a/status/1861000000000007919",
     }
-    assert {k: to_envelope(post, {})[k] for k in ("author", "url")} == {"author": "42", "url": "https://x.com/i/web/status/1861000000000007919"}
+    assert {k: to_envelope(post, {})[k] for k in ("author", "url")} == {
+        "author": "42",
+        "url": "https://x.com/i/web/status/1861000000000007919",
+    }
 
 
 def test_rules_are_brought_in_line_with_the_query():
@@ -88,7 +104,11 @@ NOW = datetime(2026, 11, 2, 12, 0, tzinfo=timezone.utc)
 
 def page(ids: list[str], newest_id: str | None = None, next_token: str | None = None) -> dict:
     """A recent-search answer as X shapes it: `data` newest first, `meta` with the newest id and the next token."""
-    meta = {"result_count": len(ids), **({"newest_id": newest_id} if newest_id else {}), **({"next_token": next_token} if next_token else {})}
+    meta = {
+        "result_count": len(ids),
+        **({"newest_id": newest_id} if newest_id else {}),
+        **({"next_token": next_token} if next_token else {}),
+    }
     return {"data": [{"id": i, "text": "Driftwood"} for i in ids], "meta": meta} if ids else {"meta": meta}
 
 
@@ -137,8 +157,12 @@ def test_a_poll_that_finds_nothing_new_keeps_since_id():
 def test_a_since_id_beyond_recent_searchs_reach_is_a_gap_searched_from_the_start_of_the_window():
     old = snowflake((NOW - timedelta(days=8)).timestamp())
     cursor = SearchCursor.start(old, None, NOW)
-    assert cursor.gap and cursor.request() == {"since_id": None, "until_id": None, "start_time": NOW - SEARCH_WINDOW + timedelta(minutes=1),
-                                               "next_token": None}
+    assert cursor.gap and cursor.request() == {
+        "since_id": None,
+        "until_id": None,
+        "start_time": NOW - SEARCH_WINDOW + timedelta(minutes=1),
+        "next_token": None,
+    }
     recent = snowflake((NOW - timedelta(days=6)).timestamp())
     assert not SearchCursor.start(recent, None, NOW).gap
 
@@ -206,7 +230,10 @@ def test_search_stops_at_the_read_budget_and_keeps_since_id_until_a_poll_is_comp
     assert (again.report.read, again.report.sent, again.report.duplicates) == (30, 30, 0)
     assert (again.since_id, again.pending) == (posts[-1]["id"], None)
     day_two = [p for _, path, p, _ in api.requests if path.endswith("recent")][2:]
-    assert [(p.get("since_id"), p.get("until_id")) for p in day_two] == [(None, posts[30]["id"]), (posts[-1]["id"], None)]
+    assert [(p.get("since_id"), p.get("until_id")) for p in day_two] == [
+        (None, posts[30]["id"]),
+        (posts[-1]["id"], None),
+    ]
     assert sorted(key for key, _ in watch.events()) == sorted(p["id"] for p in posts)
 
 
@@ -225,7 +252,9 @@ def test_a_since_id_older_than_seven_days_is_reported_as_a_gap(topics_ready, tmp
 
 
 @pytest.mark.kafka
-@pytest.mark.parametrize("status, words", [(401, "bearer token was refused.*FEEDBACK_X_BEARER_TOKEN"), (403, "access does not include")])
+@pytest.mark.parametrize(
+    "status, words", [(401, "bearer token was refused.*FEEDBACK_X_BEARER_TOKEN"), (403, "access does not include")]
+)
 def test_refused_credentials_say_what_is_missing(topics_ready, tmp_path, slept, status, words):
     api = XApi(TOKEN if status == 403 else "another-token")
     if status == 403:
@@ -250,7 +279,9 @@ def run_stream(producer: XProducer, until) -> None:
 
 
 @pytest.mark.kafka
-def test_the_stream_keeps_rules_in_line_reconnects_and_sends_each_post_once_across_a_restart(topics_ready, tmp_path, slept):
+def test_the_stream_keeps_rules_in_line_reconnects_and_sends_each_post_once_across_a_restart(
+    topics_ready, tmp_path, slept
+):
     api = XApi(TOKEN)
     api.rules = [{"id": "1", "value": "old query", "tag": "old"}]
     p1, p2, p3, p4 = (api.add_post(f"Driftwood streamed {n}", age_s=10 - n) for n in range(4))
@@ -271,8 +302,15 @@ def test_the_stream_keeps_rules_in_line_reconnects_and_sends_each_post_once_acro
     with Sink(settings, TOPIC) as sink:
         restarted = XProducer(settings, sink, transport=api)
         run_stream(restarted, lambda: restarted.report.sent + restarted.report.duplicates >= 2)
-    assert (restarted.report.sent, restarted.report.duplicates, restarted.report.rules_added, restarted.report.rules_deleted) == (1, 1, 0, 0)
-    assert api.calls("POST", "/2/tweets/search/stream/rules") == 2  # one delete, one add: the second sync changed nothing
+    assert (
+        restarted.report.sent,
+        restarted.report.duplicates,
+        restarted.report.rules_added,
+        restarted.report.rules_deleted,
+    ) == (1, 1, 0, 0)
+    assert (
+        api.calls("POST", "/2/tweets/search/stream/rules") == 2
+    )  # one delete, one add: the second sync changed nothing
     api.idle.set()
     assert sorted(key for key, _ in watch.events()) == sorted(p["id"] for p in (p1, p2, p3, p4))
 
@@ -292,7 +330,9 @@ def test_a_refused_stream_stops_with_the_reason(topics_ready, tmp_path, slept):
 
 
 def refused_producer(tmp_path, api: XApi, **changes) -> XProducer:
-    settings = load_settings(**{"state_dir": tmp_path, "x_bearer_token": TOKEN, "x_query": QUERY, "x_poll_interval_s": 0.01, **changes})
+    settings = load_settings(
+        **{"state_dir": tmp_path, "x_bearer_token": TOKEN, "x_query": QUERY, "x_poll_interval_s": 0.01, **changes}
+    )
     return XProducer(settings, NoKafka(), transport=api)
 
 
@@ -304,8 +344,11 @@ def test_a_query_x_refuses_stops_the_producer_naming_the_setting_without_retryin
     api = XApi(TOKEN)
     api.add_post("Driftwood and sync")
     producer = refused_producer(tmp_path, api, x_query="Driftwood and sync")
-    with pytest.raises(XQueryError, match=r"400 Bad Request: the search query 'Driftwood and sync' is invalid: Ambiguous use of and"
-                                          r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY"):
+    with pytest.raises(
+        XQueryError,
+        match=r"400 Bad Request: the search query 'Driftwood and sync' is invalid: Ambiguous use of and"
+        r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY",
+    ):
         producer.run(threading.Event(), max_polls=3)  # a producer that retried would poll 3 times
     assert (searches(api), slept) == (1, [])
 
@@ -313,8 +356,11 @@ def test_a_query_x_refuses_stops_the_producer_naming_the_setting_without_retryin
 def test_a_stream_rule_x_refuses_stops_the_producer_naming_the_setting(tmp_path, slept):
     api = XApi(TOKEN)
     producer = refused_producer(tmp_path, api, x_mode="stream", x_query="Driftwood and sync")
-    with pytest.raises(XQueryError, match=r"X did not create the filtered stream's rule 'Driftwood and sync': Ambiguous use of and"
-                                          r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY"):
+    with pytest.raises(
+        XQueryError,
+        match=r"X did not create the filtered stream's rule 'Driftwood and sync': Ambiguous use of and"
+        r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY",
+    ):
         producer.sync_rules()
     assert api.rules == [] and producer.report.rules_added == 0
 
@@ -323,17 +369,25 @@ def test_an_account_out_of_credits_stops_the_producer_without_retrying(tmp_path,
     api = XApi(TOKEN)
     api.add_post("Driftwood is great")
     api.credits = 0
-    with pytest.raises(XCreditsError, match=r"402 Payment Required to GET /2/tweets/search/recent \(CreditsDepleted: .*\): "
-                                            r"the X developer account has no credits left.*console\.x\.com.*x_read_budget"):
+    with pytest.raises(
+        XCreditsError,
+        match=r"402 Payment Required to GET /2/tweets/search/recent \(CreditsDepleted: .*\): "
+        r"the X developer account has no credits left.*console\.x\.com.*x_read_budget",
+    ):
         refused_producer(tmp_path, api).run(threading.Event(), max_polls=3)
     assert (searches(api), slept) == (1, [])
 
 
 def test_a_usage_cap_stops_the_producer_instead_of_waiting_for_the_rate_limit_window(tmp_path, slept):
     api = XApi(TOKEN)
-    api.usage_capped = True  # a 429 whose x-rate-limit-reset is 15 minutes away: tweepy alone would sleep, then ask again
-    with pytest.raises(XCreditsError, match=r"429 to GET /2/tweets/search/recent \(UsageCapExceeded: Usage cap exceeded: "
-                                            r"Monthly product cap\): the monthly usage cap"):
+    api.usage_capped = (
+        True  # a 429 whose x-rate-limit-reset is 15 minutes away: tweepy alone would sleep, then ask again
+    )
+    with pytest.raises(
+        XCreditsError,
+        match=r"429 to GET /2/tweets/search/recent \(UsageCapExceeded: Usage cap exceeded: "
+        r"Monthly product cap\): the monthly usage cap",
+    ):
         refused_producer(tmp_path, api).run(threading.Event(), max_polls=3)
     assert (searches(api), slept) == (1, [])
 

@@ -32,8 +32,11 @@ def test_no_acknowledged_event_is_lost_across_a_broker_kill_and_restart(own_brok
     topic = "slack-feedback"
     before = end_offsets(settings, topic)
     result = {}
-    sender = threading.Thread(target=lambda: result.setdefault("report", replay(
-        settings, REPO / "producers/samples/slack.jsonl", topic, rate=RATE, limit=events)))
+    sender = threading.Thread(
+        target=lambda: result.setdefault(
+            "report", replay(settings, REPO / "producers/samples/slack.jsonl", topic, rate=RATE, limit=events)
+        )
+    )
     sender.start()
     for kill in range(kills):  # spread over the run: at 1/(kills+1), 2/(kills+1), ...
         time.sleep(events / RATE / (kills + 1) - (3 if kill else 0))
@@ -54,10 +57,16 @@ def test_no_acknowledged_event_is_lost_across_a_broker_kill_and_restart(own_brok
     for line in read_lines(REPO / "producers/samples/slack.jsonl", events):
         sent_lines[(line.key, line.value)] += 1
     stored = Counter((record.key, record.value) for record in records)
-    record_figures(kills=kills, sent=report.sent, acknowledged=report.acknowledged, failed=report.failed,
-                   kept=sum(stored.values()), lost=report.acknowledged - sum(stored.values()),
-                   stored_more_than_sent=sum(max(0, stored[i] - n) for i, n in sent_lines.items()),
-                   failures=dict(report.errors))
+    record_figures(
+        kills=kills,
+        sent=report.sent,
+        acknowledged=report.acknowledged,
+        failed=report.failed,
+        kept=sum(stored.values()),
+        lost=report.acknowledged - sum(stored.values()),
+        stored_more_than_sent=sum(max(0, stored[i] - n) for i, n in sent_lines.items()),
+        failures=dict(report.errors),
+    )
     assert report.sent == events
     assert report.acknowledged + report.failed == report.sent, report.errors
     assert sum(stored.values()) == report.acknowledged

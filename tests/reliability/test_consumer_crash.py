@@ -34,7 +34,8 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 
 def test_killed_pipeline_restarts_with_nothing_lost_or_twice_even_between_slacks_answer_and_the_record(
-        topics_ready, spark, tmp_path, long_variant, record_figures):
+    topics_ready, spark, tmp_path, long_variant, record_figures
+):
     valid, kills, batch_size = (20_000, 5, 2_000) if long_variant else (200, 3, 40)
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     records, dead = sample_batch("crash", valid)
@@ -42,8 +43,9 @@ def test_killed_pipeline_restarts_with_nothing_lost_or_twice_even_between_slacks
     rng = random.Random(7)
     log = tmp_path / "pipeline.log"
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, start, max_offsets_per_trigger=batch_size,
-                                     alert_retry_s=1)
+        settings = pipeline_settings(
+            topics_ready, tmp_path, slack, start, max_offsets_per_trigger=batch_size, alert_retry_s=1
+        )
 
         # 1. Killed by Slack's stand-in between recording a post and answering it.
         process = pipeline_process(settings, "processing-time=1s", log)
@@ -53,7 +55,9 @@ def test_killed_pipeline_restarts_with_nothing_lost_or_twice_even_between_slacks
             os.killpg(process.pid, signal.SIGKILL)
 
         slack.after_post = kill_now
-        assert process.wait(timeout=300) == -signal.SIGKILL, f"the pipeline was not killed; log:\n{log.read_text()[-3000:]}"
+        assert process.wait(timeout=300) == -signal.SIGKILL, (
+            f"the pipeline was not killed; log:\n{log.read_text()[-3000:]}"
+        )
         killed_after = slack.keys()[-1]
 
         # 2. Killed inside a scorer batch after a random number of them.

@@ -17,8 +17,15 @@ from hypothesis import strategies as st
 from feedback.core.schema import feedback_envelope
 from jobs import transforms
 
-VALID = feedback_envelope(id="g-1", source="twitter", author="a", text="fine", created_at="2026-11-21T09:30:00Z",
-                          ingested_at="2026-11-21T09:30:01Z", lang="en")
+VALID = feedback_envelope(
+    id="g-1",
+    source="twitter",
+    author="a",
+    text="fine",
+    created_at="2026-11-21T09:30:00Z",
+    ingested_at="2026-11-21T09:30:01Z",
+    lang="en",
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
@@ -40,7 +47,7 @@ payloads = st.one_of(
     broken_envelopes.map(lambda e: json.dumps(e).encode()),
     missing_field.map(lambda e: json.dumps(e).encode()),
     st.integers(min_value=1, max_value=5000).map(lambda depth: ("[" * depth + "]" * depth).encode()),
-    st.integers(min_value=100_000, max_value=2_000_000).map(lambda depth: ("{\"a\":" * 10 + "[" * depth).encode()),
+    st.integers(min_value=100_000, max_value=2_000_000).map(lambda depth: ('{"a":' * 10 + "[" * depth).encode()),
 )
 
 
@@ -62,8 +69,15 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
     from feedback.clients.sentiment import analyzer_for
     from jobs.scoring import AlertRules, route
 
-    frame = pd.DataFrame({"value": sample, "topic": ["twitter-feedback"] * len(sample), "partition": [0] * len(sample),
-                          "offset": list(range(len(sample))), "timestamp_ms": [1_763_800_000_000] * len(sample)})
+    frame = pd.DataFrame(
+        {
+            "value": sample,
+            "topic": ["twitter-feedback"] * len(sample),
+            "partition": [0] * len(sample),
+            "offset": list(range(len(sample))),
+            "timestamp_ms": [1_763_800_000_000] * len(sample),
+        }
+    )
     out = route(frame, analyzer_for("vader"), AlertRules(0.3, 0.9, "#neg", "#pos"))
     sides = out[out["topic"] != "feedback-alerts"]
     assert len(sides) == len(sample)

@@ -35,32 +35,40 @@ pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 def _caught_up(settings) -> bool:
     """Every part at the end of its topics and no alert left to post."""
     status = gather(settings)
-    return (all(part.lag == 0 for part in status.parts) and status.alerts.sent > 0
-            and status.alerts.waiting == status.alerts.failing == 0)
+    return (
+        all(part.lag == 0 for part in status.parts)
+        and status.alerts.sent > 0
+        and status.alerts.waiting == status.alerts.failing == 0
+    )
 
 
 def _wait(condition, process, log, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        assert process.poll() is None, f"the pipeline exited ({process.returncode}) {what}; its log:\n{log.read_text()[-4000:]}"
+        assert process.poll() is None, (
+            f"the pipeline exited ({process.returncode}) {what}; its log:\n{log.read_text()[-4000:]}"
+        )
         if condition():
             return
         time.sleep(1)
-    raise AssertionError(f"the pipeline did not get there within {timeout_s:g} s: {what}; its log:\n"
-                         f"{log.read_text()[-4000:]}")
+    raise AssertionError(
+        f"the pipeline did not get there within {timeout_s:g} s: {what}; its log:\n{log.read_text()[-4000:]}"
+    )
 
 
 def test_the_running_pipeline_rides_out_a_broker_kill_with_nothing_lost_or_twice(
-        own_broker, spark, tmp_path, long_variant, record_figures):
+    own_broker, spark, tmp_path, long_variant, record_figures
+):
     broker_settings, broker = own_broker
     valid, kills = (5_000, 3) if long_variant else (300, 1)
     start = offsets_now(broker_settings, FEEDBACK_TOPICS)
     records, dead = sample_batch("restart", valid)
-    first, second = records[: len(records) // 2], records[len(records) // 2:]
+    first, second = records[: len(records) // 2], records[len(records) // 2 :]
     log = tmp_path / "pipeline.log"
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(broker_settings, tmp_path, slack, start, max_offsets_per_trigger=max(40, valid // 20),
-                                     alert_retry_s=1)
+        settings = pipeline_settings(
+            broker_settings, tmp_path, slack, start, max_offsets_per_trigger=max(40, valid // 20), alert_retry_s=1
+        )
         process = pipeline_process(settings, "processing-time=1s", log)
         try:
             produce(broker_settings, first)
@@ -72,8 +80,13 @@ def test_the_running_pipeline_rides_out_a_broker_kill_with_nothing_lost_or_twice
                 time.sleep(3)
                 broker.start(timeout_s=120)
             produce(broker_settings, second)
-            _wait(lambda: _caught_up(settings), process, log, 600 if long_variant else 300,
-                  "to the end of every topic after the broker's restart")
+            _wait(
+                lambda: _caught_up(settings),
+                process,
+                log,
+                600 if long_variant else 300,
+                "to the end of every topic after the broker's restart",
+            )
             assert process.poll() is None, "the pipeline stopped"
         finally:
             os.killpg(process.pid, signal.SIGTERM)

@@ -84,15 +84,20 @@ def plan_calls_in_python(source: str, where: str) -> list[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError:  # a file being edited: fall back to the words themselves
-        return [f"{where}:{number} {line.strip()}" for number, line in enumerate(source.splitlines(), 1)
-                if re.search(r"\.(%s)\b" % "|".join(PLAN_CALLS), line)]
+        return [
+            f"{where}:{number} {line.strip()}"
+            for number, line in enumerate(source.splitlines(), 1)
+            if re.search(r"\.(%s)\b" % "|".join(PLAN_CALLS), line)
+        ]
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in PLAN_CALLS:
             found.append(f"{where}:{node.lineno} .{node.attr}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sql":
-            if any(isinstance(arg, ast.Constant) and isinstance(arg.value, str) and SQL_EXPLAIN.match(arg.value)
-                   for arg in node.args):
+            if any(
+                isinstance(arg, ast.Constant) and isinstance(arg.value, str) and SQL_EXPLAIN.match(arg.value)
+                for arg in node.args
+            ):
                 found.append(f"{where}:{node.lineno} sql(EXPLAIN ...)")
     return found
 
@@ -100,40 +105,69 @@ def plan_calls_in_python(source: str, where: str) -> list[str]:
 def plan_calls_in(path: Path, root: Path = REPO) -> list[str]:
     where = str(path.relative_to(root))
     if path.suffix == ".sh":
-        return [f"{where}:{number} {line.strip()}" for number, line in enumerate(path.read_text().splitlines(), 1)
-                if re.search(r"\.explain\(|queryExecution|\bEXPLAIN\s", line)]
+        return [
+            f"{where}:{number} {line.strip()}"
+            for number, line in enumerate(path.read_text().splitlines(), 1)
+            if re.search(r"\.explain\(|queryExecution|\bEXPLAIN\s", line)
+        ]
     if path.suffix == ".ipynb" or path.parent.name == "notebooks":
         cells = notebook_cells(path)
         found = [f"{where}: %sql EXPLAIN cell" for cell in cells if sql_cell_explains(cell)]
-        return found + [call for number, cell in enumerate(cells) if not is_sql_cell(cell)
-                        for call in plan_calls_in_python(cell, f"{where} cell {number}")]
+        return found + [
+            call
+            for number, cell in enumerate(cells)
+            if not is_sql_cell(cell)
+            for call in plan_calls_in_python(cell, f"{where} cell {number}")
+        ]
     return plan_calls_in_python(path.read_text(encoding="utf-8"), where)
 
 
 def project_sources() -> list[Path]:
-    return sorted(path for folder in PROJECT_SOURCES for pattern in ("*.py", "*.ipynb", "*.sh")
-                  for path in (REPO / folder).rglob(pattern))
+    return sorted(
+        path
+        for folder in PROJECT_SOURCES
+        for pattern in ("*.py", "*.ipynb", "*.sh")
+        for path in (REPO / folder).rglob(pattern)
+    )
 
 
 def test_the_plan_check_finds_explain_query_execution_and_sql_explain(tmp_path):
     # The check below must be able to fail: each way of printing a plan is found.
     notebook = tmp_path / "notebooks" / "probe.py"
     notebook.parent.mkdir()
-    notebook.write_text("# Databricks notebook source\nsource.select('value').explain(True)\n"
-                        "# COMMAND ----------\n# MAGIC %sql\n# MAGIC EXPLAIN EXTENDED SELECT * FROM feed\n"
-                        "# COMMAND ----------\nprint(df._jdf.queryExecution().toString())\n"
-                        "spark.sql('explain formatted select 1')\nquery.explain()\n", encoding="utf-8")
+    notebook.write_text(
+        "# Databricks notebook source\nsource.select('value').explain(True)\n"
+        "# COMMAND ----------\n# MAGIC %sql\n# MAGIC EXPLAIN EXTENDED SELECT * FROM feed\n"
+        "# COMMAND ----------\nprint(df._jdf.queryExecution().toString())\n"
+        "spark.sql('explain formatted select 1')\nquery.explain()\n",
+        encoding="utf-8",
+    )
     jupyter = tmp_path / "probe.ipynb"
-    jupyter.write_text(json.dumps({"cells": [
-        {"cell_type": "markdown", "source": ["we never call explain on a source"]},
-        {"cell_type": "code", "source": ["%sql\n", "EXPLAIN SELECT 1"]},
-        {"cell_type": "code", "source": ["%pip install x\n", "frame.explain(mode='formatted')"]}]}), encoding="utf-8")
+    jupyter.write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {"cell_type": "markdown", "source": ["we never call explain on a source"]},
+                    {"cell_type": "code", "source": ["%sql\n", "EXPLAIN SELECT 1"]},
+                    {"cell_type": "code", "source": ["%pip install x\n", "frame.explain(mode='formatted')"]},
+                ]
+            }
+        ),
+        encoding="utf-8",
+    )
     found = plan_calls_in(notebook, tmp_path) + plan_calls_in(jupyter, tmp_path)
-    assert sorted(found) == sorted([
-        "notebooks/probe.py: %sql EXPLAIN cell", "notebooks/probe.py cell 0:2 .explain",
-        "notebooks/probe.py cell 2:1 ._jdf", "notebooks/probe.py cell 2:1 .queryExecution",
-        "notebooks/probe.py cell 2:2 sql(EXPLAIN ...)", "notebooks/probe.py cell 2:3 .explain",
-        "probe.ipynb: %sql EXPLAIN cell", "probe.ipynb cell 1:2 .explain"]), found
+    assert sorted(found) == sorted(
+        [
+            "notebooks/probe.py: %sql EXPLAIN cell",
+            "notebooks/probe.py cell 0:2 .explain",
+            "notebooks/probe.py cell 2:1 ._jdf",
+            "notebooks/probe.py cell 2:1 .queryExecution",
+            "notebooks/probe.py cell 2:2 sql(EXPLAIN ...)",
+            "notebooks/probe.py cell 2:3 .explain",
+            "probe.ipynb: %sql EXPLAIN cell",
+            "probe.ipynb cell 1:2 .explain",
+        ]
+    ), found
     # prose is not a call: the word in a comment, a docstring or a markdown cell is fine
     assert plan_calls_in_python('"""comments explain why"""\n# explain(True) would leak\n', "prose") == []
 
@@ -142,8 +176,10 @@ def test_no_project_source_explains_a_frame_or_prints_a_plan():
     sources = project_sources()
     assert {path.relative_to(REPO).parts[0] for path in sources} >= {"jobs", "feedback", "notebooks"}, sources
     found = [hit for path in sources for hit in plan_calls_in(path)]
-    assert not found, ("a plan of a frame read from Kafka with the Event Hubs settings prints the connection string "
-                       "(issue 15; tests/reliability/test_plan_exposure.py):\n" + "\n".join(found))
+    assert not found, (
+        "a plan of a frame read from Kafka with the Event Hubs settings prints the connection string "
+        "(issue 15; tests/reliability/test_plan_exposure.py):\n" + "\n".join(found)
+    )
 
 
 # -- the hazard itself ---------------------------------------------------------------------------------------
@@ -151,8 +187,9 @@ def test_no_project_source_explains_a_frame_or_prints_a_plan():
 
 def event_hubs_source_settings(tmp_path: Path, bootstrap: str = "127.0.0.1:9"):
     """Event Hubs settings with the fake keys; building a source needs no broker."""
-    return all_secrets(backend="eventhubs", bootstrap_servers=bootstrap, state_dir=tmp_path / "state",
-                       trigger="available-now")
+    return all_secrets(
+        backend="eventhubs", bootstrap_servers=bootstrap, state_dir=tmp_path / "state", trigger="available-now"
+    )
 
 
 @contextlib.contextmanager
@@ -192,7 +229,8 @@ def test_explain_prints_the_event_hubs_key_of_a_kafka_source_and_of_frames_read_
             data_source = re.search(r"DataSource\(.*HashMap\((.*?)\),None\)", plan)
             assert data_source and listen_key in data_source.group(1), (
                 f"explain(True) of the {name} frame no longer shows the key in DataSource(... HashMap(...)): if "
-                f"{spark.version} redacts it by itself, the rule of issue 15 can be lifted\n{plan}")
+                f"{spark.version} redacts it by itself, the rule of issue 15 can be lifted\n{plan}"
+            )
             assert listen_key in frame._jdf.queryExecution().toString(), name
     # Widening the options regex to the SASL options does not reach that part.
     with spark_conf(spark, {STRING_REDACTION: None, OPTIONS_REDACTION: "(?i)url|jaas|sasl"}):
@@ -256,7 +294,8 @@ class NotTls:
 
 @pytest.mark.spark
 def test_the_scorer_failing_against_an_event_hubs_address_shows_no_key_in_its_error_or_progress(
-        spark, tmp_path, capsys):
+    spark, tmp_path, capsys
+):
     with NotTls() as endpoint:
         settings = event_hubs_source_settings(tmp_path, endpoint.address)
         query = start_scorer(spark, settings, Trigger("available-now"))
@@ -267,8 +306,11 @@ def test_the_scorer_failing_against_an_event_hubs_address_shows_no_key_in_its_er
         finally:
             query.stop()
     assert endpoint.connections > 0  # the source did try the address, with the key
-    texts = error_texts(failed.value) + [str(query.exception()), json.dumps(query.status),
-                                         json.dumps(query.recentProgress)] + printed(capsys)
+    texts = (
+        error_texts(failed.value)
+        + [str(query.exception()), json.dumps(query.status), json.dumps(query.recentProgress)]
+        + printed(capsys)
+    )
     assert_no_secret(texts)
 
 
@@ -277,9 +319,24 @@ def test_pipeline_run_failing_against_an_event_hubs_address_prints_and_logs_no_k
     # `feedback -v` as its own process: Spark's log (its defaults, WARN and above, on standard
     # output), the console's traceback and the query's error are all in what it prints.
     with NotTls() as endpoint:
-        result = run_cli(tmp_path, ["-v", "--backend", "eventhubs", "pipeline", "run", "--part", "scorer",
-                                    "--trigger", "available-now", "--timeout", "90"],
-                         bootstrap_servers=endpoint.address, cache_dir=str(REPO / ".cache"))
+        result = run_cli(
+            tmp_path,
+            [
+                "-v",
+                "--backend",
+                "eventhubs",
+                "pipeline",
+                "run",
+                "--part",
+                "scorer",
+                "--trigger",
+                "available-now",
+                "--timeout",
+                "90",
+            ],
+            bootstrap_servers=endpoint.address,
+            cache_dir=str(REPO / ".cache"),
+        )
     assert result.returncode == 1, result.stderr[-3000:]
     assert "StreamingQueryException" in result.stderr and "SslAuthenticationException" in result.stderr
     # Spark's log with its default configuration goes to standard output.

@@ -72,8 +72,16 @@ def closed_port() -> int:
 
 
 def an_alert(event_id: str, channel: str = "#negative-feedback") -> Alert:
-    return Alert(key=f"{event_id}|{channel}", event_id=event_id, channel=channel, source="twitter", author="mara_k",
-                 text="the export is broken again", score=0.1, url=None)
+    return Alert(
+        key=f"{event_id}|{channel}",
+        event_id=event_id,
+        channel=channel,
+        source="twitter",
+        author="mara_k",
+        text="the export is broken again",
+        score=0.1,
+        url=None,
+    )
 
 
 # -- settings ---------------------------------------------------------------------------------
@@ -83,7 +91,9 @@ def test_every_credential_setting_is_a_secret_str_and_has_a_fake_value_here():
     # databricks_secret_scope names where secrets are kept (a scope), not a secret itself.
     credentials = {name for name in Settings.model_fields if CREDENTIAL_NAME.search(name)} - {"databricks_secret_scope"}
     secret_fields = {name for name, field in Settings.model_fields.items() if "SecretStr" in str(field.annotation)}
-    assert credentials == secret_fields, "a credential setting that is not a SecretStr is printed in clear by repr and logs"
+    assert credentials == secret_fields, (
+        "a credential setting that is not a SecretStr is printed in clear by repr and logs"
+    )
     assert secret_fields == set(FAKE), "a new secret setting needs a fake value in tests/support/secrets.py"
     assert all(len(private_part(value)) >= 2 * PIECE for value in FAKE.values())
 
@@ -95,10 +105,18 @@ def test_settings_from_the_environment_show_no_secret_in_repr_str_dumps_or_copie
     assert {name: getattr(settings, name).get_secret_value() for name in FAKE} == FAKE  # they were read
     copy = settings.replace(trigger="available-now")
     assert copy.slack_bot_token.get_secret_value() == FAKE["slack_bot_token"]
-    assert_no_secret([
-        repr(settings), str(settings), pretty_repr(settings), settings.model_dump_json(),
-        str(settings.model_dump()), str(settings.model_dump(mode="json")), repr(copy), copy.model_dump_json(),
-    ])
+    assert_no_secret(
+        [
+            repr(settings),
+            str(settings),
+            pretty_repr(settings),
+            settings.model_dump_json(),
+            str(settings.model_dump()),
+            str(settings.model_dump(mode="json")),
+            repr(copy),
+            copy.model_dump_json(),
+        ]
+    )
 
 
 def test_setting_errors_name_the_setting_never_its_value(monkeypatch, tmp_path):
@@ -144,8 +162,9 @@ def test_setting_errors_name_the_setting_never_its_value(monkeypatch, tmp_path):
 
 
 def event_hubs_settings(**more) -> Settings:
-    return all_secrets(backend="eventhubs", bootstrap_servers=f"127.0.0.1:{closed_port()}", kafka_connect_timeout_ms=300,
-                       **more)
+    return all_secrets(
+        backend="eventhubs", bootstrap_servers=f"127.0.0.1:{closed_port()}", kafka_connect_timeout_ms=300, **more
+    )
 
 
 def test_option_builders_hand_the_send_and_listen_connection_strings_to_the_clients():
@@ -153,7 +172,9 @@ def test_option_builders_hand_the_send_and_listen_connection_strings_to_the_clie
     # below, which find none in the logs, are looking for something that is there.
     settings = event_hubs_settings()
     assert FAKE["eventhubs_connection_string"] == kafka_client_config(settings, "producer")["sasl_plain_password"]
-    assert FAKE["eventhubs_listen_connection_string"] == kafka_client_config(settings, "consumer")["sasl_plain_password"]
+    assert (
+        FAKE["eventhubs_listen_connection_string"] == kafka_client_config(settings, "consumer")["sasl_plain_password"]
+    )
     source = spark_kafka_options(settings, "source")
     assert private_part(FAKE["eventhubs_listen_connection_string"]) in source["kafka.sasl.jaas.config"]
     assert private_part(FAKE["eventhubs_connection_string"]) in jaas_config(settings)
@@ -171,10 +192,14 @@ def test_event_hubs_clients_that_cannot_connect_log_and_raise_no_connection_stri
     assert_no_secret(lines + printed(capsys) + error_texts(unavailable.value))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kafka-python's KafkaAdminClient.__init__ logs 'Starting KafkaAdminClient with configuration: %s' at DEBUG "
-    "(kafka/admin/client.py:216), sasl_plain_password (the Event Hubs connection string) included; reached by "
-    "feedback.clients.kafka_client.connect(settings, 'admin') (topics create). The project never enables DEBUG for 'kafka'."))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "kafka-python's KafkaAdminClient.__init__ logs 'Starting KafkaAdminClient with configuration: %s' at DEBUG "
+        "(kafka/admin/client.py:216), sasl_plain_password (the Event Hubs connection string) included; reached by "
+        "feedback.clients.kafka_client.connect(settings, 'admin') (topics create). The project never enables DEBUG for 'kafka'."
+    ),
+)
 def test_event_hubs_admin_client_logs_no_connection_string_at_debug(caplog):
     caplog.set_level(logging.DEBUG)
     caplog.set_level(logging.DEBUG, logger="kafka")
@@ -203,7 +228,7 @@ def test_slack_notifier_logs_and_errors_hold_no_token_through_rate_limits_errors
             notifier.post(an_alert("e3"))
         errors.append(down.value)
     assert slack.calls.count("chat.postMessage") == 3 + 3  # e1 with its two retries; e3 with its two
-    with SlackWebStandIn(token="xoxb-" "other-workspace") as other:
+    with SlackWebStandIn(token="xoxb-other-workspace") as other:
         with pytest.raises(SlackApiError, match="invalid_auth") as refused:
             SlackNotifier(settings.replace(slack_base_url=other.base_url)).post(an_alert("e4"))
         errors.append(refused.value)
@@ -216,15 +241,16 @@ def test_slack_simulate_command_prints_no_token(tmp_path, monkeypatch):
     secrets_in_environment(monkeypatch)
     with SlackWebStandIn(token=FAKE["slack_bot_token"]) as slack:
         monkeypatch.setenv("FEEDBACK_SLACK_BASE_URL", slack.base_url)
-        result = runner.invoke(app, ["--state-dir", str(tmp_path), "producer", "slack-simulate", "--count", "2",
-                                     "--interval", "0"])
+        result = runner.invoke(
+            app, ["--state-dir", str(tmp_path), "producer", "slack-simulate", "--count", "2", "--interval", "0"]
+        )
     assert result.exit_code == 0, result.output
     assert "posted 2" in result.output and len(slack.posts_to("#product-feedback")) == 2
     assert_no_secret([result.output, result.stderr])
 
 
 def test_a_refused_slack_token_reaches_the_console_without_its_value(tmp_path):
-    with SlackWebStandIn(token="xoxb-" "other-workspace") as slack:
+    with SlackWebStandIn(token="xoxb-other-workspace") as slack:
         result = run_cli(tmp_path, ["-v", "producer", "slack-simulate", "--count", "1"], slack_base_url=slack.base_url)
     assert result.returncode != 0
     assert "invalid_auth" in result.stderr
@@ -239,7 +265,9 @@ def test_azure_language_logs_and_errors_hold_no_key_through_429_500_refusal_and_
     errors = []
     with AzureLanguageStandIn(key=FAKE["azure_language_key"], faults=["429", "500"]) as service:
         assert AzureLanguageAnalyzer(service.endpoint, FAKE["azure_language_key"]).score(["good", "bad"]) == [
-            pytest.approx(0.95), pytest.approx(0.05)]
+            pytest.approx(0.95),
+            pytest.approx(0.05),
+        ]
     assert service.statuses == [429, 500, 200]
     with AzureLanguageStandIn(key="other-resource-key") as refusing:
         with pytest.raises(AnalyzerError, match="azure_language_key") as refused:
@@ -263,7 +291,8 @@ def test_the_azure_language_analyzer_does_not_show_its_key_in_repr():
 
 
 def test_price_producer_logs_and_errors_hold_no_api_key_through_refusal_errors_and_malformed_answers(
-        tmp_path, caplog, capsys):
+    tmp_path, caplog, capsys
+):
     caplog.set_level(logging.DEBUG)
 
     def producer(url: str) -> PriceProducer:
@@ -284,7 +313,9 @@ def test_price_producer_logs_and_errors_hold_no_api_key_through_refusal_errors_a
     assert (polling.report.failed_polls, polling.report.malformed) == (1, 1)
     assert api.seen[0].headers["x-cg-demo-api-key"] == FAKE["coingecko_api_key"]  # the key was sent
     lines = log_lines(caplog)
-    assert any("price poll failed" in line for line in lines) and any("malformed price answer" in line for line in lines)
+    assert any("price poll failed" in line for line in lines) and any(
+        "malformed price answer" in line for line in lines
+    )
     assert_no_secret(lines + printed(capsys) + error_texts(refused.value))
 
 
@@ -312,10 +343,14 @@ def test_a_refused_x_token_is_named_but_not_shown_in_errors_and_logs_up_to_info(
     assert_no_secret(lines + printed(capsys) + error_texts(search) + error_texts(stream))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tweepy's BaseClient.request logs every request's headers at DEBUG (tweepy/client.py:77, logger 'tweepy.client'), "
-    "'Authorization: Bearer <x_bearer_token>' included; reached by producers/x.py (search and stream rules). "
-    "The project never enables DEBUG for 'tweepy'."))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "tweepy's BaseClient.request logs every request's headers at DEBUG (tweepy/client.py:77, logger 'tweepy.client'), "
+        "'Authorization: Bearer <x_bearer_token>' included; reached by producers/x.py (search and stream rules). "
+        "The project never enables DEBUG for 'tweepy'."
+    ),
+)
 def test_x_requests_logged_at_debug_show_no_bearer_token(tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     refused_x_search_and_stream(tmp_path)
@@ -344,8 +379,12 @@ def test_cli_setting_errors_show_no_secret_value(tmp_path, monkeypatch):
 
 def test_verbose_topics_create_against_an_unreachable_event_hubs_prints_no_connection_string(tmp_path):
     address = f"127.0.0.1:{closed_port()}"
-    result = run_cli(tmp_path, ["-v", "--backend", "eventhubs", "topics", "create"], bootstrap_servers=address,
-                     kafka_connect_timeout_ms="500")
+    result = run_cli(
+        tmp_path,
+        ["-v", "--backend", "eventhubs", "topics", "create"],
+        bootstrap_servers=address,
+        kafka_connect_timeout_ms="500",
+    )
     assert result.returncode == 1, result.stderr
     assert f"no Kafka broker answered at {address}" in result.stderr
     assert "INFO kafka" in result.stderr  # -v let kafka-python's log through

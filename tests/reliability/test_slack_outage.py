@@ -42,12 +42,21 @@ def wait_until(condition, timeout_s: float, what: str) -> None:
 
 
 def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scoring_goes_on(
-        topics_ready, spark, tmp_path, long_variant, record_figures):
+    topics_ready, spark, tmp_path, long_variant, record_figures
+):
     silence_s = 60 if long_variant else 8
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     with SlackWebStandIn(faults=["429", "500", "timeout", "timeout-after-post"], timeout_s=2) as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=1s",
-                                     tables_trigger="processing-time=1s", slack_timeout_s=1, alert_retry_s=3)
+        settings = pipeline_settings(
+            topics_ready,
+            tmp_path,
+            slack,
+            start,
+            trigger="processing-time=1s",
+            tables_trigger="processing-time=1s",
+            slack_timeout_s=1,
+            alert_retry_s=3,
+        )
 
         def scored() -> int:
             return summarize(spark, settings).scored
@@ -68,20 +77,32 @@ def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scor
             posts_while_silent = len(slack.posts) - posts_before
             slack.silent = False
             produce(topics_ready, sample_batch("outage-c", WAVE)[0])
-            wait_until(lambda: (lambda s: s.scored >= 3 * WAVE and not s.alerts_pending)(summarize(spark, settings)),
-                       600, "every wave scored and no alert pending")
+            wait_until(
+                lambda: (lambda s: s.scored >= 3 * WAVE and not s.alerts_pending)(summarize(spark, settings)),
+                600,
+                "every wave scored and no alert pending",
+            )
         finally:
             running.stop()
         summary = summarize(spark, settings)
 
     table = spark.read.format("delta").load(settings.table_for("feedback_scored"))
-    expected = {f"{r['id']}|{'#negative-feedback' if r['score'] < 0.3 else '#positive-feedback'}"
-                for r in table.where("score < 0.3 or score > 0.9").select("id", "score").collect()}
+    expected = {
+        f"{r['id']}|{'#negative-feedback' if r['score'] < 0.3 else '#positive-feedback'}"
+        for r in table.where("score < 0.3 or score > 0.9").select("id", "score").collect()
+    }
     posted = Counter(slack.keys())
-    record_figures(silence_s=round(silence), events_sent=3 * (WAVE + 5), scored=summary.scored,
-                   scored_while_silent=scored_while_silent, alerts_pending_while_silent=pending_while_silent,
-                   alerts_expected=len(expected), alerts_posted=sum(posted.values()),
-                   alerts_posted_twice=sum(n - 1 for n in posted.values()), alerts_lost=len(expected - set(posted)))
+    record_figures(
+        silence_s=round(silence),
+        events_sent=3 * (WAVE + 5),
+        scored=summary.scored,
+        scored_while_silent=scored_while_silent,
+        alerts_pending_while_silent=pending_while_silent,
+        alerts_expected=len(expected),
+        alerts_posted=sum(posted.values()),
+        alerts_posted_twice=sum(n - 1 for n in posted.values()),
+        alerts_lost=len(expected - set(posted)),
+    )
     assert scored_while_silent == WAVE and posts_while_silent == 0
     assert pending_while_silent > 0
     assert summary.scored == 3 * WAVE and summary.deadlettered == 12 and summary.duplicates == 3

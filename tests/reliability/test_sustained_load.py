@@ -51,7 +51,9 @@ def consumer_lag(settings, query) -> int | None:
     if isinstance(read, str):  # the offsets' JSON, as some Spark versions report it
         read = json.loads(read)
     ends = {topic: end_offsets(settings, topic) for topic in FEEDBACK_TOPICS}
-    return sum(end - int(read.get(topic, {}).get(str(p), 0)) for topic, parts in ends.items() for p, end in parts.items())
+    return sum(
+        end - int(read.get(topic, {}).get(str(p), 0)) for topic, parts in ends.items() for p, end in parts.items()
+    )
 
 
 def mib(pid: int) -> float:
@@ -70,8 +72,9 @@ def growth(samples: list[float]) -> str:
     return f"{base:.0f}->{last:.0f} MiB ({(last - base) / base * 100:+.1f}%)"
 
 
-def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_ready, spark, tmp_path, long_variant,
-                                                                          record_figures):
+def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(
+    topics_ready, spark, tmp_path, long_variant, record_figures
+):
     seconds = 300 if long_variant else 40
     count = int(RATE * seconds)
     texts = NEGATIVE + POSITIVE + NEUTRAL
@@ -80,18 +83,38 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_re
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     samples: dict[str, list] = {"lag": [], "producer": [], "jvm": [], "python": []}
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, start, trigger="processing-time=250ms",
-                                     tables_trigger="processing-time=5s")
+        settings = pipeline_settings(
+            topics_ready, tmp_path, slack, start, trigger="processing-time=250ms", tables_trigger="processing-time=5s"
+        )
         running = sentiment_pipeline.start(spark, settings)
         query = running.query(scorer.QUERY_NAME)
         try:
             while query.lastProgress is None:  # the first (empty) batch has run
                 time.sleep(0.5)
             producer = subprocess.Popen(
-                [sys.executable, "-m", "feedback.cli.main", "--local-kafka-port", str(settings.local_kafka_port),
-                 "--state-dir", str(settings.state_dir), "produce", "--from", str(source), "--topic", TOPIC,
-                 "--rate", str(RATE), "--limit", str(count)],
-                cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "feedback.cli.main",
+                    "--local-kafka-port",
+                    str(settings.local_kafka_port),
+                    "--state-dir",
+                    str(settings.state_dir),
+                    "produce",
+                    "--from",
+                    str(source),
+                    "--topic",
+                    TOPIC,
+                    "--rate",
+                    str(RATE),
+                    "--limit",
+                    str(count),
+                ],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
             jvm = spark.sparkContext._gateway.proc.pid
             done = threading.Event()
 
@@ -120,14 +143,26 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(topics_re
             running.stop()
         summary = summarize(spark, settings)
 
-    record_figures(rate=RATE, seconds=seconds, sent=count, events_in=summary.events_in, scored=summary.scored,
-                   duplicates=summary.duplicates, batches=summary.batches, max_lag=max(samples["lag"], default=None),
-                   lag_when_sending_ended=lag_when_sent, final_lag=final_lag,
-                   producer_rss=growth(samples["producer"][:-1]), driver_jvm_rss=growth(samples["jvm"]),
-                   driver_python_rss=growth(samples["python"]),
-                   commit_latency_ms_p50_p99=(round(summary.latency_ms.get("p50", 0)), round(summary.latency_ms.get("p99", 0))),
-                   alert_latency_ms_p50_p99=(round(summary.alert_latency_ms.get("p50", 0)),
-                                             round(summary.alert_latency_ms.get("p99", 0))))
+    record_figures(
+        rate=RATE,
+        seconds=seconds,
+        sent=count,
+        events_in=summary.events_in,
+        scored=summary.scored,
+        duplicates=summary.duplicates,
+        batches=summary.batches,
+        max_lag=max(samples["lag"], default=None),
+        lag_when_sending_ended=lag_when_sent,
+        final_lag=final_lag,
+        producer_rss=growth(samples["producer"][:-1]),
+        driver_jvm_rss=growth(samples["jvm"]),
+        driver_python_rss=growth(samples["python"]),
+        commit_latency_ms_p50_p99=(round(summary.latency_ms.get("p50", 0)), round(summary.latency_ms.get("p99", 0))),
+        alert_latency_ms_p50_p99=(
+            round(summary.alert_latency_ms.get("p50", 0)),
+            round(summary.alert_latency_ms.get("p99", 0)),
+        ),
+    )
     assert producer.returncode == 0, output
     assert f"acknowledged {count}, failed 0" in output
     assert final_lag == 0, f"the pipeline did not catch up within 300 s of the producer's end: lag {final_lag}"

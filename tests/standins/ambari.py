@@ -107,10 +107,20 @@ class AmbariStandIn(LoopbackHTTP):
     def __post_init__(self) -> Reply:
         self._lock = threading.Lock()
         self.configs: dict[str, dict[str, dict]] = {
-            "kafka-env": {"version1": {"version": 1, "properties": {"content": KAFKA_ENV_TEMPLATE, "kafka_user": "kafka"},
-                                       "properties_attributes": {}}},
-            "kafka-broker": {"version1": {"version": 1, "properties": dict(KAFKA_BROKER_PROPERTIES),
-                                          "properties_attributes": {"final": {"log.dirs": "true"}}}},
+            "kafka-env": {
+                "version1": {
+                    "version": 1,
+                    "properties": {"content": KAFKA_ENV_TEMPLATE, "kafka_user": "kafka"},
+                    "properties_attributes": {},
+                }
+            },
+            "kafka-broker": {
+                "version1": {
+                    "version": 1,
+                    "properties": dict(KAFKA_BROKER_PROPERTIES),
+                    "properties_attributes": {"final": {"log.dirs": "true"}},
+                }
+            },
         }
         self.desired: dict[str, str] = {"kafka-env": "version1", "kafka-broker": "version1"}
         self.requests: dict[int, AmbariRequest] = {}
@@ -190,33 +200,43 @@ class AmbariStandIn(LoopbackHTTP):
         return f"{self.base_url}/api/v1/clusters/{self.cluster}{path}"
 
     def _cluster(self) -> Reply:
-        desired = {kind: {"tag": tag, "version": self.configs[kind][tag]["version"]} for kind, tag in self.desired.items()}
-        return self._answer(200, {"href": self._href(""), "Clusters": {"cluster_name": self.cluster, "desired_configs": desired}})
+        desired = {
+            kind: {"tag": tag, "version": self.configs[kind][tag]["version"]} for kind, tag in self.desired.items()
+        }
+        return self._answer(
+            200, {"href": self._href(""), "Clusters": {"cluster_name": self.cluster, "desired_configs": desired}}
+        )
 
-    def _configurations(self,  query: dict[str, str]) -> Reply:
+    def _configurations(self, query: dict[str, str]) -> Reply:
         kind, tag = query.get("type"), query.get("tag")
         found = self.configs.get(kind or "", {}).get(tag or "")
         items = []
         if found:
-            items.append({
-                "href": self._href(f"/configurations?type={kind}&tag={tag}"),
-                "tag": tag, "type": kind, "version": found["version"], "Config": {"cluster_name": self.cluster},
-                "properties": found["properties"], "properties_attributes": found["properties_attributes"],
-            })
+            items.append(
+                {
+                    "href": self._href(f"/configurations?type={kind}&tag={tag}"),
+                    "tag": tag,
+                    "type": kind,
+                    "version": found["version"],
+                    "Config": {"cluster_name": self.cluster},
+                    "properties": found["properties"],
+                    "properties_attributes": found["properties_attributes"],
+                }
+            )
         return self._answer(200, {"href": self._href("/configurations"), "items": items})
 
     def _write_fault(self, kind: str) -> str | None:
         queued = self.write_faults.get(kind) or []
         return queued.pop(0) if queued else None
 
-    def _put_desired_config(self,  body: dict) -> Reply:
+    def _put_desired_config(self, body: dict) -> Reply:
         fault = self._write_fault("desired_config")
         if fault == "503":
             return self._error(503, "Service Unavailable")
         reply = self._apply_desired_config(body)
         return self._error(503, "Service Unavailable") if fault == "503-applied" else reply
 
-    def _apply_desired_config(self,  body: dict) -> Reply:
+    def _apply_desired_config(self, body: dict) -> Reply:
         desired = body.get("Clusters", {}).get("desired_config")
         entries = desired if isinstance(desired, list) else [desired] if desired else []
         if not entries:
@@ -229,7 +249,8 @@ class AmbariStandIn(LoopbackHTTP):
                 return self._error(400, f"Configuration with tag '{tag}' exists for '{kind}'")
             version = 1 + max((c["version"] for c in self.configs[kind].values()), default=0)
             self.configs[kind][tag] = {
-                "version": version, "properties": dict(entry["properties"]),
+                "version": version,
+                "properties": dict(entry["properties"]),
                 "properties_attributes": dict(entry.get("properties_attributes") or {}),
             }
             self.desired[kind] = tag
@@ -240,19 +261,30 @@ class AmbariStandIn(LoopbackHTTP):
     def _service(self, service: str) -> Reply:
         if service != "KAFKA":
             return self._error(404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
-        return self._answer(200, {"href": self._href(f"/services/{service}"), "ServiceInfo": {
-            "cluster_name": self.cluster, "service_name": service, "state": self.service_state,
-            "maintenance_state": self.maintenance_state}})
+        return self._answer(
+            200,
+            {
+                "href": self._href(f"/services/{service}"),
+                "ServiceInfo": {
+                    "cluster_name": self.cluster,
+                    "service_name": service,
+                    "state": self.service_state,
+                    "maintenance_state": self.maintenance_state,
+                },
+            },
+        )
 
-    def _update_service(self,  service: str, body: dict) -> Reply:
+    def _update_service(self, service: str, body: dict) -> Reply:
         if service != "KAFKA":
             return self._error(404, f"The requested resource doesn't exist: Service not found, serviceName={service}")
         self.service_puts.append(body)
         info = body.get("Body", {}).get("ServiceInfo", {})
         request_info = body.get("RequestInfo", {})
         reply = self._answer(200)  # nothing to do is not an error
-        for key, apply in (("maintenance_state", lambda: self._set_maintenance(info["maintenance_state"])),
-                           ("state", lambda: self._change_state(service, info["state"], request_info))):
+        for key, apply in (
+            ("maintenance_state", lambda: self._set_maintenance(info["maintenance_state"])),
+            ("state", lambda: self._change_state(service, info["state"], request_info)),
+        ):
             if key not in info:
                 continue
             fault = self._write_fault(key)
@@ -284,7 +316,9 @@ class AmbariStandIn(LoopbackHTTP):
             if level not in ("CLUSTER", "SERVICE", "HOST", "HOST_COMPONENT"):
                 return self._error(400, f"Wrong operation level value: {operation['level']}")
             if "cluster_name" not in operation:
-                return self._error(400, "Mandatory key operation_level/cluster_name for operation level is not specified")
+                return self._error(
+                    400, "Mandatory key operation_level/cluster_name for operation level is not specified"
+                )
         # MaintenanceStateHelper: the service check admits only CLUSTER when in maintenance; each host
         # component's check (IMPLIED_FROM_SERVICE) admits SERVICE and HOST_COMPONENT, not HOST.
         if self.maintenance_state != "OFF" and level in ("CLUSTER", "HOST"):
@@ -295,12 +329,16 @@ class AmbariStandIn(LoopbackHTTP):
         request_id = len(self.requests) + 1
         self.requests[request_id] = AmbariRequest(request_id, request_info.get("context", ""), service, state)
         self.timeline.append(f"request {request_id} {state}")
-        return self._answer(202, {"href": self._href(f"/requests/{request_id}"), "Requests": {"id": request_id, "status": "Accepted"}})
+        return self._answer(
+            202, {"href": self._href(f"/requests/{request_id}"), "Requests": {"id": request_id, "status": "Accepted"}}
+        )
 
-    def _request_status(self,  request_id: int) -> Reply:
+    def _request_status(self, request_id: int) -> Reply:
         request = self.requests.get(request_id)
         if request is None:
-            return self._error(404, f"The requested resource doesn't exist: Request resource doesn't exist, id={request_id}")
+            return self._error(
+                404, f"The requested resource doesn't exist: Request resource doesn't exist, id={request_id}"
+            )
         if request.status == "IN_PROGRESS" and not self.hang:
             request.polls += 1
             if request.polls >= self.polls_to_finish:
@@ -311,27 +349,53 @@ class AmbariStandIn(LoopbackHTTP):
                         self.stale = False
         running = request.status == "IN_PROGRESS" or request.status.startswith("HOLDING")
         progress = min(90, 100 * request.polls // max(1, self.polls_to_finish)) if running else 100
-        return self._answer(200, {
-            "href": self._href(f"/requests/{request_id}"),
-            "Requests": {"id": request_id, "cluster_name": self.cluster, "request_context": request.context,
-                         "request_status": request.status, "progress_percent": progress},
-        })
+        return self._answer(
+            200,
+            {
+                "href": self._href(f"/requests/{request_id}"),
+                "Requests": {
+                    "id": request_id,
+                    "cluster_name": self.cluster,
+                    "request_context": request.context,
+                    "request_status": request.status,
+                    "progress_percent": progress,
+                },
+            },
+        )
 
     def _broker_component(self) -> Reply:
         host_components = [
-            {"href": self._href(f"/hosts/{host}/host_components/KAFKA_BROKER"),
-             "HostRoles": {"cluster_name": self.cluster, "component_name": "KAFKA_BROKER", "host_name": host,
-                           "stale_configs": self.stale}}
+            {
+                "href": self._href(f"/hosts/{host}/host_components/KAFKA_BROKER"),
+                "HostRoles": {
+                    "cluster_name": self.cluster,
+                    "component_name": "KAFKA_BROKER",
+                    "host_name": host,
+                    "stale_configs": self.stale,
+                },
+            }
             for host in self.brokers
         ]
-        return self._answer(200, {
-            "href": self._href("/services/KAFKA/components/KAFKA_BROKER"),
-            "ServiceComponentInfo": {"cluster_name": self.cluster, "component_name": "KAFKA_BROKER", "service_name": "KAFKA"},
-            "host_components": host_components,
-        })
+        return self._answer(
+            200,
+            {
+                "href": self._href("/services/KAFKA/components/KAFKA_BROKER"),
+                "ServiceComponentInfo": {
+                    "cluster_name": self.cluster,
+                    "component_name": "KAFKA_BROKER",
+                    "service_name": "KAFKA",
+                },
+                "host_components": host_components,
+            },
+        )
 
-    def _host(self,  host: str) -> Reply:
+    def _host(self, host: str) -> Reply:
         if host not in self.brokers:
             return self._error(404, f"The requested resource doesn't exist: Host not found, hostName={host}")
-        return self._answer(200, {"href": self._href(f"/hosts/{host}"),
-                                    "Hosts": {"cluster_name": self.cluster, "host_name": host, "ip": self.brokers[host]}})
+        return self._answer(
+            200,
+            {
+                "href": self._href(f"/hosts/{host}"),
+                "Hosts": {"cluster_name": self.cluster, "host_name": host, "ip": self.brokers[host]},
+            },
+        )

@@ -46,18 +46,48 @@ class AzureLanguageStandIn(LoopbackHTTP):
         body = request.json()
         documents = body["analysisInput"]["documents"]
         if body.get("kind") != "SentimentAnalysis" or len(documents) > 10:
-            return Reply(400, {"error": {"code": "InvalidRequest",
-                                         "message": "Batch request contains too many records. Max 10 records are permitted."}})
+            return Reply(
+                400,
+                {
+                    "error": {
+                        "code": "InvalidRequest",
+                        "message": "Batch request contains too many records. Max 10 records are permitted.",
+                    }
+                },
+            )
         self.requests.append([doc["text"] for doc in documents])
         results, errors = [], []
         for doc in documents:
             if len(doc["text"]) > 5120:
-                errors.append({"id": doc["id"], "error": {"code": "InvalidArgument",
-                                                          "message": "A document within the request was too large to be processed."}})
+                errors.append(
+                    {
+                        "id": doc["id"],
+                        "error": {
+                            "code": "InvalidArgument",
+                            "message": "A document within the request was too large to be processed.",
+                        },
+                    }
+                )
                 continue
             negative = "bad" in doc["text"]
-            scores = {"positive": 0.0, "neutral": 0.1, "negative": 0.9} if negative else {"positive": 0.9, "neutral": 0.1, "negative": 0.0}
-            results.append({"id": doc["id"], "sentiment": "negative" if negative else "positive",
-                            "confidenceScores": scores, "sentences": [], "warnings": []})
-        return Reply(200, {"kind": "SentimentAnalysisResults",
-                           "results": {"documents": results, "errors": errors, "modelVersion": "2022-11-01"}})
+            scores = (
+                {"positive": 0.0, "neutral": 0.1, "negative": 0.9}
+                if negative
+                else {"positive": 0.9, "neutral": 0.1, "negative": 0.0}
+            )
+            results.append(
+                {
+                    "id": doc["id"],
+                    "sentiment": "negative" if negative else "positive",
+                    "confidenceScores": scores,
+                    "sentences": [],
+                    "warnings": [],
+                }
+            )
+        return Reply(
+            200,
+            {
+                "kind": "SentimentAnalysisResults",
+                "results": {"documents": results, "errors": errors, "modelVersion": "2022-11-01"},
+            },
+        )

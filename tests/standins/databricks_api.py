@@ -81,8 +81,11 @@ ACTIVE_STATES = ("QUEUED", "PENDING", "RUNNING", "TERMINATING")
 # The deprecated `state.result_state` of a terminated run or task, and its `status.termination_details`.
 TERMINATION = {
     "SUCCESS": {"code": "SUCCESS", "type": "SUCCESS", "message": ""},
-    "FAILED": {"code": "RUN_EXECUTION_ERROR", "type": "CLIENT_ERROR",
-               "message": "Workload failed, see run output for details"},
+    "FAILED": {
+        "code": "RUN_EXECUTION_ERROR",
+        "type": "CLIENT_ERROR",
+        "message": "Workload failed, see run output for details",
+    },
     "CANCELED": {"code": "USER_CANCELED", "message": "Run cancelled."},
 }
 
@@ -151,8 +154,11 @@ def _int(value: Optional[str]) -> Optional[int]:
 def _states(life_cycle: str, result: Optional[str], message: str) -> tuple[dict, dict]:
     """A run's or task's `status` and its deprecated `state`, for one legacy (life cycle, result)."""
     status: dict = {"state": life_cycle}
-    state: dict = {"life_cycle_state": life_cycle, "state_message": message,
-                   "user_cancelled_or_timedout": result == "CANCELED"}
+    state: dict = {
+        "life_cycle_state": life_cycle,
+        "state_message": message,
+        "user_cancelled_or_timedout": result == "CANCELED",
+    }
     if result is not None:
         state["result_state"] = result
         status["termination_details"] = dict(TERMINATION[result], message=message or TERMINATION[result]["message"])
@@ -179,14 +185,37 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         self._next_id += 1
         return self._next_id
 
-    def add_job(self, name: str, *, tasks: tuple[str, ...] = ("main",), script=SUCCESS_SCRIPT,
-                failing_task: Optional[str] = None, error: str = "", error_trace: str = "",
-                continuous: Optional[dict] = None, backing_off: bool = False, scheduler_delay: int = 0,
-                retried_tasks: Optional[dict[str, int]] = None, retry_error: str = "",
-                retry_error_trace: str = "") -> int:
-        job = Job(self._new_id(), name, tasks, tuple(script), failing_task, error, error_trace,
-                  dict(continuous) if continuous is not None else None, backing_off, scheduler_delay,
-                  dict(retried_tasks or {}), retry_error, retry_error_trace)
+    def add_job(
+        self,
+        name: str,
+        *,
+        tasks: tuple[str, ...] = ("main",),
+        script=SUCCESS_SCRIPT,
+        failing_task: Optional[str] = None,
+        error: str = "",
+        error_trace: str = "",
+        continuous: Optional[dict] = None,
+        backing_off: bool = False,
+        scheduler_delay: int = 0,
+        retried_tasks: Optional[dict[str, int]] = None,
+        retry_error: str = "",
+        retry_error_trace: str = "",
+    ) -> int:
+        job = Job(
+            self._new_id(),
+            name,
+            tasks,
+            tuple(script),
+            failing_task,
+            error,
+            error_trace,
+            dict(continuous) if continuous is not None else None,
+            backing_off,
+            scheduler_delay,
+            dict(retried_tasks or {}),
+            retry_error,
+            retry_error_trace,
+        )
         self.jobs[job.job_id] = job
         return job.job_id
 
@@ -246,8 +275,11 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             if authorization != f"Bearer {self.token}":
                 # What the service answers for a wrong or expired token: 403 with a numeric
                 # error_code and the reason in a header (databricks/databricks-sdk-go#873).
-                return Reply(403, {"error_code": 403, "message": "Invalid access token."},
-                             {"X-Databricks-Reason-Phrase": "Invalid access token."})
+                return Reply(
+                    403,
+                    {"error_code": 403, "message": "Invalid access token."},
+                    {"X-Databricks-Reason-Phrase": "Invalid access token."},
+                )
             if self.faults:
                 fault = self.faults.pop(0)
                 if fault == "403":
@@ -255,8 +287,9 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                 if fault == "429":
                     return _error(429, "REQUEST_LIMIT_EXCEEDED", "Too many requests.", {"Retry-After": "1"})
                 if fault == "503":
-                    return _error(503, "TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable.",
-                                  {"Retry-After": "1"})
+                    return _error(
+                        503, "TEMPORARILY_UNAVAILABLE", "The service is temporarily unavailable.", {"Retry-After": "1"}
+                    )
                 if fault == "500":
                     return _error(500, "INTERNAL_ERROR", "Internal error.")
             self._schedule()
@@ -286,12 +319,19 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         if name is not None:
             listed = [job for job in listed if job.name.lower() == name.lower()]
         offset = _int(request.query.get("page_token", "0").removeprefix("page-")) or 0
-        page = listed[offset:offset + limit]
+        page = listed[offset : offset + limit]
         body: dict = {"has_more": offset + limit < len(listed)}
         if page:
             # without expand_tasks, a listed job's settings carry no tasks
-            body["jobs"] = [{"job_id": job.job_id, "created_time": START_MS, "creator_user_name": "ops@example.com",
-                             "settings": job.settings(with_tasks=False)} for job in page]
+            body["jobs"] = [
+                {
+                    "job_id": job.job_id,
+                    "created_time": START_MS,
+                    "creator_user_name": "ops@example.com",
+                    "settings": job.settings(with_tasks=False),
+                }
+                for job in page
+            ]
         if body["has_more"]:
             body["next_page_token"] = f"page-{offset + limit}"
         return Reply(200, body)
@@ -303,8 +343,16 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         job = self._job_of(_int(request.query.get("job_id")))
         if job is None:
             return _error(400, "INVALID_PARAMETER_VALUE", f"Job {request.query.get('job_id')} does not exist.")
-        return Reply(200, {"job_id": job.job_id, "created_time": START_MS, "creator_user_name": "ops@example.com",
-                           "run_as_user_name": "ops@example.com", "settings": job.settings(with_tasks=True)})
+        return Reply(
+            200,
+            {
+                "job_id": job.job_id,
+                "created_time": START_MS,
+                "creator_user_name": "ops@example.com",
+                "run_as_user_name": "ops@example.com",
+                "settings": job.settings(with_tasks=True),
+            },
+        )
 
     def _json_body(self, request: Request) -> Optional[dict]:
         if not request.headers.get("content-type", "").startswith("application/json"):
@@ -358,8 +406,9 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         return self._apply_settings(job, settings) or Reply(200, {})
 
     def _start(self, job: Job, trigger: str = "ONE_TIME") -> JobRun:
-        task_run_ids = {(key, attempt): self._new_id()
-                        for key in job.tasks for attempt in range(job.retried_tasks.get(key, 0) + 1)}
+        task_run_ids = {
+            (key, attempt): self._new_id() for key in job.tasks for attempt in range(job.retried_tasks.get(key, 0) + 1)
+        }
         run = JobRun(self._new_id(), job, 1 + sum(r.job is job for r in self.runs.values()), task_run_ids, trigger)
         self.runs[run.run_id] = run
         return run
@@ -390,8 +439,13 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         elif result == "FAILED":
             result = "SUCCESS"  # the run failed because of another task
         status, state = _states(life_cycle, result, message)
-        task = {"task_key": key, "run_id": run.task_run_ids[(key, attempt)], "attempt_number": attempt,
-                "start_time": START_MS, "status": status}
+        task = {
+            "task_key": key,
+            "run_id": run.task_run_ids[(key, attempt)],
+            "attempt_number": attempt,
+            "start_time": START_MS,
+            "status": status,
+        }
         if self.legacy_state:
             task["state"] = state
         return task
@@ -410,20 +464,32 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             failed_attempts = run.job.retried_tasks.get(key, 0) if life_cycle != "PENDING" else 0
             for attempt in range(failed_attempts):
                 failed_status, failed_state = _states("TERMINATED", "FAILED", TERMINATION["FAILED"]["message"])
-                entry = {"task_key": key, "run_id": run.task_run_ids[(key, attempt)], "attempt_number": attempt,
-                         "start_time": START_MS, "status": failed_status}
+                entry = {
+                    "task_key": key,
+                    "run_id": run.task_run_ids[(key, attempt)],
+                    "attempt_number": attempt,
+                    "start_time": START_MS,
+                    "status": failed_status,
+                }
                 if self.legacy_state:
                     entry["state"] = failed_state
                 tasks.append(entry)
             task_result = "CANCELED" if result == "CANCELED" else result
             tasks.append(self._task_json(run, key, failed_attempts, life_cycle, task_result))
         body = {
-            "job_id": run.job.job_id, "run_id": run.run_id, "number_in_job": run.number_in_job,
-            "run_name": run.job.name, "creator_user_name": "ops@example.com", "run_type": "JOB_RUN",
-            "format": "MULTI_TASK", "trigger": run.trigger,
+            "job_id": run.job.job_id,
+            "run_id": run.run_id,
+            "number_in_job": run.number_in_job,
+            "run_name": run.job.name,
+            "creator_user_name": "ops@example.com",
+            "run_type": "JOB_RUN",
+            "format": "MULTI_TASK",
+            "trigger": run.trigger,
             "run_page_url": f"{self.origin}/?o={self.workspace_id}#job/{run.job.job_id}/run/{run.run_id}",
-            "start_time": START_MS, "end_time": START_MS + 60_000 if terminal else 0,
-            "status": status, "tasks": tasks,
+            "start_time": START_MS,
+            "end_time": START_MS + 60_000 if terminal else 0,
+            "status": status,
+            "tasks": tasks,
         }
         if self.legacy_state:
             body["state"] = state
@@ -445,8 +511,11 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         if active_only and request.query.get("completed_only") == "true":
             return _error(400, "INVALID_PARAMETER_VALUE", "active_only and completed_only cannot both be true")
         job_id = _int(request.query.get("job_id"))
-        listed = [run for run in sorted(self.runs.values(), key=lambda r: -r.run_id)
-                  if (job_id is None or run.job.job_id == job_id) and (run.active or not active_only)]
+        listed = [
+            run
+            for run in sorted(self.runs.values(), key=lambda r: -r.run_id)
+            if (job_id is None or run.job.job_id == job_id) and (run.active or not active_only)
+        ]
         body: dict = {"has_more": len(listed) > limit}
         if listed:
             body["runs"] = [self._run_json(run) for run in listed[:limit]]
@@ -466,15 +535,24 @@ class DatabricksJobsStandIn(LoopbackHTTP):
     def _runs_get_output(self, request: Request) -> Reply:
         run_id = _int(request.query.get("run_id"))
         if run_id in self.runs:
-            return _error(400, "INVALID_PARAMETER_VALUE",
-                          "Retrieving the output of runs with multiple tasks is not supported. "
-                          "Please retrieve the output of each individual task run instead.")
+            return _error(
+                400,
+                "INVALID_PARAMETER_VALUE",
+                "Retrieving the output of runs with multiple tasks is not supported. "
+                "Please retrieve the output of each individual task run instead.",
+            )
         for run in self.runs.values():
             for (key, attempt), task_run_id in run.task_run_ids.items():
                 if task_run_id != run_id:
                     continue
-                body: dict = {"metadata": {"job_id": run.job.job_id, "run_id": task_run_id, "task_key": key,
-                                           "attempt_number": attempt}}
+                body: dict = {
+                    "metadata": {
+                        "job_id": run.job.job_id,
+                        "run_id": task_run_id,
+                        "task_key": key,
+                        "attempt_number": attempt,
+                    }
+                }
                 if attempt < run.job.retried_tasks.get(key, 0):
                     body["error"], body["error_trace"] = run.job.retry_error, run.job.retry_error_trace
                 elif run.state()[1] == "FAILED" and key == run.job.failing_task:

@@ -78,14 +78,18 @@ class HDInsightManagementStandIn(LoopbackHTTP):
     # -- the API --------------------------------------------------------------------------
 
     def _answer(self, status: int, body: dict | None = None, headers: dict | None = None) -> Reply:
-        return Reply(status, body if body is not None else b"", {"x-ms-request-id": str(uuid.uuid4()), **(headers or {})})
+        return Reply(
+            status, body if body is not None else b"", {"x-ms-request-id": str(uuid.uuid4()), **(headers or {})}
+        )
 
     def _error(self, status: int, code: str, message: str, headers: dict | None = None) -> Reply:
         return self._answer(status, {"error": {"code": code, "message": message}}, headers)
 
     def _cluster_path(self) -> str:
-        return (f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}"
-                f"/providers/Microsoft.HDInsight/clusters/{self.cluster}")
+        return (
+            f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}"
+            f"/providers/Microsoft.HDInsight/clusters/{self.cluster}"
+        )
 
     def handle(self, request: Request) -> Reply:
         verb, path, query, raw = request.verb, request.path, request.query, request.body
@@ -95,17 +99,24 @@ class HDInsightManagementStandIn(LoopbackHTTP):
         if fault in ("500", "503"):
             return self._error(int(fault), "InternalServerError", "The server encountered an internal error.")
         if request.headers.get("authorization") != f"Bearer {self.token}":
-            challenge = (f'Bearer authorization_uri="https://login.microsoftonline.com/{TENANT}", '
-                         'error="invalid_token", error_description="The access token is invalid."')
-            return self._error(401, "InvalidAuthenticationToken", "The access token is invalid.",
-                               {"WWW-Authenticate": challenge})
+            challenge = (
+                f'Bearer authorization_uri="https://login.microsoftonline.com/{TENANT}", '
+                'error="invalid_token", error_description="The access token is invalid."'
+            )
+            return self._error(
+                401, "InvalidAuthenticationToken", "The access token is invalid.", {"WWW-Authenticate": challenge}
+            )
         if "api-version" not in query:
-            return self._error(400, "MissingApiVersionParameter",
-                               "The api-version query parameter (?api-version=) is required for all requests.")
+            return self._error(
+                400,
+                "MissingApiVersionParameter",
+                "The api-version query parameter (?api-version=) is required for all requests.",
+            )
         api_version = query["api-version"]
         base = self._cluster_path() + "/executeScriptActions"
-        if not path.startswith(f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}/") or \
-                not path.startswith(self._cluster_path()):
+        if not path.startswith(
+            f"/subscriptions/{self.subscription_id}/resourceGroups/{self.resource_group}/"
+        ) or not path.startswith(self._cluster_path()):
             return self._error(404, "ResourceNotFound", f"The Resource '{path}' was not found.")
         with self._lock:
             if verb == "POST" and path == base:
@@ -150,8 +161,10 @@ class HDInsightManagementStandIn(LoopbackHTTP):
         self._advance(operation)
         body: dict = {"status": operation.status}
         if operation.status == "Failed":
-            body["error"] = {"code": "ScriptExecutionFailed",
-                             "message": "Script action 'feedback-topics' failed on hn0: exit code 1."}
+            body["error"] = {
+                "code": "ScriptExecutionFailed",
+                "message": "Script action 'feedback-topics' failed on hn0: exit code 1.",
+            }
         return self._answer(200, body, {"Retry-After": "0"})
 
     def _operation_result(self, operation_id: str, api_version: str) -> Reply:

@@ -53,8 +53,13 @@ class LoopbackHTTP:
             def _serve(self) -> None:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
-                request = Request(self.command, parts.path, {k: v[0] for k, v in parse_qs(parts.query).items()},
-                                  {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length) if length else b"")
+                request = Request(
+                    self.command,
+                    parts.path,
+                    {k: v[0] for k, v in parse_qs(parts.query).items()},
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length) if length else b"",
+                )
                 reply = standin.handle(request)
                 body = reply.body
                 if isinstance(body, (dict, list)):

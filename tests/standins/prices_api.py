@@ -48,7 +48,11 @@ class PricesApi(LoopbackHTTP):
             self.rates, self.last_updated_at = dict(rates), last_updated_at
 
     def queue_status(self, status: int, times: int = 1, headers: Optional[dict] = None) -> None:
-        message = {429: "You've exceeded the Rate Limit.", 500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "error")
+        message = {
+            429: "You've exceeded the Rate Limit.",
+            500: "Internal Server Error",
+            503: "Service Unavailable",
+        }.get(status, "error")
         body = json.dumps({"status": {"error_code": status, "error_message": message}})
         for _ in range(times):
             self.scripted.append((status, body, headers or {}))

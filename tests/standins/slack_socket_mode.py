@@ -77,13 +77,23 @@ class Channel:
 
 
 class SlackSocketMode:
-    def __init__(self, app_token: str, bot_token: str, bot_id: str = "B0SIMULATOR", channels: Optional[dict[str, str]] = None,
-                 private: Iterable[str] = (), not_joined: Iterable[str] = (), scopes: Iterable[str] = ALL_SCOPES) -> None:
+    def __init__(
+        self,
+        app_token: str,
+        bot_token: str,
+        bot_id: str = "B0SIMULATOR",
+        channels: Optional[dict[str, str]] = None,
+        private: Iterable[str] = (),
+        not_joined: Iterable[str] = (),
+        scopes: Iterable[str] = ALL_SCOPES,
+    ) -> None:
         """`channels` id -> name; `private` and `not_joined` are ids; `scopes` the bot token's."""
         self.app_token, self.bot_token, self.bot_id = app_token, bot_token, bot_id
         private, not_joined = set(private), set(not_joined)
-        self.channels = {cid: Channel(cid, name, is_private=cid in private, is_member=cid not in not_joined)
-                         for cid, name in (channels or {"C0FEEDBACK": "product-feedback"}).items()}
+        self.channels = {
+            cid: Channel(cid, name, is_private=cid in private, is_member=cid not in not_joined)
+            for cid, name in (channels or {"C0FEEDBACK": "product-feedback"}).items()
+        }
         self.scopes = list(scopes)
         self.acks: list[str] = []
         self.envelopes: list[dict] = []
@@ -118,8 +128,16 @@ class SlackSocketMode:
             self._last_ts = max(self._last_ts + 1, int(time.time() * 1_000_000))
             return f"{self._last_ts // 1_000_000}.{self._last_ts % 1_000_000:06d}"
 
-    def post(self, channel: str, text: str, *, user: Optional[str] = "U0ALICE", bot_id: Optional[str] = None,
-             subtype: Optional[str] = None, deliver: bool = True) -> dict:
+    def post(
+        self,
+        channel: str,
+        text: str,
+        *,
+        user: Optional[str] = "U0ALICE",
+        bot_id: Optional[str] = None,
+        subtype: Optional[str] = None,
+        deliver: bool = True,
+    ) -> dict:
         """Add a message to a channel's history, and deliver it as an event unless told not to."""
         message = {"type": "message", "ts": self.next_ts(), "text": text}
         if user:
@@ -132,7 +150,9 @@ class SlackSocketMode:
             self.channels[channel].messages.append(message)
         envelope = None
         if deliver and self.channels[channel].is_member:  # Slack sends an app the events of its bot's channels only
-            envelope = self.deliver({**message, "channel": channel, "channel_type": "channel", "event_ts": message["ts"]})
+            envelope = self.deliver(
+                {**message, "channel": channel, "channel_type": "channel", "event_ts": message["ts"]}
+            )
         return {"message": message, "envelope": envelope}
 
     def deliver(self, event: dict, retry_attempt: int = 0, event_id: Optional[str] = None) -> dict:
@@ -142,8 +162,15 @@ class SlackSocketMode:
             "accepts_response_payload": False,
             "retry_attempt": retry_attempt,
             "retry_reason": "timeout" if retry_attempt else "",
-            "payload": {"token": "unused", "team_id": TEAM_ID, "api_app_id": APP_ID, "type": "event_callback",
-                        "event_id": event_id or f"Ev{next(self._event):08d}", "event_time": int(float(event.get("ts", "0"))), "event": event},
+            "payload": {
+                "token": "unused",
+                "team_id": TEAM_ID,
+                "api_app_id": APP_ID,
+                "type": "event_callback",
+                "event_id": event_id or f"Ev{next(self._event):08d}",
+                "event_time": int(float(event.get("ts", "0"))),
+                "event": event,
+            },
         }
         self.envelopes.append(envelope)
         self._send_to_newest(envelope)
@@ -160,7 +187,9 @@ class SlackSocketMode:
             old = list(self._sockets)
         for socket in old:
             try:
-                socket.send(json.dumps({"type": "disconnect", "reason": "refresh_requested", "debug_info": {"host": "standin"}}))
+                socket.send(
+                    json.dumps({"type": "disconnect", "reason": "refresh_requested", "debug_info": {"host": "standin"}})
+                )
             except ConnectionClosed:
                 pass
         hellos = self.hellos
@@ -197,9 +226,16 @@ class SlackSocketMode:
     def _on_socket(self, socket) -> None:
         with self._lock:
             self._sockets.append(socket)
-        socket.send(json.dumps({"type": "hello", "num_connections": len(self._sockets),
-                                "debug_info": {"host": "standin", "approximate_connection_time": 3600},
-                                "connection_info": {"app_id": APP_ID}}))
+        socket.send(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "num_connections": len(self._sockets),
+                    "debug_info": {"host": "standin", "approximate_connection_time": 3600},
+                    "connection_info": {"app_id": APP_ID},
+                }
+            )
+        )
         with self._connected:
             self.hellos += 1
             self._connected.notify_all()
@@ -232,15 +268,28 @@ class SlackSocketMode:
         if token != self.bot_token:
             return 200, {"ok": False, "error": "invalid_auth"}, {}
         if method == "auth.test":
-            return 200, {"ok": True, "url": "https://standin.slack.com/", "team": "Stand-in", "user": BOT_NAME,
-                         "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": self.bot_id}, {}
+            return (
+                200,
+                {
+                    "ok": True,
+                    "url": "https://standin.slack.com/",
+                    "team": "Stand-in",
+                    "user": BOT_NAME,
+                    "team_id": TEAM_ID,
+                    "user_id": BOT_USER_ID,
+                    "bot_id": self.bot_id,
+                },
+                {},
+            )
         if method == "conversations.list":
             return self._list(args)
         if method == "conversations.history":
             return self._history(args)
         if method == "chat.postMessage":
             channel = args.get("channel")
-            found = self.channels.get(channel) or next((c for c in self.channels.values() if f"#{c.name}" == channel or c.name == channel), None)
+            found = self.channels.get(channel) or next(
+                (c for c in self.channels.values() if f"#{c.name}" == channel or c.name == channel), None
+            )
             if found is None or (found.is_private and not found.is_member):
                 return 200, {"ok": False, "error": "channel_not_found"}, {}
             if not found.is_member:
@@ -259,9 +308,11 @@ class SlackSocketMode:
         for kind, needed in (("public_channel", "channels:read"), ("private_channel", "groups:read")):
             if kind in types and (refused := self._missing_scope(needed)):
                 return refused
-        channels = [{"id": c.id, "name": c.name, "is_channel": True, "is_private": c.is_private, "is_member": c.is_member}
-                    for c in self.channels.values()
-                    if ("private_channel" if c.is_private else "public_channel") in types and (c.is_member or not c.is_private)]
+        channels = [
+            {"id": c.id, "name": c.name, "is_channel": True, "is_private": c.is_private, "is_member": c.is_member}
+            for c in self.channels.values()
+            if ("private_channel" if c.is_private else "public_channel") in types and (c.is_member or not c.is_private)
+        ]
         return 200, {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}}, {}
 
     def _history(self, args: dict) -> tuple[int, dict, dict]:
@@ -279,10 +330,18 @@ class SlackSocketMode:
             newer = [m for m in channel.messages if float(m["ts"]) > oldest or (inclusive and float(m["ts"]) == oldest)]
         newest_first = sorted(newer, key=lambda m: float(m["ts"]), reverse=True)
         start = int(args.get("cursor") or 0)
-        page = newest_first[start:start + limit]
+        page = newest_first[start : start + limit]
         more = start + limit < len(newest_first)
-        return 200, {"ok": True, "messages": page, "has_more": more,
-                     "response_metadata": {"next_cursor": str(start + limit) if more else ""}}, {}
+        return (
+            200,
+            {
+                "ok": True,
+                "messages": page,
+                "has_more": more,
+                "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+            },
+            {},
+        )
 
     def _web_handler(self):
         standin = self
@@ -300,7 +359,7 @@ class SlackSocketMode:
                     else:
                         args.update({k: v[0] for k, v in parse_qs(body).items()})
                 auth = self.headers.get("Authorization") or ""
-                token = auth[len("Bearer "):] if auth.startswith("Bearer ") else args.get("token")
+                token = auth[len("Bearer ") :] if auth.startswith("Bearer ") else args.get("token")
                 status, answer, headers = standin._call(method, token, args)
                 payload = json.dumps(answer).encode("utf-8")
                 self.send_response(status)

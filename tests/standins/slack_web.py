@@ -91,8 +91,18 @@ class SlackWebStandIn(LoopbackHTTP):
         if method == "conversations.list":
             return self._list(args)
         if method == "auth.test":
-            return Reply(200, {"ok": True, "url": "https://standin.slack.com/", "team": "Stand-in", "user": BOT_NAME,
-                               "team_id": "T0STANDIN", "user_id": "U0ALERTS", "bot_id": "B0ALERTS"})
+            return Reply(
+                200,
+                {
+                    "ok": True,
+                    "url": "https://standin.slack.com/",
+                    "team": "Stand-in",
+                    "user": BOT_NAME,
+                    "team_id": "T0STANDIN",
+                    "user_id": "U0ALERTS",
+                    "bot_id": "B0ALERTS",
+                },
+            )
         return Reply(200, {"ok": False, "error": "unknown_method"})
 
     def _missing_scope(self, needed: str) -> Reply | None:
@@ -116,7 +126,9 @@ class SlackWebStandIn(LoopbackHTTP):
         for name, cid in CHANNELS.items():
             private, member = name in self.private, name not in self.not_joined
             if ("private_channel" if private else "public_channel") in types and (member or not private):
-                channels.append({"id": cid, "name": name, "is_channel": True, "is_private": private, "is_member": member})
+                channels.append(
+                    {"id": cid, "name": name, "is_channel": True, "is_private": private, "is_member": member}
+                )
         return Reply(200, {"ok": True, "channels": channels, "response_metadata": {"next_cursor": ""}})
 
     @staticmethod
@@ -168,4 +180,6 @@ class SlackWebStandIn(LoopbackHTTP):
                 if with_metadata and post.metadata:
                     message["metadata"] = post.metadata
                 messages.append(message)
-        return Reply(200, {"ok": True, "messages": messages, "has_more": False, "response_metadata": {"next_cursor": ""}})
+        return Reply(
+            200, {"ok": True, "messages": messages, "has_more": False, "response_metadata": {"next_cursor": ""}}
+        )

@@ -38,8 +38,9 @@ def make_certificate(folder: Path, common_name: str = "standin.test") -> tuple[P
     folder.mkdir(parents=True, exist_ok=True)
     cert_file, key_file = folder / f"{common_name}-cert.pem", folder / f"{common_name}-key.pem"
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
     return cert_file, key_file
 
 

@@ -54,8 +54,16 @@ from requests.structures import CaseInsensitiveDict
 from urllib3.exceptions import ProtocolError
 
 SNOWFLAKE_EPOCH_MS = 1_288_834_974_657
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-           429: "Too Many Requests", 503: "Service Unavailable"}
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    402: "Payment Required",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    503: "Service Unavailable",
+}
 ACCOUNT_ID = 1553086854915936256
 AMBIGUOUS_AND = 'Ambiguous use of and as a keyword. Use a space to logically join two clauses, or "and" to find occurrences of and in text'
 DROP = ProtocolError("Connection broken: IncompleteRead(0 bytes read)")  # a chunk that breaks the connection
@@ -111,11 +119,20 @@ class XApi(BaseAdapter):
 
     def add_post(self, text: str, username: str = "kofi_a", lang: str = "en", age_s: float = 60) -> dict:
         moment = time.time() - age_s
-        user_id = str(1000 + len(self.users)) if username not in {u["username"] for u in self.users.values()} else next(
-            i for i, u in self.users.items() if u["username"] == username)
+        user_id = (
+            str(1000 + len(self.users))
+            if username not in {u["username"] for u in self.users.values()}
+            else next(i for i, u in self.users.items() if u["username"] == username)
+        )
         self.users[user_id] = {"id": user_id, "username": username, "name": username.title()}
-        post = {"id": snowflake(moment, next(self._sequence) % 4096), "text": text, "author_id": user_id, "lang": lang,
-                "created_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(moment)), "edit_history_tweet_ids": []}
+        post = {
+            "id": snowflake(moment, next(self._sequence) % 4096),
+            "text": text,
+            "author_id": user_id,
+            "lang": lang,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(moment)),
+            "edit_history_tweet_ids": [],
+        }
         post["edit_history_tweet_ids"] = [post["id"]]
         self.posts.append(post)
         return post
@@ -124,10 +141,19 @@ class XApi(BaseAdapter):
         self.scripted.setdefault(path, deque()).append((status, self._error_body(status), headers or {}))
 
     def rate_limited(self, reset_in_s: int = 900) -> dict:
-        return {"x-rate-limit-limit": "450", "x-rate-limit-remaining": "0", "x-rate-limit-reset": str(int(time.time()) + reset_in_s)}
+        return {
+            "x-rate-limit-limit": "450",
+            "x-rate-limit-remaining": "0",
+            "x-rate-limit-reset": str(int(time.time()) + reset_in_s),
+        }
 
     def stream_line(self, post: dict) -> bytes:
-        return json.dumps({"data": post, "matching_rules": [{"id": r["id"], "tag": r.get("tag", "")} for r in self.rules]}).encode() + b"\r\n"
+        return (
+            json.dumps(
+                {"data": post, "matching_rules": [{"id": r["id"], "tag": r.get("tag", "")} for r in self.rules]}
+            ).encode()
+            + b"\r\n"
+        )
 
     def queue_stream(self, *chunks: Union[bytes, Exception]) -> None:
         self.stream_sessions.append((200, list(chunks), {}))
@@ -143,26 +169,60 @@ class XApi(BaseAdapter):
     @staticmethod
     def _error_body(status: int) -> bytes:
         if status == 401:
-            return json.dumps({"title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"}).encode()
+            return json.dumps(
+                {"title": "Unauthorized", "type": "about:blank", "status": 401, "detail": "Unauthorized"}
+            ).encode()
         if status == 403:
-            return json.dumps({"client_id": "31337", "title": "Client Forbidden", "reason": "client-not-enrolled", "required_enrollment": "Appropriate Level of API Access",
-                               "detail": "When authenticating requests to the X API v2 endpoints, you must use keys and tokens from an App that is attached to a Project.",
-                               "type": "https://api.twitter.com/2/problems/client-forbidden"}).encode()
+            return json.dumps(
+                {
+                    "client_id": "31337",
+                    "title": "Client Forbidden",
+                    "reason": "client-not-enrolled",
+                    "required_enrollment": "Appropriate Level of API Access",
+                    "detail": "When authenticating requests to the X API v2 endpoints, you must use keys and tokens from an App that is attached to a Project.",
+                    "type": "https://api.twitter.com/2/problems/client-forbidden",
+                }
+            ).encode()
         if status == 429:
-            return json.dumps({"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429}).encode()
-        return json.dumps({"title": REASONS.get(status, "Error"), "status": status, "detail": REASONS.get(status, "Error")}).encode()
+            return json.dumps(
+                {"title": "Too Many Requests", "detail": "Too Many Requests", "type": "about:blank", "status": 429}
+            ).encode()
+        return json.dumps(
+            {"title": REASONS.get(status, "Error"), "status": status, "detail": REASONS.get(status, "Error")}
+        ).encode()
 
     def spent(self) -> Optional[tuple[int, dict, dict]]:
         """X's answer when the account can read no more: no credits left, or the usage cap reached."""
-        headers = {"x-rate-limit-limit": "450", "x-rate-limit-remaining": "449", "x-rate-limit-reset": str(int(time.time()) + 900)}
+        headers = {
+            "x-rate-limit-limit": "450",
+            "x-rate-limit-remaining": "449",
+            "x-rate-limit-reset": str(int(time.time()) + 900),
+        }
         if self.usage_capped:
-            return 429, {"account_id": ACCOUNT_ID, "product_name": "standard-basic", "title": "UsageCapExceeded", "period": "Monthly",
-                         "scope": "Product", "detail": "Usage cap exceeded: Monthly product cap",
-                         "type": "https://api.twitter.com/2/problems/usage-capped"}, headers
+            return (
+                429,
+                {
+                    "account_id": ACCOUNT_ID,
+                    "product_name": "standard-basic",
+                    "title": "UsageCapExceeded",
+                    "period": "Monthly",
+                    "scope": "Product",
+                    "detail": "Usage cap exceeded: Monthly product cap",
+                    "type": "https://api.twitter.com/2/problems/usage-capped",
+                },
+                headers,
+            )
         if self.credits is not None and self.credits <= 0:
-            return 402, {"account_id": ACCOUNT_ID, "title": "CreditsDepleted",
-                         "detail": f"Your enrolled account [{ACCOUNT_ID}] does not have any credits to fulfill this request.",
-                         "type": "https://api.twitter.com/2/problems/credits"}, headers
+            return (
+                402,
+                {
+                    "account_id": ACCOUNT_ID,
+                    "title": "CreditsDepleted",
+                    "detail": f"Your enrolled account [{ACCOUNT_ID}] does not have any credits to fulfill this request.",
+                    "type": "https://api.twitter.com/2/problems/credits",
+                },
+                headers,
+            )
         return None
 
     def _response(self, request, status: int, chunks, headers: Optional[dict] = None) -> requests.Response:
@@ -202,21 +262,35 @@ class XApi(BaseAdapter):
     def _search(self, params: dict) -> tuple[int, dict]:
         size = int(params.get("max_results", 10))
         if not 10 <= size <= 100:
-            return 400, {"errors": [{"parameters": {"max_results": [str(size)]}, "message": "The `max_results` query parameter value [%d] is not between 10 and 100" % size}],
-                         "title": "Invalid Request", "detail": "One or more parameters to your request was invalid.", "type": "https://api.twitter.com/2/problems/invalid-request"}
+            return 400, {
+                "errors": [
+                    {
+                        "parameters": {"max_results": [str(size)]},
+                        "message": "The `max_results` query parameter value [%d] is not between 10 and 100" % size,
+                    }
+                ],
+                "title": "Invalid Request",
+                "detail": "One or more parameters to your request was invalid.",
+                "type": "https://api.twitter.com/2/problems/invalid-request",
+            }
         query = params.get("query", "")
         outside_phrases = re.sub(r'"[^"]*"', " ", f" {query} ")
         if " and " in outside_phrases:  # X's operator is AND (or a space)
-            return 400, {"errors": [{"parameters": {"query": [query]}, "message": AMBIGUOUS_AND}], "title": "Invalid Request",
-                         "detail": "One or more parameters to your request was invalid.",
-                         "type": "https://api.twitter.com/2/problems/invalid-request"}
-        found = [p for p in self.posts if int(params.get("since_id", 0)) < int(p["id"]) < int(params.get("until_id", 2**63))]
+            return 400, {
+                "errors": [{"parameters": {"query": [query]}, "message": AMBIGUOUS_AND}],
+                "title": "Invalid Request",
+                "detail": "One or more parameters to your request was invalid.",
+                "type": "https://api.twitter.com/2/problems/invalid-request",
+            }
+        found = [
+            p for p in self.posts if int(params.get("since_id", 0)) < int(p["id"]) < int(params.get("until_id", 2**63))
+        ]
         if "start_time" in params:
             start = datetime.fromisoformat(params["start_time"].replace("Z", "+00:00"))
             found = [p for p in found if datetime.fromisoformat(p["created_at"].replace("Z", "+00:00")) >= start]
         found.sort(key=lambda p: int(p["id"]), reverse=True)
         offset = int(params["next_token"][1:]) if "next_token" in params else 0
-        page = found[offset:offset + size]
+        page = found[offset : offset + size]
         if not page:
             return 200, {"meta": {"result_count": 0}}
         meta = {"newest_id": page[0]["id"], "oldest_id": page[-1]["id"], "result_count": len(page)}
@@ -238,17 +312,39 @@ class XApi(BaseAdapter):
         if "add" in body:
             invalid = [rule for rule in body["add"] if " and " in re.sub(r'"[^"]*"', " ", f" {rule['value']} ")]
             if invalid:  # X creates none of them and answers with the reasons, not with a 400
-                return 200, {"meta": {"sent": sent, "summary": {"created": 0, "not_created": len(body["add"]), "valid": 0,
-                                                                "invalid": len(invalid)}},
-                             "errors": [{"value": rule["value"], "details": [AMBIGUOUS_AND], "title": "UnprocessableEntity",
-                                         "type": "https://api.twitter.com/2/problems/invalid-rules"} for rule in invalid]}
+                return 200, {
+                    "meta": {
+                        "sent": sent,
+                        "summary": {"created": 0, "not_created": len(body["add"]), "valid": 0, "invalid": len(invalid)},
+                    },
+                    "errors": [
+                        {
+                            "value": rule["value"],
+                            "details": [AMBIGUOUS_AND],
+                            "title": "UnprocessableEntity",
+                            "type": "https://api.twitter.com/2/problems/invalid-rules",
+                        }
+                        for rule in invalid
+                    ],
+                }
             added = [{"id": str(next(self._rule_ids)), **rule} for rule in body["add"]]
             self.rules += added
-            return 201, {"data": added, "meta": {"sent": sent, "summary": {"created": len(added), "not_created": 0, "valid": len(added), "invalid": 0}}}
+            return 201, {
+                "data": added,
+                "meta": {
+                    "sent": sent,
+                    "summary": {"created": len(added), "not_created": 0, "valid": len(added), "invalid": 0},
+                },
+            }
         ids = set(body["delete"]["ids"])
         before = len(self.rules)
         self.rules = [r for r in self.rules if r["id"] not in ids]
-        return 200, {"meta": {"sent": sent, "summary": {"deleted": before - len(self.rules), "not_deleted": len(ids) - (before - len(self.rules))}}}
+        return 200, {
+            "meta": {
+                "sent": sent,
+                "summary": {"deleted": before - len(self.rules), "not_deleted": len(ids) - (before - len(self.rules))},
+            }
+        }
 
     def _stream(self, request) -> requests.Response:
         if self.stream_sessions:
@@ -259,6 +355,7 @@ class XApi(BaseAdapter):
             while not self.idle.is_set():
                 yield KEEP_ALIVE
                 time.sleep(0.02)
+
         return self._response(request, 200, idle())
 
     def close(self) -> None:

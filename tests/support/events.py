@@ -8,8 +8,11 @@ from datetime import datetime
 
 from feedback.core.schema import encode, feedback_envelope
 
-NEGATIVE = ["Driftwood lost my notes. Terrible, furious.", "Awful update, everything is broken and useless.",
-            "I hate the new sync, horrible bugs."]
+NEGATIVE = [
+    "Driftwood lost my notes. Terrible, furious.",
+    "Awful update, everything is broken and useless.",
+    "I hate the new sync, horrible bugs.",
+]
 POSITIVE = ["Driftwood is amazing, I love it, excellent work!", "Wonderful app, great support, love love love it."]
 NEUTRAL = ["Does Driftwood export to OPML?", "Driftwood uses Markdown for formatting."]
 
@@ -17,14 +20,29 @@ T0 = datetime(2026, 11, 22, 10, 0, 0)  # the Kafka timestamp of kafka_rows' reco
 
 
 def event(prefix: str, n: int, text: str, source: str = "twitter") -> dict:
-    return feedback_envelope(id=f"{prefix}-{n}", source=source, author=f"user{n % 7}", text=text,
-                             created_at="2026-11-21T09:30:00Z", ingested_at="2026-11-21T09:30:01Z", lang="en")
+    return feedback_envelope(
+        id=f"{prefix}-{n}",
+        source=source,
+        author=f"user{n % 7}",
+        text=text,
+        created_at="2026-11-21T09:30:00Z",
+        ingested_at="2026-11-21T09:30:01Z",
+        lang="en",
+    )
 
 
 def envelope(event_id: str, text, **changes) -> bytes:
     """An X post's envelope as JSON bytes, with `changes` written over its fields (valid or not)."""
-    event = feedback_envelope(id=event_id, source="twitter", author="mara_k", text=text, created_at="2026-11-21T09:30:00Z",
-                              ingested_at="2026-11-21T09:30:05.250Z", lang="en", url=f"https://x.com/mara_k/status/{event_id}")
+    event = feedback_envelope(
+        id=event_id,
+        source="twitter",
+        author="mara_k",
+        text=text,
+        created_at="2026-11-21T09:30:00Z",
+        ingested_at="2026-11-21T09:30:05.250Z",
+        lang="en",
+        url=f"https://x.com/mara_k/status/{event_id}",
+    )
     event.update(changes)
     return json.dumps(event).encode()
 
@@ -51,7 +69,19 @@ def kafka_rows(spark, values):
     """A static frame with the Kafka source's columns: `values` at offsets 0, 1, ... of twitter-feedback's partition 0."""
     from pyspark.sql import Row
 
-    rows = [Row(key=None, value=bytearray(v) if v is not None else None, topic="twitter-feedback", partition=0,
-                offset=i, timestamp=T0, timestampType=0) for i, v in enumerate(values)]
-    return spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
-                                       "timestamp timestamp, timestampType int")
+    rows = [
+        Row(
+            key=None,
+            value=bytearray(v) if v is not None else None,
+            topic="twitter-feedback",
+            partition=0,
+            offset=i,
+            timestamp=T0,
+            timestampType=0,
+        )
+        for i, v in enumerate(values)
+    ]
+    return spark.createDataFrame(
+        rows,
+        "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int",
+    )

@@ -29,6 +29,10 @@ def nsg_verdict(rules: list[dict], source: str, port: int, peered: list[str]) ->
         return int(low) <= port <= int(high or low)
 
     for rule in sorted(rules, key=lambda r: r["priority"]):
-        if rule["direction"] == "Inbound" and source_matches(rule["sourceAddressPrefix"]) and port_matches(rule["destinationPortRange"]):
+        if (
+            rule["direction"] == "Inbound"
+            and source_matches(rule["sourceAddressPrefix"])
+            and port_matches(rule["destinationPortRange"])
+        ):
             return rule["access"]
     return "Allow" if source_matches("VirtualNetwork") else "Deny"

@@ -103,13 +103,17 @@ def fake_sas_key(rule: str) -> str:
 
 
 def fake_connection_string(namespace: str, rule: str) -> str:
-    return (f"Endpoint=sb://{namespace}.servicebus.windows.net/;SharedAccessKeyName={rule};"
-            f"SharedAccessKey={fake_sas_key(rule)}")
+    return (
+        f"Endpoint=sb://{namespace}.servicebus.windows.net/;SharedAccessKeyName={rule};"
+        f"SharedAccessKey={fake_sas_key(rule)}"
+    )
 
 
 WHEEL_NAME = "feedback_analytics-0.1.0-py3-none-any.whl"
-ENTRY_POINTS_TXT = ("[console_scripts]\nfeedback = feedback.cli.main:app\nfeedback-pipeline = jobs.sentiment_pipeline:main\n"
-                    "feedback-task = feedback.cli.main:task\n")
+ENTRY_POINTS_TXT = (
+    "[console_scripts]\nfeedback = feedback.cli.main:app\nfeedback-pipeline = jobs.sentiment_pipeline:main\n"
+    "feedback-task = feedback.cli.main:task\n"
+)
 
 
 def write_fake_wheel(directory: Path, code: str = "VERSION = 1\n", entry_points: str = ENTRY_POINTS_TXT) -> Path:
@@ -176,9 +180,13 @@ class AzureMocks(pulumi.runtime.Mocks):
         if args.token == "azure-native:eventhub:listNamespaceKeys":
             namespace, rule = args.args.get("namespaceName"), args.args.get("authorizationRuleName")
             assert namespace and rule and args.args.get("resourceGroupName"), args.args
-            return {"keyName": rule, "primaryKey": fake_sas_key(rule), "secondaryKey": fake_sas_key(rule + "2"),
-                    "primaryConnectionString": fake_connection_string(namespace, rule),
-                    "secondaryConnectionString": fake_connection_string(namespace, rule + "2")}, []
+            return {
+                "keyName": rule,
+                "primaryKey": fake_sas_key(rule),
+                "secondaryKey": fake_sas_key(rule + "2"),
+                "primaryConnectionString": fake_connection_string(namespace, rule),
+                "secondaryConnectionString": fake_connection_string(namespace, rule + "2"),
+            }, []
         raise NotImplementedError(f"the program invoked {args.token}, which these mocks do not answer")
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
@@ -194,33 +202,54 @@ class AzureMocks(pulumi.runtime.Mocks):
         if args.typ == "azure-native:resources:ResourceGroup":
             resource_id = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{name}"
         if args.typ == "azure-native:network:Subnet":
-            resource_id = (f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.Network/"
-                           f"virtualNetworks/{outputs['virtualNetworkName']}/subnets/{name}")
+            resource_id = (
+                f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{group}/providers/Microsoft.Network/"
+                f"virtualNetworks/{outputs['virtualNetworkName']}/subnets/{name}"
+            )
         if args.typ == "azure-native:hdinsight:Cluster":
-            outputs["properties"] = {**outputs["properties"], "clusterId": CLUSTER_GUID, "clusterState": "Running",
-                                     "privateEndpointConnections": []}
+            outputs["properties"] = {
+                **outputs["properties"],
+                "clusterId": CLUSTER_GUID,
+                "clusterState": "Running",
+                "privateEndpointConnections": [],
+            }
         if args.typ == "azure-native:databricks:Workspace":
-            outputs.update(workspaceUrl="adb-1234567890123456.7.azuredatabricks.net", workspaceId="1234567890123456",
-                           provisioningState="Succeeded")
+            outputs.update(
+                workspaceUrl="adb-1234567890123456.7.azuredatabricks.net",
+                workspaceId="1234567890123456",
+                provisioningState="Succeeded",
+            )
             self.workspace_managed_group = outputs["managedResourceGroupId"].rsplit("/", 1)[-1]
         # A peering's create answer has its state at that moment: `Initiated` while the other side is missing.
         if args.typ == "azure-native:databricks:VNetPeering":
             self.peerings.add(name)
-            outputs.update(peeringState=self.peering_state(), provisioningState="Succeeded",
-                           databricksVirtualNetwork={"id": databricks_vnet_id(self.workspace_managed_group or "?")})
+            outputs.update(
+                peeringState=self.peering_state(),
+                provisioningState="Succeeded",
+                databricksVirtualNetwork={"id": databricks_vnet_id(self.workspace_managed_group or "?")},
+            )
         if args.typ == "azure-native:network:VirtualNetworkPeering":
             self.peerings.add(name)
             outputs.update(peeringState=self.peering_state(), provisioningState="Succeeded")
         if args.typ == "azure-native:network:PublicIPAddress":
             outputs["ipAddress"] = NAT_IP
         if args.typ.endswith("feedback:KafkaIpAdvertising"):
-            outputs.update(kafka_env_tag="feedback-ip-1", kafka_broker_tag="feedback-ip-1",
-                           changed_configs=["kafka-env", "kafka-broker"], restart_request_ids=[1, 2])
+            outputs.update(
+                kafka_env_tag="feedback-ip-1",
+                kafka_broker_tag="feedback-ip-1",
+                changed_configs=["kafka-env", "kafka-broker"],
+                restart_request_ids=[1, 2],
+            )
         if args.typ.endswith("feedback:KafkaBrokers"):
-            outputs.update(bootstrap_servers=MOCK_BROKERS, broker_ips=[s.split(":")[0] for s in MOCK_BROKERS.split(",")],
-                           broker_hosts=[f"wn{i}" for i in range(4)])
+            outputs.update(
+                bootstrap_servers=MOCK_BROKERS,
+                broker_ips=[s.split(":")[0] for s in MOCK_BROKERS.split(",")],
+                broker_hosts=[f"wn{i}" for i in range(4)],
+            )
         if args.typ.endswith("feedback:KafkaTopics"):
-            outputs.update(topics_created=list(outputs["topics"]), script_action_name=f"feedback-topics-{outputs['script_digest']}")
+            outputs.update(
+                topics_created=list(outputs["topics"]), script_action_name=f"feedback-topics-{outputs['script_digest']}"
+            )
         if args.typ in ("databricks:index/workspaceFile:WorkspaceFile", "databricks:index/notebook:Notebook"):
             outputs["workspacePath"] = f"/Workspace{outputs['path']}"
         if args.typ == "databricks:index/secret:Secret":
@@ -246,12 +275,24 @@ class RecordingMonitor(MockMonitor):
             inputs = unwrap(rpc.deserialize_properties(request.object), "", secret_inputs)
             outputs = unwrap(rpc.deserialize_properties(response.object)) if response.object else {}
             self.registered.append(
-                Registered(request.type, request.name, response.urn, request.parent, request.custom, inputs, outputs,
-                           secret_inputs, response.id, tuple(request.replaceOnChanges), request.deleteBeforeReplace,
-                           request.provider,
-                           frozenset(request.dependencies) | frozenset(
-                               urn for deps in request.propertyDependencies.values() for urn in deps.urns),
-                           tuple(request.ignoreChanges), request.protect)
+                Registered(
+                    request.type,
+                    request.name,
+                    response.urn,
+                    request.parent,
+                    request.custom,
+                    inputs,
+                    outputs,
+                    secret_inputs,
+                    response.id,
+                    tuple(request.replaceOnChanges),
+                    request.deleteBeforeReplace,
+                    request.provider,
+                    frozenset(request.dependencies)
+                    | frozenset(urn for deps in request.propertyDependencies.values() for urn in deps.urns),
+                    tuple(request.ignoreChanges),
+                    request.protect,
+                )
             )
         return response
 
@@ -259,8 +300,13 @@ class RecordingMonitor(MockMonitor):
 class Stack:
     """What one run of the program registered and exported."""
 
-    def __init__(self, monitor: RecordingMonitor, mocks: AzureMocks, outputs: dict[str, Any],
-                 secret_outputs: Optional[set[str]] = None) -> None:
+    def __init__(
+        self,
+        monitor: RecordingMonitor,
+        mocks: AzureMocks,
+        outputs: dict[str, Any],
+        secret_outputs: Optional[set[str]] = None,
+    ) -> None:
         self.resources = monitor.registered
         self.mocks = mocks
         self.outputs = outputs
@@ -327,8 +373,9 @@ def run_stack(existing_workspace: Optional[dict[str, Any]] = None, **overrides: 
     def program():
         outputs = build(load_config())
         secrets = pulumi.Output.from_input(asyncio.ensure_future(secret_names(outputs)))
-        return pulumi.Output.all(pulumi.Output.all(**outputs).apply(captured.update),
-                                 secrets.apply(secret_outputs.update))
+        return pulumi.Output.all(
+            pulumi.Output.all(**outputs).apply(captured.update), secrets.apply(secret_outputs.update)
+        )
 
     try:
         program()

@@ -19,12 +19,14 @@ from feedback.core.settings import Settings, load_settings
 # 8-character piece with anything else: a text that holds any such piece shows (some of)
 # the secret, so truncated and wrapped leaks are caught as well as whole ones.
 FAKE = {
-    "slack_bot_token": "xoxb-" "FAKE-botQ7-botQ7-botQ7-botQ7",
-    "slack_app_token": "xapp-" "FAKE-appQ7-appQ7-appQ7-appQ7",
+    "slack_bot_token": "xoxb-FAKE-botQ7-botQ7-botQ7-botQ7",
+    "slack_app_token": "xapp-FAKE-appQ7-appQ7-appQ7-appQ7",
     "eventhubs_connection_string": "Endpoint=sb://feedback-fake.servicebus.windows.net/;SharedAccessKeyName=send;"
-                                   "SharedAccessKey=" "FAKEsendQ7sendQ7sendQ7sendQ7=",
+    "SharedAccessKey="
+    "FAKEsendQ7sendQ7sendQ7sendQ7=",
     "eventhubs_listen_connection_string": "Endpoint=sb://feedback-fake.servicebus.windows.net/;SharedAccessKeyName=listen;"
-                                          "SharedAccessKey=" "FAKElistenQ7listenQ7listenQ7=",
+    "SharedAccessKey="
+    "FAKElistenQ7listenQ7listenQ7=",
     "x_bearer_token": "FAKE-bearerQ7-bearerQ7-bearerQ7",
     "azure_language_key": "FAKE-langQ7-langQ7-langQ7-langQ7",
     "coingecko_api_key": "FAKE-cgQ7-cgQ7-cgQ7-cgQ7-cgQ7",  # pragma: allowlist secret
@@ -37,8 +39,10 @@ def private_part(value: str) -> str:
     return PUBLIC_PREFIX.sub("", value)
 
 
-PIECES = {name: {private_part(value)[i:i + PIECE] for i in range(len(private_part(value)) - PIECE + 1)}
-          for name, value in FAKE.items()}
+PIECES = {
+    name: {private_part(value)[i : i + PIECE] for i in range(len(private_part(value)) - PIECE + 1)}
+    for name, value in FAKE.items()
+}
 
 
 def secrets_shown(texts) -> list[tuple[str, str]]:
@@ -98,5 +102,11 @@ def cli_env(tmp_path: Path, **settings: str) -> dict[str, str]:
 
 def run_cli(tmp_path: Path, args: list[str], **settings: str) -> subprocess.CompletedProcess:
     """`feedback ARGS` as its own process: its logging set-up and the console's traceback printing are real."""
-    return subprocess.run([sys.executable, "-m", "feedback.cli.main", "--state-dir", str(tmp_path / "state"), *args],
-                          env=cli_env(tmp_path, **settings), cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "feedback.cli.main", "--state-dir", str(tmp_path / "state"), *args],
+        env=cli_env(tmp_path, **settings),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

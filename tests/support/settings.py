@@ -29,10 +29,17 @@ def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 def own_broker_settings(state_dir: Path, **more) -> Settings:
     """Settings for a broker of a test's own: free ports, its own state, the shared jar cache,
     and short bounds so that a broker that is down fails a test in seconds."""
-    return load_settings(**{
-        "state_dir": state_dir, "cache_dir": REPO / ".cache", "local_kafka_port": free_port(),
-        "local_controller_port": free_port(), "kafka_connect_timeout_ms": 5_000, "kafka_max_block_ms": 3_000, **more,
-    })
+    return load_settings(
+        **{
+            "state_dir": state_dir,
+            "cache_dir": REPO / ".cache",
+            "local_kafka_port": free_port(),
+            "local_controller_port": free_port(),
+            "kafka_connect_timeout_ms": 5_000,
+            "kafka_max_block_ms": 3_000,
+            **more,
+        }
+    )
 
 
 def settings_for(base: Settings, state_dir: Path, **changes) -> Settings:

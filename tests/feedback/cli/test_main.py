@@ -57,10 +57,24 @@ def test_a_bad_parameter_is_shown_and_fails_the_task(monkeypatch, capsys):
 @pytest.mark.kafka
 def test_produce_sends_a_deeply_nested_line_as_it_is_and_prints_its_summary(topics_ready, tmp_path):
     path = tmp_path / "deep.jsonl"
-    path.write_bytes(json.dumps(event("replay", 1, "message 1")).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    path.write_bytes(
+        json.dumps(event("replay", 1, "message 1")).encode() + b"\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    )
     before = end_offsets(topics_ready, "slack-feedback")
-    result = CliRunner().invoke(app, ["--local-kafka-port", str(topics_ready.local_kafka_port), "--state-dir",
-                                      str(topics_ready.state_dir), "produce", "--from", str(path), "--topic", "slack-feedback"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "--local-kafka-port",
+            str(topics_ready.local_kafka_port),
+            "--state-dir",
+            str(topics_ready.state_dir),
+            "produce",
+            "--from",
+            str(path),
+            "--topic",
+            "slack-feedback",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "sent 2, acknowledged 2, failed 0 (1 do not match the event schema" in " ".join(result.output.split())
     assert "Traceback" not in result.output
@@ -74,12 +88,22 @@ def test_produce_sends_a_deeply_nested_line_as_it_is_and_prints_its_summary(topi
 @pytest.mark.kafka
 def test_the_status_command_shows_every_part_and_says_where_deployed_runs_are(topics_ready, tmp_path):
     produce(topics_ready, [("twitter-feedback", b"k", json.dumps(event("status-cli", 1, "Fine.")).encode())])
-    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
-                                      "status"], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        app,
+        ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port), "status"],
+        env={"COLUMNS": "200"},
+    )
     # No part runs with these settings while the feedback topics hold records: said, and exit 1.
     assert result.exit_code == 1, result.output
-    for line in ("scorer", "dispatcher", "table writer", "not started yet", "NOT RUNNING: scorer has",
-                 "feedback databricks status", "feedback-alerts"):
+    for line in (
+        "scorer",
+        "dispatcher",
+        "table writer",
+        "not started yet",
+        "NOT RUNNING: scorer has",
+        "feedback databricks status",
+        "feedback-alerts",
+    ):
         assert line in result.output
 
 

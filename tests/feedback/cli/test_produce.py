@@ -25,7 +25,9 @@ def test_every_producer_command_has_help():
         assert "Usage" in result.output
 
 
-@pytest.mark.parametrize("command, missing", [("slack", "slack_app_token"), ("x", "x_bearer_token"), ("slack-simulate", "slack_bot_token")])
+@pytest.mark.parametrize(
+    "command, missing", [("slack", "slack_app_token"), ("x", "x_bearer_token"), ("slack-simulate", "slack_bot_token")]
+)
 def test_a_producer_without_its_credentials_exits_2_naming_them(tmp_path, command, missing):
     result = runner.invoke(app, ["--state-dir", str(tmp_path), "producer", command])
     assert result.exit_code == 2
@@ -43,8 +45,20 @@ def test_the_series_can_be_written_to_a_file(tmp_path):
 @pytest.mark.kafka
 def test_the_replay_command_sends_and_resumes(topics_ready, tmp_path):
     watch = TopicWatch(settings_for(topics_ready, tmp_path), PRICES_TOPIC)
-    args = ["--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
-            "producer", "prices-replay", "--speed", "max", "--days", "1", "--limit", "40"]
+    args = [
+        "--state-dir",
+        str(tmp_path),
+        "--local-kafka-port",
+        str(topics_ready.local_kafka_port),
+        "producer",
+        "prices-replay",
+        "--speed",
+        "max",
+        "--days",
+        "1",
+        "--limit",
+        "40",
+    ]
     assert runner.invoke(app, args).exit_code == 0
     second = runner.invoke(app, args)
     assert second.exit_code == 0, second.output
@@ -61,10 +75,23 @@ def test_sigterm_flushes_and_saves_so_a_restart_sends_the_rest_once(topics_ready
     import time
 
     watch = TopicWatch(settings_for(topics_ready, tmp_path), PRICES_TOPIC)
-    base = [sys.executable, "-m", "feedback.cli.main", "--state-dir", str(tmp_path), "--local-kafka-port", str(topics_ready.local_kafka_port),
-            "producer", "prices-replay", "--days", "1"]
+    base = [
+        sys.executable,
+        "-m",
+        "feedback.cli.main",
+        "--state-dir",
+        str(tmp_path),
+        "--local-kafka-port",
+        str(topics_ready.local_kafka_port),
+        "producer",
+        "prices-replay",
+        "--days",
+        "1",
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("FEEDBACK_")}
-    running = subprocess.Popen(base + ["--speed", "6000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    running = subprocess.Popen(
+        base + ["--speed", "6000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     position = tmp_path / "producers" / "prices-replay.json"
     deadline = time.monotonic() + 60
     while not position.exists() and running.poll() is None and time.monotonic() < deadline:

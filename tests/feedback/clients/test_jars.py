@@ -38,7 +38,8 @@ class FakeMaven:
             'for arg in "$@"; do case "$arg" in -DoutputDirectory=*) out="${arg#-DoutputDirectory=}";; esac; done\n'
             f"{touches}"
             f"printf '%s' '{output}'\n"
-            f"exit {code}\n")
+            f"exit {code}\n"
+        )
         script.chmod(0o755)
 
     @property
@@ -84,8 +85,11 @@ def test_without_maven_the_error_says_how_to_install_it(tmp_path, monkeypatch):
 
 
 def test_a_failed_resolution_shows_mavens_error_lines_and_is_tried_again_next_time(maven, tmp_path):
-    maven.install(jars=(), code=1, output="[INFO] Scanning for projects...\n"
-                                          "[ERROR] Failed to execute goal: Could not resolve dependencies\n")
+    maven.install(
+        jars=(),
+        code=1,
+        output="[INFO] Scanning for projects...\n[ERROR] Failed to execute goal: Could not resolve dependencies\n",
+    )
     with pytest.raises(JarsError, match="Maven could not resolve the kafka jars") as raised:
         resolve("kafka", tmp_path / "cache")
     assert "[ERROR] Failed to execute goal: Could not resolve dependencies" in str(raised.value)
@@ -96,21 +100,35 @@ def test_a_failed_resolution_shows_mavens_error_lines_and_is_tried_again_next_ti
     assert maven.calls == 2  # the failed folder was not taken as resolved
 
 
-@pytest.mark.parametrize("jar, artifact", [
-    ("kafka-clients-3.9.0.jar", "kafka-clients"),
-    ("snappy-java-1.1.10.5.jar", "snappy-java"),
-    ("hadoop-client-api-3.4.1.jar", "hadoop-client-api"),
-    ("delta-spark_2.13-4.0.0.jar", "delta-spark_2.13"),
-    ("unversioned.jar", "unversioned.jar"),
-])
+@pytest.mark.parametrize(
+    "jar, artifact",
+    [
+        ("kafka-clients-3.9.0.jar", "kafka-clients"),
+        ("snappy-java-1.1.10.5.jar", "snappy-java"),
+        ("hadoop-client-api-3.4.1.jar", "hadoop-client-api"),
+        ("delta-spark_2.13-4.0.0.jar", "delta-spark_2.13"),
+        ("unversioned.jar", "unversioned.jar"),
+    ],
+)
 def test_an_artifact_is_named_without_its_version(jar, artifact):
     assert artifact_name(jar) == artifact
 
 
 def test_local_spark_gets_the_resolved_jars_that_pyspark_does_not_ship(maven, tmp_path):
     # scala-library and slf4j-api ship with pyspark (other versions): pyspark's copies are used.
-    maven.install(jars=("spark-sql-kafka-0-10_2.13-4.0.0.jar", "kafka-clients-3.9.0.jar", "delta-spark_2.13-4.0.0.jar",
-                        "scala-library-2.13.13.jar", "slf4j-api-1.7.36.jar", "not-a-jar.pom"))
+    maven.install(
+        jars=(
+            "spark-sql-kafka-0-10_2.13-4.0.0.jar",
+            "kafka-clients-3.9.0.jar",
+            "delta-spark_2.13-4.0.0.jar",
+            "scala-library-2.13.13.jar",
+            "slf4j-api-1.7.36.jar",
+            "not-a-jar.pom",
+        )
+    )
     cache = tmp_path / "cache"
     assert [jar.name for jar in spark_extra_jars(cache)] == [
-        "delta-spark_2.13-4.0.0.jar", "kafka-clients-3.9.0.jar", "spark-sql-kafka-0-10_2.13-4.0.0.jar"]
+        "delta-spark_2.13-4.0.0.jar",
+        "kafka-clients-3.9.0.jar",
+        "spark-sql-kafka-0-10_2.13-4.0.0.jar",
+    ]

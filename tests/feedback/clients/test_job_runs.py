@@ -26,8 +26,10 @@ from tests.support.repo import REPO
 # Every test: only what it sets reaches the SDK (the fixture's docstring, tests/feedback/conftest.py).
 pytestmark = pytest.mark.usefixtures("sdk_environment")
 
-TRACE = ("Traceback (most recent call last):\n  File \"jobs/sentiment_pipeline.py\", line 88, in run\n"
-         "KafkaException: Failed to construct kafka consumer: bootstrap 10.0.0.4:9092 unreachable")
+TRACE = (
+    'Traceback (most recent call last):\n  File "jobs/sentiment_pipeline.py", line 88, in run\n'
+    "KafkaException: Failed to construct kafka consumer: bootstrap 10.0.0.4:9092 unreachable"
+)
 
 
 def cli() -> typer.Typer:
@@ -70,8 +72,14 @@ def test_run_now_waits_until_terminated_success_and_shows_progress(workspace):
 
 
 def test_failed_run_shows_the_failed_tasks_error_and_trace_and_exits_1(workspace):
-    workspace.add_job("feedback-pipeline", tasks=("ingest", "score"), script=FAILED_SCRIPT, failing_task="score",
-                      error="KafkaException: Failed to construct kafka consumer", error_trace=TRACE)
+    workspace.add_job(
+        "feedback-pipeline",
+        tasks=("ingest", "score"),
+        script=FAILED_SCRIPT,
+        failing_task="score",
+        error="KafkaException: Failed to construct kafka consumer",
+        error_trace=TRACE,
+    )
 
     result = invoke(*fast(workspace, "run", "feedback-pipeline", "--poll-interval", "0.01"))
 
@@ -79,7 +87,8 @@ def test_failed_run_shows_the_failed_tasks_error_and_trace_and_exits_1(workspace
     run = next(iter(workspace.runs.values()))
     # get-output is asked for the failed task's own run, never the multi-task run's id
     assert [r.query["run_id"] for r in workspace.calls("/api/2.2/jobs/runs/get-output")] == [
-        str(run.task_run_ids[("score", 0)])]
+        str(run.task_run_ids[("score", 0)])
+    ]
     assert "task score" in result.output
     assert "KafkaException: Failed to construct kafka consumer" in result.output
     assert 'File "jobs/sentiment_pipeline.py", line 88, in run' in result.output
@@ -189,20 +198,41 @@ def test_status_table_shows_each_job_and_its_last_run(workspace):
     result = invoke(*fast(workspace, "status"))
 
     assert result.exit_code == 0, result.output
-    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
-            for line in result.output.splitlines() if line.startswith("│")}
-    assert rows["feedback-pipeline"][:6] == ["feedback-pipeline", str(pipeline), "-", str(newest), "TERMINATED",
-                                             "RUN_EXECUTION_ERROR"]
-    assert rows["producer-prices"][:6] == ["producer-prices", str(prices), "-", str(prices_run), "TERMINATED",
-                                           "SUCCESS"]
+    rows = {
+        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in result.output.splitlines()
+        if line.startswith("│")
+    }
+    assert rows["feedback-pipeline"][:6] == [
+        "feedback-pipeline",
+        str(pipeline),
+        "-",
+        str(newest),
+        "TERMINATED",
+        "RUN_EXECUTION_ERROR",
+    ]
+    assert rows["producer-prices"][:6] == [
+        "producer-prices",
+        str(prices),
+        "-",
+        str(prices_run),
+        "TERMINATED",
+        "SUCCESS",
+    ]
     assert rows["producer-x"][4] == "never run"
     assert rows["feedback-pipeline"][6] == "2026-01-01 00:00:00 UTC"
     assert all(r.query["limit"] == "1" for r in workspace.calls("/api/2.2/jobs/runs/list"))
 
 
 def test_errors_of_a_jobs_last_run_fetches_the_failed_tasks_output(workspace):
-    job_id = workspace.add_job("feedback-pipeline", tasks=("score",), script=FAILED_SCRIPT, failing_task="score",
-                               error="ValueError: bad trigger 'sometimes'", error_trace=TRACE)
+    job_id = workspace.add_job(
+        "feedback-pipeline",
+        tasks=("score",),
+        script=FAILED_SCRIPT,
+        failing_task="score",
+        error="ValueError: bad trigger 'sometimes'",
+        error_trace=TRACE,
+    )
     run_id = workspace.add_finished_run(job_id)
 
     result = invoke(*fast(workspace, "errors", "--job", "feedback-pipeline"))
@@ -267,8 +297,9 @@ PAUSED = {"pause_status": "PAUSED", "task_retry_mode": "ON_FAILURE"}
 def test_run_of_a_running_continuous_job_reports_its_active_run_and_calls_no_run_now(workspace):
     job_id = workspace.add_job("feedback-producers", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY)
 
-    result = invoke(*fast(workspace, "run", "feedback-producers", "--until", "running", "--timeout", "5",
-                          "--poll-interval", "0.01"))
+    result = invoke(
+        *fast(workspace, "run", "feedback-producers", "--until", "running", "--timeout", "5", "--poll-interval", "0.01")
+    )
 
     assert result.exit_code == 0, result.output
     [active] = workspace.runs.values()  # the one Databricks started itself
@@ -280,8 +311,10 @@ def test_run_of_a_running_continuous_job_reports_its_active_run_and_calls_no_run
     assert listing.query["active_only"] == "true" and listing.query["job_id"] == str(job_id)
     message = " ".join(result.output.split())
     assert f"feedback-producers (job {job_id}) is continuous and already running: run {active.run_id}" in message
-    assert f"run {active.run_id}: RUNNING - {workspace.origin}/?o=1234567890123456#job/{job_id}/run/{active.run_id}" \
+    assert (
+        f"run {active.run_id}: RUNNING - {workspace.origin}/?o=1234567890123456#job/{job_id}/run/{active.run_id}"
         in result.output.replace("\n", "")
+    )
 
 
 def test_run_no_wait_of_a_running_continuous_job_reports_the_runs_state_and_url(workspace):
@@ -328,8 +361,9 @@ def test_run_of_a_paused_continuous_job_resumes_it_and_reports_the_run_databrick
 
 def test_run_of_a_continuous_job_without_an_active_run_restarts_it_with_run_now(workspace):
     # unpaused, but backing off after failed runs: Databricks starts no run until the back-off ends
-    job_id = workspace.add_job("feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY,
-                               backing_off=True)
+    job_id = workspace.add_job(
+        "feedback-pipeline", script=ENDLESS_SCRIPT, continuous=RUNNING_CONTINUOUSLY, backing_off=True
+    )
 
     result = invoke(*fast(workspace, "run", "feedback-pipeline", "--timeout", "5", "--poll-interval", "0.01"))
 
@@ -390,8 +424,11 @@ def test_status_shows_whether_a_continuous_job_is_paused(workspace):
     result = invoke(*fast(workspace, "status"))
 
     assert result.exit_code == 0, result.output
-    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
-            for line in result.output.splitlines() if line.startswith("│")}
+    rows = {
+        line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in result.output.splitlines()
+        if line.startswith("│")
+    }
     assert rows["feedback-pipeline"][2] == "continuous, unpaused" and rows["feedback-pipeline"][4] == "PENDING"
     assert rows["feedback-producers"][2] == "continuous, paused" and rows["feedback-producers"][4] == "never run"
 
@@ -415,8 +452,13 @@ def test_the_stand_in_run_now_on_a_running_continuous_job_cancels_its_run(worksp
 def test_run_states_are_read_from_status_when_the_deprecated_state_is_absent():
     with DatabricksJobsStandIn(legacy_state=False) as workspace:
         workspace.add_job("nightly-report", script=SUCCESS_SCRIPT)
-        failing = workspace.add_job("feedback-pipeline", tasks=("score",), script=FAILED_SCRIPT, failing_task="score",
-                                    error="ValueError: bad trigger 'sometimes'")
+        failing = workspace.add_job(
+            "feedback-pipeline",
+            tasks=("score",),
+            script=FAILED_SCRIPT,
+            failing_task="score",
+            error="ValueError: bad trigger 'sometimes'",
+        )
         failed_run = workspace.add_finished_run(failing)
 
         ran = invoke(*fast(workspace, "run", "nightly-report", "--timeout", "5", "--poll-interval", "0.01"))
@@ -432,9 +474,16 @@ def test_run_states_are_read_from_status_when_the_deprecated_state_is_absent():
 
 
 def test_a_task_retried_then_succeeded_is_not_reported_as_an_error(workspace):
-    job_id = workspace.add_job("feedback-pipeline", tasks=("scorer", "dispatcher"), script=FAILED_SCRIPT,
-                               failing_task="scorer", error="KafkaException: scorer failed", error_trace=TRACE,
-                               retried_tasks={"dispatcher": 1}, retry_error="SlackApiError: ratelimited")
+    job_id = workspace.add_job(
+        "feedback-pipeline",
+        tasks=("scorer", "dispatcher"),
+        script=FAILED_SCRIPT,
+        failing_task="scorer",
+        error="KafkaException: scorer failed",
+        error_trace=TRACE,
+        retried_tasks={"dispatcher": 1},
+        retry_error="SlackApiError: ratelimited",
+    )
     run_id = workspace.add_finished_run(job_id)
     run = workspace.runs[run_id]
 
@@ -443,18 +492,27 @@ def test_a_task_retried_then_succeeded_is_not_reported_as_an_error(workspace):
     assert result.exit_code == 0, result.output
     # only the failed task's own last attempt is asked for its output
     assert [r.query["run_id"] for r in workspace.calls("/api/2.2/jobs/runs/get-output")] == [
-        str(run.task_run_ids[("scorer", 0)])]
+        str(run.task_run_ids[("scorer", 0)])
+    ]
     message = " ".join(result.output.split())
     assert "KafkaException: scorer failed" in message
-    assert ("task dispatcher: attempt 0 RUN_EXECUTION_ERROR; retried, then succeeded (attempt 1) (not an error)"
-            in message)
+    assert (
+        "task dispatcher: attempt 0 RUN_EXECUTION_ERROR; retried, then succeeded (attempt 1) (not an error)" in message
+    )
     assert "SlackApiError" not in message and "task dispatcher (task run" not in message
 
 
 def test_a_task_that_failed_on_every_attempt_is_reported_once_from_its_last_attempt(workspace):
-    job_id = workspace.add_job("feedback-pipeline", tasks=("scorer", "tables"), script=FAILED_SCRIPT,
-                               failing_task="scorer", error="KafkaException: still failing", error_trace=TRACE,
-                               retried_tasks={"scorer": 2}, retry_error="KafkaException: first attempts")
+    job_id = workspace.add_job(
+        "feedback-pipeline",
+        tasks=("scorer", "tables"),
+        script=FAILED_SCRIPT,
+        failing_task="scorer",
+        error="KafkaException: still failing",
+        error_trace=TRACE,
+        retried_tasks={"scorer": 2},
+        retry_error="KafkaException: first attempts",
+    )
     run = workspace.runs[workspace.add_finished_run(job_id)]
 
     result = invoke(*fast(workspace, "errors", str(run.run_id)))
@@ -469,8 +527,13 @@ def test_a_task_that_failed_on_every_attempt_is_reported_once_from_its_last_atte
 
 
 def test_errors_of_a_continuous_jobs_active_run_shows_a_task_being_retried(workspace):
-    workspace.add_job("feedback-pipeline", tasks=("scorer", "dispatcher"), script=ENDLESS_SCRIPT,
-                      continuous=RUNNING_CONTINUOUSLY, retried_tasks={"dispatcher": 1})
+    workspace.add_job(
+        "feedback-pipeline",
+        tasks=("scorer", "dispatcher"),
+        script=ENDLESS_SCRIPT,
+        continuous=RUNNING_CONTINUOUSLY,
+        retried_tasks={"dispatcher": 1},
+    )
     invoke(*fast(workspace, "status"))  # Databricks has started the job's run
     [run] = workspace.runs.values()
     run.polls = 1  # RUNNING
@@ -499,8 +562,12 @@ def documented_commands() -> list[list[str]]:
 
     text = (REPO / "docs" / "databricks.md").read_text()
     blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
-    return [shlex.split(line.split("  #")[0])[2:] for block in blocks for line in block.splitlines()
-            if line.startswith("feedback databricks ")]
+    return [
+        shlex.split(line.split("  #")[0])[2:]
+        for block in blocks
+        for line in block.splitlines()
+        if line.startswith("feedback databricks ")
+    ]
 
 
 def test_every_command_in_the_docs_parses(workspace):

@@ -22,8 +22,10 @@ def test_vader_score_is_compound_shifted_into_0_1():
     assert vader.score([""]) == [0.5]
 
 
-@pytest.mark.parametrize(("positive", "neutral", "negative", "expected"),
-                         [(1, 0, 0, 1.0), (0, 0, 1, 0.0), (0, 1, 0, 0.5), (0.2, 0.6, 0.2, 0.5), (0.89, 0.1, 0.01, 0.94)])
+@pytest.mark.parametrize(
+    ("positive", "neutral", "negative", "expected"),
+    [(1, 0, 0, 1.0), (0, 0, 1, 0.0), (0, 1, 0, 0.5), (0.2, 0.6, 0.2, 0.5), (0.89, 0.1, 0.01, 0.94)],
+)
 def test_azure_confidences_map_to_one_score(positive, neutral, negative, expected):
     assert confidences_to_score(positive, neutral, negative) == pytest.approx(expected)
 

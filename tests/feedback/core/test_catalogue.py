@@ -6,8 +6,16 @@ from feedback.core.catalogue import DAY_MS, FEEDBACK_TOPICS, SOURCE_TOPICS, TOPI
 
 
 def test_the_catalogue_names_the_platforms_topics():
-    assert {t.name for t in TOPICS} == {"twitter-feedback", "slack-feedback", "bitcoin-prices", "feedback-scored",
-                                        "feedback-deadletter", "feedback-alerts", "alerts-log", "feedback-passthrough"}
+    assert {t.name for t in TOPICS} == {
+        "twitter-feedback",
+        "slack-feedback",
+        "bitcoin-prices",
+        "feedback-scored",
+        "feedback-deadletter",
+        "feedback-alerts",
+        "alerts-log",
+        "feedback-passthrough",
+    }
     assert len({t.name for t in TOPICS}) == len(TOPICS)
 
 

@@ -32,7 +32,9 @@ def test_local_is_plaintext_at_the_local_broker():
         "kafka.fetch.max.wait.ms": "10",
     }
     assert "kafka.fetch.max.wait.ms" not in spark_kafka_options(settings, "sink")
-    assert spark_kafka_options(settings.replace(spark_fetch_max_wait_ms=500), "source")["kafka.fetch.max.wait.ms"] == "500"
+    assert (
+        spark_kafka_options(settings.replace(spark_fetch_max_wait_ms=500), "source")["kafka.fetch.max.wait.ms"] == "500"
+    )
 
 
 def test_hdinsight_uses_the_advertised_broker_ips():
@@ -115,8 +117,9 @@ def test_a_connection_string_without_an_endpoint_is_explained():
 
 def test_readers_sign_in_with_the_listen_connection_string_and_writers_with_the_send_one():
     listen = CONNECTION.replace("SharedAccessKeyName=", "SharedAccessKeyName=listen-")
-    settings = load_settings(backend="eventhubs", eventhubs_connection_string=CONNECTION,
-                             eventhubs_listen_connection_string=listen)
+    settings = load_settings(
+        backend="eventhubs", eventhubs_connection_string=CONNECTION, eventhubs_listen_connection_string=listen
+    )
     assert kafka_client_config(settings, "consumer")["sasl_plain_password"] == listen
     assert kafka_client_config(settings, "producer")["sasl_plain_password"] == CONNECTION
     assert jaas_quote(listen) in spark_kafka_options(settings, "source")["kafka.sasl.jaas.config"]

@@ -89,8 +89,15 @@ def test_spark_structs_come_from_the_same_field_declarations():
 
 
 def test_the_feedback_envelope_builder_writes_every_declared_field_in_order_on_the_wire():
-    envelope = feedback_envelope(id="1", source="slack", author="U1", text="hi", created_at="2026-11-18T09:14:03.000Z",
-                                 ingested_at="2026-11-18T09:14:05.120Z", channel="#product-feedback")
+    envelope = feedback_envelope(
+        id="1",
+        source="slack",
+        author="U1",
+        text="hi",
+        created_at="2026-11-18T09:14:03.000Z",
+        ingested_at="2026-11-18T09:14:05.120Z",
+        channel="#product-feedback",
+    )
     assert list(envelope) == [f.name for f in FEEDBACK_FIELDS]
     assert encode(envelope) == (
         b'{"schema_version":1,"id":"1","source":"slack","author":"U1","text":"hi","created_at":"2026-11-18T09:14:03.000Z",'
@@ -101,7 +108,10 @@ def test_the_feedback_envelope_builder_writes_every_declared_field_in_order_on_t
 def test_the_price_envelope_builder_writes_every_declared_field_in_order_on_the_wire():
     quote = price_envelope(currency="GBP", rate=61234.5, timestamp="2026-11-18T09:00:00Z", source="random-walk")
     assert list(quote) == [f.name for f in PRICE_FIELDS]
-    assert encode(quote) == b'{"schema_version":1,"currency":"GBP","rate":61234.5,"timestamp":"2026-11-18T09:00:00Z","source":"random-walk"}'
+    assert (
+        encode(quote)
+        == b'{"schema_version":1,"currency":"GBP","rate":61234.5,"timestamp":"2026-11-18T09:00:00Z","source":"random-walk"}'
+    )
 
 
 def test_utc_times_are_written_with_a_z_in_milliseconds_or_seconds():
@@ -109,4 +119,6 @@ def test_utc_times_are_written_with_a_z_in_milliseconds_or_seconds():
     assert utc_iso(moment) == "2026-11-02T08:14:30.123Z"
     assert utc_iso(moment, timespec="seconds") == "2026-11-02T08:14:30Z"
     assert utc_iso(moment.replace(microsecond=0)) == "2026-11-02T08:14:30.000Z"
-    assert utc_iso(moment.astimezone(timezone(timedelta(hours=2)))) == "2026-11-02T08:14:30.123Z"  # other offsets: to UTC
+    assert (
+        utc_iso(moment.astimezone(timezone(timedelta(hours=2)))) == "2026-11-02T08:14:30.123Z"
+    )  # other offsets: to UTC

@@ -22,7 +22,11 @@ def test_flag_beats_environment_beats_config_file(tmp_path, monkeypatch):
     config.write_text('backend = "hdinsight"\nbootstrap_servers = "10.0.0.4:9092"\nlocal_kafka_port = 29092\n')
     monkeypatch.setenv("FEEDBACK_CONFIG", str(config))
     from_file = load_settings()
-    assert (from_file.backend, from_file.bootstrap_servers, from_file.local_kafka_port) == ("hdinsight", "10.0.0.4:9092", 29092)
+    assert (from_file.backend, from_file.bootstrap_servers, from_file.local_kafka_port) == (
+        "hdinsight",
+        "10.0.0.4:9092",
+        29092,
+    )
 
     monkeypatch.setenv("FEEDBACK_BOOTSTRAP_SERVERS", "10.0.0.5:9092")
     assert load_settings().bootstrap_servers == "10.0.0.5:9092"
@@ -79,7 +83,10 @@ def test_secrets_never_appear_in_repr_or_str():
 
 
 def test_bootstrap_list_is_normalised():
-    assert load_settings(bootstrap_servers=" 10.0.0.4:9092 , 10.0.0.5:9092,").bootstrap_servers == "10.0.0.4:9092,10.0.0.5:9092"
+    assert (
+        load_settings(bootstrap_servers=" 10.0.0.4:9092 , 10.0.0.5:9092,").bootstrap_servers
+        == "10.0.0.4:9092,10.0.0.5:9092"
+    )
 
 
 def test_state_dir_is_a_path():
@@ -87,9 +94,14 @@ def test_state_dir_is_a_path():
 
 
 def test_settings_given_to_a_child_process_through_the_environment_come_back_the_same(tmp_path, monkeypatch):
-    settings = load_settings(state_dir=tmp_path / "state", slack_bot_token="xoxb-secret", tables_nice=7,
-                             slack_feedback_channels=["#a", "#b"], fail_on_data_loss=False,
-                             starting_offsets='{"feedback-alerts": {"0": 5}}').replace(max_offsets_per_trigger=None)
+    settings = load_settings(
+        state_dir=tmp_path / "state",
+        slack_bot_token="xoxb-secret",
+        tables_nice=7,
+        slack_feedback_channels=["#a", "#b"],
+        fail_on_data_loss=False,
+        starting_offsets='{"feedback-alerts": {"0": 5}}',
+    ).replace(max_offsets_per_trigger=None)
     environment = settings.as_environment()
     assert environment["FEEDBACK_SLACK_BOT_TOKEN"] == "xoxb-secret"
     assert environment["FEEDBACK_MAX_OFFSETS_PER_TRIGGER"] == "null"  # unset, where the default is a value
@@ -105,15 +117,17 @@ def test_settings_given_to_a_child_process_through_the_environment_come_back_the
 
 
 def test_pairs_become_setting_overrides_and_the_jobs_own_options_stay_apart():
-    overrides, options = job_parameters(["--part", "tables", "--bootstrap-servers", "10.0.0.4:9092",
-                                         "--on-databricks", "true"], own=("part",))
+    overrides, options = job_parameters(
+        ["--part", "tables", "--bootstrap-servers", "10.0.0.4:9092", "--on-databricks", "true"], own=("part",)
+    )
     assert overrides == {"bootstrap_servers": "10.0.0.4:9092", "on_databricks": "true"}
     assert options == {"part": "tables"}
 
 
 def test_a_notebook_passes_the_same_parameters_as_keywords_and_unset_ones_are_left_out():
-    overrides, options = job_parameters([], {"trigger": "available-now", "part": "scorer", "table_location": None},
-                                        own=("part",))
+    overrides, options = job_parameters(
+        [], {"trigger": "available-now", "part": "scorer", "table_location": None}, own=("part",)
+    )
     assert overrides == {"trigger": "available-now"}
     assert options == {"part": "scorer"}
 
@@ -127,16 +141,19 @@ def test_anything_but_name_value_pairs_is_refused(argv):
 @pytest.mark.parametrize("name", sorted(SECRET_SCOPE_KEYS))
 def test_a_secret_is_never_a_parameter_and_the_error_says_where_it_goes(name):
     flag = "--" + name.replace("_", "-")
-    with pytest.raises(SettingsError, match=f"{name} is a secret.*FEEDBACK_{name.upper()}.*'{SECRET_SCOPE_KEYS[name]}'"):
+    with pytest.raises(
+        SettingsError, match=f"{name} is a secret.*FEEDBACK_{name.upper()}.*'{SECRET_SCOPE_KEYS[name]}'"
+    ):
         job_parameters([flag, "s3cr3t"])
     with pytest.raises(SettingsError, match=f"{name} is a secret"):
         job_parameters([], {name: "s3cr3t"})
+
 
 # -- on Databricks: unset secrets from the secret scope ------------------------------------------
 
 
 def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
-    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-" "from-scope", "x-bearer-token": "bearer-from-scope"}
+    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-from-scope", "x-bearer-token": "bearer-from-scope"}
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     settings = load_settings(databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", dbutils=dbutils)
     assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
@@ -154,5 +171,7 @@ def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
 
 def test_a_missing_scope_is_a_clear_error(workspace):
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    with pytest.raises(SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"):
+    with pytest.raises(
+        SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"
+    ):
         load_settings(databricks_secret_scope="nope", dbutils=dbutils)  # pragma: allowlist secret

@@ -7,12 +7,19 @@ from feedback.core.triggers import Trigger, TriggerError, parse_trigger
 from infra.lib.job_specs import trigger_problem
 
 
-@pytest.mark.parametrize("text, trigger, options", [
-    ("processing-time=250ms", Trigger("processing-time", "250 milliseconds"), {"processingTime": "250 milliseconds"}),
-    ("processing-time=1.5s", Trigger("processing-time", "1.5 seconds"), {"processingTime": "1.5 seconds"}),
-    (" available-now ", Trigger("available-now"), {"availableNow": True}),
-    ("continuous=1s", Trigger("continuous", "1 seconds"), {"continuous": "1 seconds"}),
-])
+@pytest.mark.parametrize(
+    "text, trigger, options",
+    [
+        (
+            "processing-time=250ms",
+            Trigger("processing-time", "250 milliseconds"),
+            {"processingTime": "250 milliseconds"},
+        ),
+        ("processing-time=1.5s", Trigger("processing-time", "1.5 seconds"), {"processingTime": "1.5 seconds"}),
+        (" available-now ", Trigger("available-now"), {"availableNow": True}),
+        ("continuous=1s", Trigger("continuous", "1 seconds"), {"continuous": "1 seconds"}),
+    ],
+)
 def test_each_form_becomes_the_writer_option_spark_takes(text, trigger, options):
     assert parse_trigger(text) == trigger
     assert trigger.writer_options() == options
@@ -31,7 +38,9 @@ def test_continuous_is_refused_on_databricks_only():
 
 
 def test_the_settings_refuse_a_bad_trigger_when_they_load_and_say_where_to_set_it():
-    with pytest.raises(SettingsError, match=r"tables_trigger: .*'every 30s' is not one of.*--tables-trigger, FEEDBACK_TABLES_TRIGGER"):
+    with pytest.raises(
+        SettingsError, match=r"tables_trigger: .*'every 30s' is not one of.*--tables-trigger, FEEDBACK_TABLES_TRIGGER"
+    ):
         load_settings(tables_trigger="every 30s")
     assert load_settings(trigger="processing-time=1s").trigger == "processing-time=1s"
 

@@ -31,19 +31,38 @@ def row(output: str, label: str) -> str:
 @pytest.mark.spark
 def test_the_demo_replays_the_samples_runs_the_pipeline_and_every_count_reconciles(topics_ready, spark, monkeypatch):
     monkeypatch.setenv("FEEDBACK_CACHE_DIR", str(REPO / ".cache"))  # the jars `make setup` fetched
-    result = CliRunner().invoke(app, [
-        "--state-dir", str(topics_ready.state_dir), "--local-kafka-port", str(topics_ready.local_kafka_port),
-        "--local-controller-port", str(topics_ready.local_controller_port), "demo"], env={"COLUMNS": "200"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "--state-dir",
+            str(topics_ready.state_dir),
+            "--local-kafka-port",
+            str(topics_ready.local_kafka_port),
+            "--local-controller-port",
+            str(topics_ready.local_controller_port),
+            "demo",
+        ],
+        env={"COLUMNS": "200"},
+    )
 
     assert result.exit_code == 0, result.output
-    summary = {label: row(result.output, label) for label in ("events in", "scored", "dead-lettered", "duplicates (id seen before)")}
-    assert summary == {"events in": str(SENT), "scored": f"slack: 146, twitter: 272 (total {VALID})",
-                       "dead-lettered": str(DEAD), "duplicates (id seen before)": str(DUPLICATES)}, result.output
+    summary = {
+        label: row(result.output, label)
+        for label in ("events in", "scored", "dead-lettered", "duplicates (id seen before)")
+    }
+    assert summary == {
+        "events in": str(SENT),
+        "scored": f"slack: 146, twitter: 272 (total {VALID})",
+        "dead-lettered": str(DEAD),
+        "duplicates (id seen before)": str(DUPLICATES),
+    }, result.output
     checks = " ".join(result.output.split())
     assert f"1. Kafka already running at 127.0.0.1:{topics_ready.local_kafka_port}" in checks, result.output
-    for check in (f"ok events in ({SENT}) = events produced ({SENT})",
-                  "ok events in = scored + dead-lettered + duplicates",
-                  f"ok dead letters ({DEAD}) = events the producer's validator rejects ({DEAD})"):
+    for check in (
+        f"ok events in ({SENT}) = events produced ({SENT})",
+        "ok events in = scored + dead-lettered + duplicates",
+        f"ok dead letters ({DEAD}) = events the producer's validator rejects ({DEAD})",
+    ):
         assert check in checks, result.output
     posted = re.search(r"ok alerts posted \((\d+)\) = scored events past a threshold \((\d+)\), none pending", checks)
     assert posted and posted[1] == posted[2] and int(posted[1]) > 0, result.output

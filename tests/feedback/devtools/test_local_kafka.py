@@ -18,7 +18,11 @@ def test_broker_configuration_is_one_combined_kraft_node(tmp_path):
     assert props["controller.quorum.voters"] == "1@127.0.0.1:29093"
     assert props["listeners"] == "PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093"
     assert props["auto.create.topics.enable"] == "false"
-    for key in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor", "transaction.state.log.min.isr"):
+    for key in (
+        "offsets.topic.replication.factor",
+        "transaction.state.log.replication.factor",
+        "transaction.state.log.min.isr",
+    ):
         assert props[key] == "1"
     assert props["log.dirs"] == str(tmp_path)
 
