@@ -11,11 +11,21 @@ import pytest
 from delta.tables import DeltaTable
 
 from feedback.clients.sentiment import analyzer_for
+from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from jobs import table_writer
 from jobs.scoring import AlertRules, route
 from jobs.summary import summarize
-from jobs.table_writer import BatchCounts, run_together, union_earlier
+from jobs.table_writer import (
+    KAFKA_ROW_SCHEMA,
+    WARM_UP_FOLDER,
+    BatchCounts,
+    TableWriter,
+    run_together,
+    union_earlier,
+    warm_up,
+    warm_up_batches,
+)
 from tests.standins.slack_web import SlackWebStandIn
 from tests.support.events import envelope
 from tests.support.kafka import offsets_now, produce
@@ -140,3 +150,19 @@ def test_appends_run_together_in_the_query_s_pool_and_every_one_ends_before_an_e
         context.setLocalProperty("spark.scheduler.pool", None)
     assert seen == ["tables"]
     assert sorted(finished) == ["pool", "slow"]
+
+
+def test_the_warm_up_takes_every_path_of_a_batch_and_leaves_nothing_behind(spark, tmp_path):
+    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
+    scratch = TableWriter(settings.replace(table_location=str(tmp_path / "scratch")), query_id="warm-up")
+    first, second = (
+        scratch(spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), n) for n, rows in enumerate(warm_up_batches())
+    )
+    # The first: two events and a dead letter. The second: a replay (dropped), a duplicate, a new event.
+    assert (first, second) == (BatchCounts(valid=2, kept=2, dead=1), BatchCounts(valid=2, kept=1, dead=0))
+
+    leftover = tmp_path / "checkpoints" / WARM_UP_FOLDER / "feedback_scored"
+    leftover.mkdir(parents=True)  # as a writer stopped during its warm-up leaves it
+    assert warm_up(spark, settings) > 0
+    assert not (tmp_path / "checkpoints" / WARM_UP_FOLDER).exists()
+    assert not (tmp_path / "tables").exists()  # the real tables are not touched
