@@ -426,9 +426,11 @@ def warm_up(spark: SparkSession, settings: Settings) -> float:
 
     Why: a JVM's first batches plan, compile and load what a batch needs (Spark's and Delta's
     classes, the generated code of its plans). In `bench latency`, beside a busy scorer, the
-    first batch that looked up earlier rows took 31 to 37 s without the warm-up and 22 to 30 s
+    first batch that looked up earlier rows took 31 to 46 s without the warm-up and 22 to 30 s
     with it (docs/benchmarks.md); its events waited for it. The warm-up pays part of that
-    while no event waits on it yet.
+    while no event waits on it yet. The scratch folder is deleted through Hadoop's file
+    system API (`spark._jvm`), which Databricks allows on the dedicated clusters the deployed
+    job runs on (infra/lib/job_specs.py, ACCESS_MODE).
     """
     started = time.monotonic()
     scratch = settings.checkpoint_for(WARM_UP_FOLDER)
