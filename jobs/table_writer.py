@@ -17,6 +17,13 @@ slower trigger (`tables_trigger`, default `processing-time=30s`) and, per micro-
 4. writes the batch's counts to `pipeline_batches`: events in = scored + dead-lettered +
    duplicates.
 
+Steps 1 and 2 look up the batch's ids (and step 3 its dead letters' positions) among the
+rows already written only when one of them may be there: the writer keeps a hash of every
+key it has written (`WrittenKeys`, rebuilt from the tables at its first batch), and a batch
+none of whose Kafka keys is among them skips reading the earlier tables, most of a small
+batch's time. Skipping gives the answer the look-up would have: the hashes miss no key that
+was written (a collision only costs a look-up).
+
 Every append is idempotent per batch: Delta's `txnAppId` (the query's id, kept in its
 checkpoint) and `txnVersion` (the batch id) make a replayed batch's appends no-ops, and
 earlier rows are looked up without the rows of the same (query, batch), so a replayed batch
@@ -30,8 +37,9 @@ A query that keeps running is warmed up first (`warm_up`: two small batches thro
 code into scratch tables), so its first real batches do not pay a fresh JVM's planning,
 compiling and class loading while events wait for them.
 
-Settings: tables_trigger, tables_tasks, checkpoint_location (this query's folder is `tables`),
-table_location, starting_offsets, fail_on_data_loss, max_offsets_per_trigger.
+Settings: tables_trigger, tables_tasks, tables_key_filter_max, checkpoint_location (this
+query's folder is `tables`), table_location, starting_offsets, fail_on_data_loss,
+max_offsets_per_trigger.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
+import numpy as np
 import pandas as pd
 from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -66,6 +75,7 @@ from feedback.core.triggers import Trigger, parse_trigger
 from jobs.delta_table import read_delta
 from jobs.scoring import AlertRules, route
 from jobs.streaming import kafka_source
+from jobs.written_keys import WrittenKeys
 
 log = logging.getLogger(__name__)
 
@@ -255,6 +265,49 @@ def batch_counts(classified: DataFrame, dead: DataFrame) -> BatchCounts:
     return BatchCounts(row["valid"], row["kept"], row["dead"])
 
 
+@dataclass(frozen=True)
+class BatchKeys:
+    """The hashes of a batch's Kafka keys (jobs/written_keys.py): event ids of its scored
+    records, source positions of its dead letters; `unkeyed`: a record of the batch has no key."""
+
+    ids: np.ndarray
+    positions: np.ndarray
+    unkeyed: bool
+
+    @property
+    def every(self) -> np.ndarray:
+        return np.concatenate([self.ids, self.positions])
+
+
+def batch_keys(batch: DataFrame) -> BatchKeys:
+    """The hashes of `batch`'s Kafka keys, in one Spark job (Kafka rows, no record parsed)."""
+    table = batch.select(
+        (F.col("topic") == SCORED_TOPIC).alias("scored"),
+        F.col("key").isNull().alias("unkeyed"),
+        F.xxhash64("key").alias("hash"),
+    ).toArrow()
+    scored = table.column("scored").to_numpy(zero_copy_only=False).astype(bool)
+    hashes = table.column("hash").to_numpy()
+    return BatchKeys(
+        hashes[scored], hashes[~scored], bool(table.column("unkeyed").to_numpy(zero_copy_only=False).any())
+    )
+
+
+def written_hashes(scored: Optional[DataFrame], duplicates: Optional[DataFrame], dead: Optional[DataFrame]):
+    """The hashes of the keys in the tables (the same as `batch_keys` gives the records that
+    made the rows), one frame of a column `hash`, or None without a table (pure)."""
+    frames = [
+        frame.select(F.xxhash64(*key).alias("hash"))
+        for frame, key in (
+            (scored, ["id"]),
+            (duplicates, ["id"]),
+            (dead, [F.concat_ws(":", *POSITION)]),  # the dead letter's Kafka key, topic:partition:offset
+        )
+        if frame is not None
+    ]
+    return union_earlier(frames)
+
+
 class TableWriter:
     """The foreachBatch function. Runs on the driver; picklable state only.
 
@@ -266,6 +319,7 @@ class TableWriter:
         self.settings = settings
         self._query_id = query_id
         self.label = label
+        self._written: Optional[WrittenKeys] = None  # built from the tables at the first batch
 
     def path(self, table: str) -> str:
         return self.settings.table_for(table)
@@ -276,6 +330,19 @@ class TableWriter:
             metadata = spark.read.text(f"{self.settings.checkpoint_for(QUERY_NAME)}/metadata").first()[0]
             self._query_id = json.loads(metadata)["id"]
         return self._query_id
+
+    def written_keys(self, spark: SparkSession) -> WrittenKeys:
+        """The keys in the tables: read from them at the first batch, kept up to date after."""
+        if self._written is None:
+            written = WrittenKeys(self.settings.tables_key_filter_max)
+            hashes = written_hashes(
+                *(read_delta(spark, self.path(table)) for table in (SCORED_TABLE, DUPLICATES_TABLE, DEADLETTER_TABLE))
+            )
+            if hashes is not None and written.limit:
+                # One more than the limit at most: enough to know it is past it.
+                written.add(hashes.limit(written.limit + 1).toArrow().column("hash").to_numpy())
+            self._written = written
+        return self._written
 
     def _earlier(self, spark: SparkSession, table: str, app_id: str, batch_id: int, columns) -> Optional[DataFrame]:
         """`columns` of `table`'s rows written before this (query, batch), or None without a table."""
@@ -309,20 +376,28 @@ class TableWriter:
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
         try:
-            earlier = union_earlier(
-                [
-                    self._earlier(
-                        spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]
-                    ),
-                    self._earlier(
-                        spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")]
-                    ),
-                ]
-            )
+            # Earlier rows are read only for a batch with a key written before (jobs/written_keys.py).
+            written = self.written_keys(spark)
+            keys = batch_keys(batch)
+            look_up_ids = keys.unkeyed or written.might_contain_any(keys.ids)
+            look_up_positions = keys.unkeyed or written.might_contain_any(keys.positions)
+            written.add(keys.every)  # before the appends: a key in the tables is always known
+            earlier = None
+            if look_up_ids:
+                earlier = union_earlier(
+                    [
+                        self._earlier(
+                            spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]
+                        ),
+                        self._earlier(
+                            spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")]
+                        ),
+                    ]
+                )
             classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks).select("*", *stamp).persist()
             dead = self._new(
                 deadletter_rows(batch).dropDuplicates(list(POSITION)),
-                self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION),
+                self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION) if look_up_positions else None,
                 POSITION,
             )
             dead = dead.select("*", *stamp).persist()
@@ -354,7 +429,7 @@ class TableWriter:
             batch.unpersist()
         log.info(
             "%s, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
-            "(reading and classifying %.1f s, the Delta appends %.1f s)",
+            "(reading and classifying %.1f s, earlier rows looked up for %s; the Delta appends %.1f s)",
             self.label,
             batch_id,
             counts.events_in,
@@ -363,6 +438,8 @@ class TableWriter:
             counts.duplicates,
             time.monotonic() - started,
             classified_at - started,
+            " and ".join(name for name, asked in (("ids", look_up_ids), ("positions", look_up_positions)) if asked)
+            or "none",
             time.monotonic() - classified_at,
         )
         return counts

@@ -4,8 +4,11 @@ seen before is a duplicate, counted once however often it is replayed."""
 
 from __future__ import annotations
 
+import logging
+import re
 from datetime import datetime, timezone
 
+import numpy as np
 import pandas as pd
 import pytest
 from delta.tables import DeltaTable
@@ -21,6 +24,7 @@ from jobs.table_writer import (
     WARM_UP_FOLDER,
     BatchCounts,
     TableWriter,
+    batch_keys,
     run_together,
     union_earlier,
     warm_up,
@@ -166,3 +170,41 @@ def test_the_warm_up_takes_every_path_of_a_batch_and_leaves_nothing_behind(spark
     assert warm_up(spark, settings) > 0
     assert not (tmp_path / "checkpoints" / WARM_UP_FOLDER).exists()
     assert not (tmp_path / "tables").exists()  # the real tables are not touched
+
+
+def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_before(spark, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="jobs.table_writer")
+    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
+    now = datetime.now(timezone.utc)
+
+    def batch(records: list[tuple[str, bytes, bytes]]):
+        rows = [(key, value, topic, 0, offset, now, 0) for offset, (topic, key, value) in enumerate(records)]
+        return spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
+
+    def looked_up() -> str:
+        message = caplog.records[-1].getMessage()
+        return re.search(r"earlier rows looked up for ([a-z ]+);", message).group(1)
+
+    writer = TableWriter(settings, query_id="q")
+    first = scorer_output([(1, envelope("tw-a", "fine")), (2, envelope("tw-b", "good")), (3, b"{broken")])
+    assert (writer(batch(first), 0), looked_up()) == (BatchCounts(valid=2, kept=2, dead=1), "none")
+    new = scorer_output([(4, envelope("tw-c", "new"))])
+    assert (writer(batch(new), 1), looked_up()) == (BatchCounts(valid=1, kept=1, dead=0), "none")
+    duplicate = scorer_output([(5, envelope("tw-a", "again"))])  # an id written in batch 0
+    assert (writer(batch(duplicate), 2), looked_up()) == (BatchCounts(valid=1, kept=0, dead=0), "ids")
+    # The same source position as batch 0's dead letter.
+    replayed_dead_letter = [record for record in first if record[0] == "feedback-deadletter"]
+    assert (writer(batch(replayed_dead_letter), 3), looked_up()) == (BatchCounts(0, 0, 0), "positions")
+
+    # A writer that starts (a restart) reads the keys from the tables: the hashes the Kafka keys gave.
+    restarted = TableWriter(settings, query_id="q")
+    written = restarted.written_keys(spark)
+    assert len(written) == 5  # tw-a, tw-b, tw-c, tw-a's duplicate, the dead letter's position
+    for hash_ in batch_keys(batch(first + new)).every:
+        assert written.might_contain_any(np.array([hash_])), hash_
+    replayed = [record for record in first if record[1] == b"tw-b"]
+    assert (restarted(batch(replayed), 4), looked_up()) == (BatchCounts(0, 0, 0), "ids")
+    assert (restarted(batch(scorer_output([(6, envelope("tw-d", "new"))])), 5), looked_up()) == (
+        BatchCounts(1, 1, 0),
+        "none",
+    )
