@@ -24,11 +24,17 @@ none of whose Kafka keys is among them skips reading the earlier tables, most of
 batch's time. Skipping gives the answer the look-up would have: the hashes miss no key that
 was written (a collision only costs a look-up).
 
-Every append is idempotent per batch: Delta's `txnAppId` (the query's id, kept in its
-checkpoint) and `txnVersion` (the batch id) make a replayed batch's appends no-ops, and
-earlier rows are looked up without the rows of the same (query, batch), so a replayed batch
-decides the same way. So the order of steps 2 and 3 does not matter, and their appends run
-at once (`run_together`): a batch waits for its largest commit, not for the sum of three.
+Every append is made once per batch. Each row carries the query's id (kept in its
+checkpoint) and the batch id, and Spark runs a batch again only as the first batch after a
+start (the batch a stopped run had begun and not committed; every later batch id is new). So
+the first batch after a start looks for rows of its (query, batch) in each table and skips
+the appends the stopped run made (`appended_before`), and later batches append without a
+look. Delta's own way, `txnAppId`/`txnVersion` on each append, asks for the table's whole
+state at every append: a one-row append took 1,180 ms with them and 379 ms without
+(docs/benchmarks.md). Earlier rows are looked up without the rows of the same (query,
+batch), so a batch run again decides the same way. So the order of steps 2 and 3 does not
+matter, and their appends run at once (`run_together`): a batch waits for its largest
+commit, not for the sum of three.
 The counts row comes last, stamped when the rows it counts have committed
 (`committed_at`, what send -> commit latency is measured to): a batch that has a counts row
 has all its rows.
@@ -320,6 +326,7 @@ class TableWriter:
         self._query_id = query_id
         self.label = label
         self._written: Optional[WrittenKeys] = None  # built from the tables at the first batch
+        self._first_batch = True
 
     def path(self, table: str) -> str:
         return self.settings.table_for(table)
@@ -358,8 +365,20 @@ class TableWriter:
         mine = F.broadcast(rows.select(*columns).distinct())
         return rows.join(earlier.join(mine, list(columns), "left_semi"), list(columns), "left_anti")
 
-    def _append(self, frame: DataFrame, table: str, batch_id: int, app_id: str, partition_by=()) -> None:
-        writer = frame.write.format("delta").mode("append").option("txnAppId", app_id).option("txnVersion", batch_id)
+    def appended_before(self, spark: SparkSession, app_id: str, batch_id: int) -> set[str]:
+        """The tables that have rows of this (query, batch): a batch the query runs again after
+        a stop, whose appends the stopped run made in part (see the module's docstring)."""
+        frames = []
+        for table in (SCORED_TABLE, DUPLICATES_TABLE, DEADLETTER_TABLE, BATCHES_TABLE):
+            rows = read_delta(spark, self.path(table))
+            if rows is not None:
+                mine = (F.col("query_id") == app_id) & (F.col("batch_id") == batch_id)
+                frames.append(rows.where(mine).select(F.lit(table).alias("table")).limit(1))
+        found = union_earlier(frames)
+        return {row["table"] for row in found.collect()} if found is not None else set()
+
+    def _append(self, frame: DataFrame, table: str, partition_by=()) -> None:
+        writer = frame.write.format("delta").mode("append")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         writer.save(self.path(table))
@@ -375,6 +394,9 @@ class TableWriter:
         ]
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
+        # Only a query's first batch after a start can have run before (see the module's docstring).
+        done = self.appended_before(spark, app_id, batch_id) if self._first_batch else set()
+        self._first_batch = False
         try:
             # Earlier rows are read only for a batch with a key written before (jobs/written_keys.py).
             written = self.written_keys(spark)
@@ -414,15 +436,17 @@ class TableWriter:
                 )
             if counts.dead:
                 appends.append((dead, DEADLETTER_TABLE, ()))
-            # Transactions of their own, each idempotent: at once (see the module's docstring).
+            # Transactions of their own, each made once: at once (see the module's docstring).
             run_together(
                 [
-                    functools.partial(self._append, frame, table, batch_id, app_id, partition_by)
+                    functools.partial(self._append, frame, table, partition_by)
                     for frame, table, partition_by in appends
+                    if table not in done
                 ]
             )
-            row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
-            self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE, batch_id, app_id)
+            if BATCHES_TABLE not in done:
+                row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
+                self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE)
             classified.unpersist()
             dead.unpersist()
         finally:

@@ -4,6 +4,7 @@ seen before is a duplicate, counted once however often it is replayed."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from datetime import datetime, timezone
@@ -54,6 +55,13 @@ def scorer_output(values_at: list[tuple[int, bytes]]) -> list[tuple[str, bytes, 
     return [
         (row.topic, row.key.encode(), row.value.encode()) for row in out.itertuples() if row.topic != "feedback-alerts"
     ]
+
+
+def kafka_batch(spark, records: list[tuple[str, bytes, bytes]]):
+    """A micro-batch of Kafka rows (what foreachBatch gets) holding `records`."""
+    now = datetime.now(timezone.utc)
+    rows = [(key, value, topic, 0, offset, now, 0) for offset, (topic, key, value) in enumerate(records)]
+    return spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
 
 
 def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tmp_path):
@@ -175,11 +183,7 @@ def test_the_warm_up_takes_every_path_of_a_batch_and_leaves_nothing_behind(spark
 def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_before(spark, tmp_path, caplog):
     caplog.set_level(logging.INFO, logger="jobs.table_writer")
     settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
-    now = datetime.now(timezone.utc)
-
-    def batch(records: list[tuple[str, bytes, bytes]]):
-        rows = [(key, value, topic, 0, offset, now, 0) for offset, (topic, key, value) in enumerate(records)]
-        return spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
+    batch = functools.partial(kafka_batch, spark)
 
     def looked_up() -> str:
         message = caplog.records[-1].getMessage()
@@ -208,3 +212,34 @@ def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_be
         BatchCounts(1, 1, 0),
         "none",
     )
+
+
+def test_a_batch_run_again_after_a_stop_makes_only_the_appends_the_stopped_run_had_not(spark, tmp_path):
+    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
+    records = scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")])
+
+    class StoppedBeforeTheCountsRow(TableWriter):  # as a run killed between its appends
+        def _append(self, frame, table, partition_by=()):
+            if table == table_writer.BATCHES_TABLE:
+                raise RuntimeError("stopped")
+            super()._append(frame, table, partition_by)
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        StoppedBeforeTheCountsRow(settings, query_id="q")(kafka_batch(spark, records), 7)
+
+    def rows(table: str) -> list[tuple]:
+        frame = spark.read.format("delta").load(settings.table_for(table))
+        return sorted((r["query_id"], r["batch_id"]) for r in frame.collect())
+
+    assert rows(table_writer.SCORED_TABLE) == rows(table_writer.DEADLETTER_TABLE) == [("q", 7)]
+    # The query starts again and runs batch 7 again: only the counts row was missing.
+    restarted = TableWriter(settings, query_id="q")
+    assert restarted(kafka_batch(spark, records), 7) == BatchCounts(valid=1, kept=1, dead=1)
+    for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
+        assert rows(table) == [("q", 7)], table
+    # Once more, as after a stop between the counts row and Spark's commit: nothing is appended.
+    TableWriter(settings, query_id="q")(kafka_batch(spark, records), 7)
+    # The next batch of a running writer is new: appended without a look.
+    restarted(kafka_batch(spark, scorer_output([(3, envelope("tw-b", "new")), (4, b"{also broken")])), 8)
+    for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
+        assert rows(table) == [("q", 7), ("q", 8)], table
