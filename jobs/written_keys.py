@@ -2,7 +2,7 @@
 
 A batch none of whose keys was written before can hold no replay and no duplicate of an
 earlier batch, so the table writer need not read the tables' earlier rows for it
-(jobs/table_writer.py): that read is most of a small batch's time, and grows with the tables.
+(jobs/table_writer.py): that read is much of a small batch's time, and grows with the tables.
 
 A key is what the scorer puts in a record's Kafka key (jobs/scoring.py): the event id of a
 `feedback-scored` record (the id of a row in `feedback_scored` or `feedback_duplicates`), and
@@ -15,8 +15,8 @@ collision costs a look-up, never a wrong answer. A hash missing here for a key t
 written would be a wrong answer, so keys are added before their rows are appended, and
 `WrittenKeys` are rebuilt from the tables whenever a table writer starts.
 
-Memory: 8 bytes a key. Past `limit` keys (setting `tables_key_filter_max`) it forgets them
-and answers "maybe" from then on, so every batch looks up the earlier rows.
+Memory: 8 bytes a key. Past `limit` keys (setting `tables_written_hashes_max`) it forgets
+them and answers "maybe" from then on, so every batch looks up the earlier rows.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class WrittenKeys:
             return
         if len(self._hashes) + len(hashes) > self.limit:
             log.warning(
-                "the table writer has written more than %d keys (setting tables_key_filter_max): "
+                "the table writer has written more than %d keys (setting tables_written_hashes_max): "
                 "every batch now looks up the earlier rows in the tables",
                 self.limit,
             )

@@ -113,7 +113,7 @@ class Settings(BaseSettings):
     # written (8 bytes each; rebuilt from the tables when it starts), so a batch none of
     # whose ids or positions was written before skips the look-up of earlier rows
     # (jobs/written_keys.py). Past this many it keeps none and looks up every batch; 0: never.
-    tables_key_filter_max: int = Field(20_000_000, ge=0)
+    tables_written_hashes_max: int = Field(20_000_000, ge=0)
     # Locally, when the scorer and the table writer run in one command, the table writer runs
     # in a process of its own at this OS niceness (1-19), so its batches take the CPU the
     # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in
