@@ -186,7 +186,7 @@ def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_be
     batch = functools.partial(kafka_batch, spark)
 
     def looked_up() -> str:
-        message = caplog.records[-1].getMessage()
+        message = [r for r in caplog.records if r.name == "jobs.table_writer"][-1].getMessage()
         return re.search(r"earlier rows looked up for ([a-z ]+);", message).group(1)
 
     writer = TableWriter(settings, query_id="q")
