@@ -22,7 +22,11 @@ rows already written only when one of them may be there: the writer keeps a hash
 key it has written (`WrittenKeys`, rebuilt from the tables at its first batch), and a batch
 none of whose Kafka keys is among them skips reading the earlier tables, about 40% of a
 small batch's time. Skipping gives the answer the look-up would have: the hashes miss no key that
-was written (a collision only costs a look-up).
+was written (a collision only costs a look-up). When, besides, no key comes twice in the
+batch (`BatchKeys.none_twice`), the keys decide it all: no replay, no duplicate, every
+scored record kept and every dead letter new, counted from the keys; the batch is then not
+classified at all (no shuffle, no windows, no count job), its rows parsed once, by their
+appends. That is a steady stream's usual batch, and a backlog's.
 
 Every append is made once per batch. Each row carries the query's id (kept in its
 checkpoint) and the batch id, and Spark runs a batch again only as the first batch after a
@@ -284,18 +288,25 @@ class BatchKeys:
     def every(self) -> np.ndarray:
         return np.concatenate([self.ids, self.positions])
 
+    def none_twice(self) -> bool:
+        """No id and no dead letter position comes twice in the batch (by hash: a collision
+        only answers False), so the batch holds no replay and no duplicate of its own rows."""
+        return not self.unkeyed and all(len(np.unique(keys)) == len(keys) for keys in (self.ids, self.positions))
+
 
 def batch_keys(batch: DataFrame) -> BatchKeys:
     """The hashes of `batch`'s Kafka keys, in one Spark job (Kafka rows, no record parsed)."""
     table = batch.select(
-        (F.col("topic") == SCORED_TOPIC).alias("scored"),
+        F.col("topic").alias("topic"),
         F.col("key").isNull().alias("unkeyed"),
         F.xxhash64("key").alias("hash"),
     ).toArrow()
-    scored = table.column("scored").to_numpy(zero_copy_only=False).astype(bool)
+    topics = table.column("topic").to_numpy(zero_copy_only=False)
     hashes = table.column("hash").to_numpy()
     return BatchKeys(
-        hashes[scored], hashes[~scored], bool(table.column("unkeyed").to_numpy(zero_copy_only=False).any())
+        hashes[topics == SCORED_TOPIC],
+        hashes[topics == DEADLETTER_TOPIC],
+        bool(table.column("unkeyed").to_numpy(zero_copy_only=False).any()),
     )
 
 
@@ -383,6 +394,37 @@ class TableWriter:
             writer = writer.partitionBy(*partition_by)
         writer.save(self.path(table))
 
+    def _classify(
+        self,
+        spark: SparkSession,
+        batch: DataFrame,
+        app_id: str,
+        batch_id: int,
+        look_up_ids: bool,
+        look_up_positions: bool,
+    ) -> tuple[DataFrame, DataFrame]:
+        """The batch's scored rows with `is_kept`, without replays, and its new dead letters;
+        the earlier rows of the tables read only where asked (see `__call__`)."""
+        earlier = None
+        if look_up_ids:
+            earlier = union_earlier(
+                [
+                    self._earlier(
+                        spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]
+                    ),
+                    self._earlier(
+                        spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")]
+                    ),
+                ]
+            )
+        classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks)
+        dead = self._new(
+            deadletter_rows(batch).dropDuplicates(list(POSITION)),
+            self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION) if look_up_positions else None,
+            POSITION,
+        )
+        return classified, dead
+
     def __call__(self, batch: DataFrame, batch_id: int) -> BatchCounts:
         spark = batch.sparkSession
         app_id = self.query_id(spark)
@@ -404,36 +446,31 @@ class TableWriter:
             look_up_ids = keys.unkeyed or written.might_contain_any(keys.ids)
             look_up_positions = keys.unkeyed or written.might_contain_any(keys.positions)
             written.add(keys.every)  # before the appends: a key in the tables is always known
-            earlier = None
-            if look_up_ids:
-                earlier = union_earlier(
-                    [
-                        self._earlier(
-                            spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]
-                        ),
-                        self._earlier(
-                            spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")]
-                        ),
-                    ]
+            persisted = []
+            if not (look_up_ids or look_up_positions) and keys.none_twice():
+                # Every key new and none twice: every scored record is kept, every dead letter
+                # new, and the keys count them; the rows are parsed once, by their appends.
+                decided = "by the keys alone"
+                counts = BatchCounts(valid=len(keys.ids), kept=len(keys.ids), dead=len(keys.positions))
+                kept = scored_rows(batch).select("*", *stamp)
+                duplicates = None
+                dead = deadletter_rows(batch).select("*", *stamp)
+            else:
+                asked = [name for name, asked in (("ids", look_up_ids), ("positions", look_up_positions)) if asked]
+                decided = f"classified, earlier rows looked up for {' and '.join(asked) or 'none'}"
+                classified, dead = self._classify(spark, batch, app_id, batch_id, look_up_ids, look_up_positions)
+                classified = classified.select("*", *stamp).persist()
+                dead = dead.select("*", *stamp).persist()
+                persisted = [classified, dead]
+                counts = batch_counts(classified, dead)
+                kept = classified.where("is_kept").drop("is_kept")
+                duplicates = classified.where("not is_kept").select(
+                    "id", *POSITION, "query_id", "batch_id", "written_at"
                 )
-            classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks).select("*", *stamp).persist()
-            dead = self._new(
-                deadletter_rows(batch).dropDuplicates(list(POSITION)),
-                self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION) if look_up_positions else None,
-                POSITION,
-            )
-            dead = dead.select("*", *stamp).persist()
-            counts = batch_counts(classified, dead)
-            classified_at = time.monotonic()
-            appends = [(classified.where("is_kept").drop("is_kept"), SCORED_TABLE, ("event_date",))]
+            decided_at = time.monotonic()
+            appends = [(kept, SCORED_TABLE, ("event_date",))]
             if counts.duplicates:
-                appends.append(
-                    (
-                        classified.where("not is_kept").select("id", *POSITION, "query_id", "batch_id", "written_at"),
-                        DUPLICATES_TABLE,
-                        (),
-                    )
-                )
+                appends.append((duplicates, DUPLICATES_TABLE, ()))
             if counts.dead:
                 appends.append((dead, DEADLETTER_TABLE, ()))
             # Transactions of their own, each made once: at once (see the module's docstring).
@@ -447,13 +484,13 @@ class TableWriter:
             if BATCHES_TABLE not in done:
                 row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
                 self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE)
-            classified.unpersist()
-            dead.unpersist()
+            for frame in persisted:
+                frame.unpersist()
         finally:
             batch.unpersist()
         log.info(
             "%s, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
-            "(reading and classifying %.1f s, earlier rows looked up for %s; the Delta appends %.1f s)",
+            "(reading and deciding %.1f s, %s; the Delta appends %.1f s)",
             self.label,
             batch_id,
             counts.events_in,
@@ -461,10 +498,9 @@ class TableWriter:
             counts.dead,
             counts.duplicates,
             time.monotonic() - started,
-            classified_at - started,
-            " and ".join(name for name, asked in (("ids", look_up_ids), ("positions", look_up_positions)) if asked)
-            or "none",
-            time.monotonic() - classified_at,
+            decided_at - started,
+            decided,
+            time.monotonic() - decided_at,
         )
         return counts
 

@@ -186,14 +186,17 @@ def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_be
     batch = functools.partial(kafka_batch, spark)
 
     def looked_up() -> str:
+        """What the batch looked up, from the writer's log line; "keys" when its keys decided it all."""
         message = [r for r in caplog.records if r.name == "jobs.table_writer"][-1].getMessage()
+        if "by the keys alone" in message:
+            return "keys"
         return re.search(r"earlier rows looked up for ([a-z ]+);", message).group(1)
 
     writer = TableWriter(settings, query_id="q")
     first = scorer_output([(1, envelope("tw-a", "fine")), (2, envelope("tw-b", "good")), (3, b"{broken")])
-    assert (writer(batch(first), 0), looked_up()) == (BatchCounts(valid=2, kept=2, dead=1), "none")
+    assert (writer(batch(first), 0), looked_up()) == (BatchCounts(valid=2, kept=2, dead=1), "keys")
     new = scorer_output([(4, envelope("tw-c", "new"))])
-    assert (writer(batch(new), 1), looked_up()) == (BatchCounts(valid=1, kept=1, dead=0), "none")
+    assert (writer(batch(new), 1), looked_up()) == (BatchCounts(valid=1, kept=1, dead=0), "keys")
     duplicate = scorer_output([(5, envelope("tw-a", "again"))])  # an id written in batch 0
     assert (writer(batch(duplicate), 2), looked_up()) == (BatchCounts(valid=1, kept=0, dead=0), "ids")
     # The same source position as batch 0's dead letter.
@@ -210,8 +213,25 @@ def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_be
     assert (restarted(batch(replayed), 4), looked_up()) == (BatchCounts(0, 0, 0), "ids")
     assert (restarted(batch(scorer_output([(6, envelope("tw-d", "new"))])), 5), looked_up()) == (
         BatchCounts(1, 1, 0),
-        "none",
+        "keys",
     )
+    # New keys, but one twice in the batch (an id from two records, a dead letter replayed in it):
+    # classified without a look-up, so only the first of each is written.
+    twice = scorer_output([(10, envelope("tw-e", "one")), (11, envelope("tw-e", "two")), (12, b"{bad")])
+    twice += [record for record in twice if record[0] == "feedback-deadletter"]
+    assert (restarted(batch(twice), 6), looked_up()) == (BatchCounts(valid=2, kept=1, dead=1), "none")
+    scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
+    assert sorted((r["id"], r["text"], r["batch_id"]) for r in scored) == [
+        ("tw-a", "fine", 0),
+        ("tw-b", "good", 0),
+        ("tw-c", "new", 1),
+        ("tw-d", "new", 5),
+        ("tw-e", "one", 6),
+    ]
+    # Rows the keys decided are the rows classifying makes: every column filled in.
+    assert all(r[name] is not None for r in scored for name in ("event_date", "kafka_timestamp", "query_id"))
+    dead = spark.read.format("delta").load(settings.table_for(table_writer.DEADLETTER_TABLE)).collect()
+    assert sorted((r["offset"], r["batch_id"]) for r in dead) == [(3, 0), (12, 6)]
 
 
 def test_a_batch_run_again_after_a_stop_makes_only_the_appends_the_stopped_run_had_not(spark, tmp_path):
