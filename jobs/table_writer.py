@@ -33,7 +33,10 @@ checkpoint) and the batch id, and Spark runs a batch again only as the first bat
 start (the batch a stopped run had begun and not committed; every later batch id is new). So
 the first batch after a start looks for rows of its (query, batch) in each table and skips
 the appends the stopped run made (`appended_before`), and later batches append without a
-look. Delta's own way, `txnAppId`/`txnVersion` on each append, asks for the table's whole
+look. The look is needed only for a batch with a key written before (or with no record):
+every record of a batch leaves a row with its key in a table, or is a replay or a duplicate
+whose key was written before, and the counts row comes after the others, so a batch none of
+whose keys is in the tables has no row there yet. Delta's own way, `txnAppId`/`txnVersion` on each append, asks for the table's whole
 state at every append: a one-row append took 1,180 ms with them and 379 ms without
 (docs/benchmarks.md). Earlier rows are looked up without the rows of the same (query,
 batch), so a batch run again decides the same way. So the order of steps 2 and 3 does not
@@ -436,15 +439,17 @@ class TableWriter:
         ]
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
-        # Only a query's first batch after a start can have run before (see the module's docstring).
-        done = self.appended_before(spark, app_id, batch_id) if self._first_batch else set()
-        self._first_batch = False
+        first, self._first_batch = self._first_batch, False
         try:
             # Earlier rows are read only for a batch with a key written before (jobs/written_keys.py).
             written = self.written_keys(spark)
             keys = batch_keys(batch)
             look_up_ids = keys.unkeyed or written.might_contain_any(keys.ids)
             look_up_positions = keys.unkeyed or written.might_contain_any(keys.positions)
+            # Only a query's first batch after a start can have run before, and only one without
+            # keys or with a key written before can have left rows (see the module's docstring).
+            might_have_run = first and (look_up_ids or look_up_positions or not len(keys.every))
+            done = self.appended_before(spark, app_id, batch_id) if might_have_run else set()
             written.add(keys.every)  # before the appends: a key in the tables is always known
             persisted = []
             if not (look_up_ids or look_up_positions) and keys.none_twice():

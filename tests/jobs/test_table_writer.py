@@ -263,3 +263,19 @@ def test_a_batch_run_again_after_a_stop_makes_only_the_appends_the_stopped_run_h
     restarted(kafka_batch(spark, scorer_output([(3, envelope("tw-b", "new")), (4, b"{also broken")])), 8)
     for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
         assert rows(table) == [("q", 7), ("q", 8)], table
+
+    class Looking(TableWriter):  # counts its looks at a start
+        looks = 0
+
+        def appended_before(self, *args):
+            Looking.looks += 1
+            return super().appended_before(*args)
+
+    # A first batch none of whose keys was written cannot have left rows: no look, and appended.
+    Looking(settings, query_id="q")(kafka_batch(spark, scorer_output([(5, envelope("tw-c", "new"))])), 9)
+    assert (Looking.looks, rows(table_writer.SCORED_TABLE)[-1]) == (0, ("q", 9))
+    # A batch of no record leaves only its counts row, so run again it is looked for.
+    for _ in range(2):
+        Looking(settings, query_id="q")(kafka_batch(spark, []), 10)
+    assert rows(table_writer.BATCHES_TABLE) == [("q", 7), ("q", 8), ("q", 9), ("q", 10)]
+    assert Looking.looks == 2
