@@ -461,8 +461,10 @@ class TableWriter:
                 duplicates = None
                 dead = deadletter_rows(batch).select("*", *stamp)
             else:
-                asked = [name for name, asked in (("ids", look_up_ids), ("positions", look_up_positions)) if asked]
-                decided = f"classified, earlier rows looked up for {' and '.join(asked) or 'none'}"
+                looked_up = [
+                    name for name, wanted in (("ids", look_up_ids), ("positions", look_up_positions)) if wanted
+                ]
+                decided = f"classified, earlier rows looked up for {' and '.join(looked_up) or 'none'}"
                 classified, dead = self._classify(spark, batch, app_id, batch_id, look_up_ids, look_up_positions)
                 classified = classified.select("*", *stamp).persist()
                 dead = dead.select("*", *stamp).persist()
