@@ -36,12 +36,12 @@ the appends the stopped run made (`appended_before`), and later batches append w
 look. The look is needed only for a batch with a key written before (or with no record):
 every record of a batch leaves a row with its key in a table, or is a replay or a duplicate
 whose key was written before, and the counts row comes after the others, so a batch none of
-whose keys is in the tables has no row there yet. Delta's own way, `txnAppId`/`txnVersion` on each append, asks for the table's whole
-state at every append: a one-row append took 1,180 ms with them and 379 ms without
-(docs/benchmarks.md). Earlier rows are looked up without the rows of the same (query,
-batch), so a batch run again decides the same way. So the order of steps 2 and 3 does not
-matter, and their appends run at once (`run_together`): a batch waits for its largest
-commit, not for the sum of three.
+whose keys is in the tables has no row there yet. Delta's own way, `txnAppId`/`txnVersion`
+on each append, asks for the table's whole state at every append: a one-row append took
+1,180 ms with them and 379 ms without (docs/benchmarks.md). Earlier rows are looked up
+without the rows of the same (query, batch), so a batch run again decides the same way. So
+the order of steps 2 and 3 does not matter, and their appends run at once (`run_together`):
+a batch waits for its largest commit, not for the sum of three.
 The counts row comes last, stamped when the rows it counts have committed
 (`committed_at`, what send -> commit latency is measured to): a batch that has a counts row
 has all its rows.
