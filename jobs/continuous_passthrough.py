@@ -34,13 +34,31 @@ QUERY_NAME = "sentiment-continuous"
 
 
 def route(kafka: DataFrame) -> DataFrame:
-    """Kafka rows -> (topic, key, value) for the Kafka sink; map-only, no Python."""
+    """Kafka rows -> (topic, key, value) for the Kafka sink; map-only, no Python.
+
+    Each value is parsed once, in a projection of its own that the checks then read: a check
+    on a field of `from_json(...)` written in place would be pruned by the optimizer to a
+    `from_json` of that field alone, one JSON parse per check (twelve a record). The
+    continuous mode also generates a task's code again at every epoch (the writer computes
+    its input once per epoch, SPARK-24039), so a smaller projection is a shorter pause
+    every second too. See docs/benchmarks.md, "End-to-end latency, continuous pass-through".
+    """
     text = F.col("value").cast("string")
-    event = F.from_json(F.when(F.is_valid_utf8(text), text), feedback_struct())
-    # from_json answers a row of nulls for malformed JSON, so malformed is told apart here.
-    is_object = F.try_parse_json(text).isNotNull() & F.ltrim(text).startswith("{")
-    reason = F.when(~F.is_valid_utf8(text), F.lit("the value is not valid UTF-8")).when(
-        ~is_object, F.lit("malformed JSON or not an object")
+    utf8 = F.is_valid_utf8(text)
+    parsed = kafka.select(
+        utf8.alias("utf8"),
+        # from_json answers a row of nulls for malformed JSON, so malformed is told apart here.
+        (F.try_parse_json(text).isNotNull() & F.ltrim(text).startswith("{")).alias("is_object"),
+        F.from_json(F.when(utf8, text), feedback_struct()).alias("event"),
+        F.col("topic").alias("source_topic"),
+        "partition",
+        "offset",
+        F.col("timestamp").alias("kafka_timestamp"),
+        text.alias("raw_value"),
+    )
+    event = F.col("event")
+    reason = F.when(~F.col("utf8"), F.lit("the value is not valid UTF-8")).when(
+        ~F.col("is_object"), F.lit("malformed JSON or not an object")
     )
     for field in FEEDBACK_FIELDS:
         if field.required:
@@ -52,15 +70,8 @@ def route(kafka: DataFrame) -> DataFrame:
             F.try_to_timestamp(event[name], F.lit(TIMESTAMP_FORMAT)).isNull(),
             F.lit(f"{name} must be an ISO-8601 UTC time"),
         )
-    routed = kafka.select(
-        reason.alias("reason"),
-        event.alias("event"),
-        F.col("topic").alias("source_topic"),
-        "partition",
-        "offset",
-        F.col("timestamp").alias("kafka_timestamp"),
-        text.alias("raw_value"),
-        F.col("key"),
+    routed = parsed.select(
+        reason.alias("reason"), "event", "source_topic", "partition", "offset", "kafka_timestamp", "raw_value"
     )
     valid = F.col("reason").isNull()
     return routed.select(
