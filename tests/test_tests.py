@@ -4,7 +4,9 @@
   are `tests/X/Y/test_z.py`. Tests of the system as a whole say so by their folder instead
   (WHOLE_SYSTEM);
 * what tests share besides fixtures is in tests/support/ (and the stand-ins of services that
-  cannot run here in tests/standins/): no module imports a test module or a conftest;
+  cannot run here in tests/standins/, except the Slack Web API's, which `feedback bench
+  latency` serves too: feedback/devtools/slack_standin.py): no module imports a test module
+  or a conftest;
 * conftest files hold fixtures and pytest hooks only;
 * every folder of tests is a package. Pytest's default import mode (prepend) then imports a
   test module as `tests.<folder>.<module>`, with the checkout first on sys.path, so

@@ -17,6 +17,7 @@ from delta.tables import DeltaTable
 from feedback.clients.sentiment import analyzer_for
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
+from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import table_writer
 from jobs.scoring import AlertRules, route
 from jobs.summary import summarize
@@ -31,7 +32,6 @@ from jobs.table_writer import (
     warm_up,
     warm_up_batches,
 )
-from tests.standins.slack_web import SlackWebStandIn
 from tests.support.events import envelope
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import pipeline_settings

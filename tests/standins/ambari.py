@@ -42,7 +42,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 
-from tests.standins.loopback import LoopbackHTTP, Reply, Request
+from feedback.devtools.loopback import LoopbackHTTP, Reply, Request
 
 # Ambari's stock `kafka-env` template as HDInsight ships it (abridged).
 KAFKA_ENV_TEMPLATE = """#!/bin/bash

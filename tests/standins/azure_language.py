@@ -14,7 +14,7 @@ any other gets positive 0.9, neutral 0.1, negative 0.0.
 
 from __future__ import annotations
 
-from tests.standins.loopback import LoopbackHTTP, Reply, Request
+from feedback.devtools.loopback import LoopbackHTTP, Reply, Request
 
 
 class AzureLanguageStandIn(LoopbackHTTP):

@@ -67,7 +67,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
-from tests.standins.loopback import LoopbackHTTP, Reply, Request
+from feedback.devtools.loopback import LoopbackHTTP, Reply, Request
 
 TOKEN = "dapi-test"  # deliberately not the dapi + 32 hex digits shape of a real token
 WORKSPACE_ID = "1234567890123456"

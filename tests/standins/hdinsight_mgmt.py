@@ -28,8 +28,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from feedback.devtools.loopback import LoopbackHTTP, Reply, Request
 from tests.standins import tls
-from tests.standins.loopback import LoopbackHTTP, Reply, Request
 
 TENANT = "00000000-0000-0000-0000-0000000000aa"
 

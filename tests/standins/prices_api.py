@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Optional
 
-from tests.standins.loopback import LoopbackHTTP, Reply, Request
+from feedback.devtools.loopback import LoopbackHTTP, Reply, Request
 
 
 @dataclass(frozen=True)

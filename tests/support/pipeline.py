@@ -11,8 +11,8 @@ from collections import Counter
 from pathlib import Path
 
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
+from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import scorer
-from tests.standins.slack_web import SlackWebStandIn
 from tests.support.kafka import offsets_now, spark_offsets
 from tests.support.repo import REPO
 

@@ -5,7 +5,7 @@ import pytest
 
 from feedback.clients.alerts import SlackChannelError, SlackNotifier
 from feedback.core.settings import load_settings
-from tests.standins.slack_web import SlackWebStandIn
+from feedback.devtools.slack_standin import SlackWebStandIn
 
 
 def test_an_alert_channel_the_bot_has_not_joined_or_cannot_list_is_refused_with_the_fix():

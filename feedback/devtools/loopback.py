@@ -1,5 +1,8 @@
 """The HTTP plumbing every stand-in shares: a server on a free loopback port, in a thread.
 
+Here rather than in tests/standins because `feedback bench latency` serves the Slack Web API
+stand-in (feedback/devtools/slack_standin.py) too; the other stand-ins are the tests' alone.
+
 A stand-in subclasses `LoopbackHTTP` and implements `handle(request) -> Reply`; it is used
 as a context manager (`with SlackWebStandIn() as slack: ...`). Pass an `ssl.SSLContext` to
 serve HTTPS (clients such as azure-core refuse bearer tokens over plain HTTP).
@@ -79,7 +82,10 @@ class LoopbackHTTP:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 64  # the listen backlog: 5 by default, which resets a burst of clients
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.scheme = "http"
         if ssl_context is not None:
