@@ -10,8 +10,11 @@ warm-up run from the same checkpoint; their rates (events over each run's wall t
 compared with VADER scoring the same texts in plain Python on the same number of
 processes as Spark's local cores (2), in the same run. Latency: the three parts run with
 their own triggers while events are sent at a fixed rate; latency is from the producer's
-send time (Kafka CreateTime) to the alert's post (the local alerts file) and to the commit
-of the table batch that wrote the event.
+send time (Kafka CreateTime) to the alert's post and to the commit of the table batch that
+wrote the event. With a Slack bot token set (`feedback bench latency` starts the Slack
+stand-in with Slack's one message a second per channel enforced), an alert's post is the
+time Slack gives the message that carries it (its `ts`, read back with
+`conversations.history`); with `--to file`, the alerts file's.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import multiprocessing
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -195,40 +199,111 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
 
 def _alert_latencies(settings: Settings, prefix: str) -> tuple[int, list[float]]:
     """(alerts recorded, send -> post latencies in ms of those posted) for ids starting with `prefix`."""
-    from feedback.core.schema import parse_utc
-    from jobs.dispatcher import read_log
+    from jobs.alerts_log import posted_alerts, read_log
 
-    records = [r for r in read_log(settings, settings.dispatcher_group).values() if r.event_id.startswith(prefix)]
-    return len(records), [
-        (parse_utc(r.sent_at) - parse_utc(r.alert["kafka_timestamp"])).total_seconds() * 1000
-        for r in records
-        if r.status == "sent"
-    ]
+    records = [r for r in read_log(settings, settings.dispatcher_group).values() if r.status != "refused"]
+    recorded = sum(1 for r in records for a in r.alerts if a["event_id"].startswith(prefix))
+    return recorded, [ms for _, a, ms in posted_alerts(records) if a["event_id"].startswith(prefix) and ms is not None]
 
 
 def _alert_path(settings: Settings, prefix: str) -> dict[str, list[float]]:
     """Each posted alert of ids starting with `prefix`, split into the alert path's stages (ms):
     send -> the scorer's Python pass (`scored_at`), -> the alert record in Kafka (its
-    CreateTime), -> the post (`sent_at` in the dispatcher's record)."""
+    CreateTime), -> the post (`sent_at` of its message in the dispatcher's record)."""
     from feedback.clients.kafka_client import read_range
     from feedback.core.schema import parse_utc
-    from jobs.dispatcher import read_log
+    from jobs.alerts_log import posted_alerts, read_log
 
     start = {int(p): o for p, o in json.loads(settings.starting_offsets)[ALERTS_TOPIC].items()}
     records = read_range(settings, ALERTS_TOPIC, start, end_offsets(settings, ALERTS_TOPIC)).records
-    posted = read_log(settings, settings.dispatcher_group)
+    posted = {a["key"]: r for r, a, _ in posted_alerts(read_log(settings, settings.dispatcher_group).values())}
     stages: dict[str, list[float]] = {"send -> scored": [], "scored -> alert record": [], "alert record -> posted": []}
     for record in records:
         alert = json.loads(record.value)
-        entry = posted.get(alert["key"])
-        if not alert["event_id"].startswith(prefix) or entry is None or entry.status != "sent":
+        message = posted.get(alert["key"])
+        if not alert["event_id"].startswith(prefix) or message is None:
             continue
         sent = parse_utc(alert["kafka_timestamp"]).timestamp() * 1000
         scored = parse_utc(alert["scored_at"]).timestamp() * 1000
         stages["send -> scored"].append(scored - sent)
         stages["scored -> alert record"].append(record.timestamp - scored)
-        stages["alert record -> posted"].append(parse_utc(entry.sent_at).timestamp() * 1000 - record.timestamp)
+        stages["alert record -> posted"].append(parse_utc(message.sent_at).timestamp() * 1000 - record.timestamp)
     return stages
+
+
+@dataclass
+class SlackFigures:
+    """What the alert channels showed during a run (from their history)."""
+
+    visible_ms: list[float]  # send -> the post of the message carrying it, an alert each
+    scored_to_visible_ms: list[float]  # the scorer's pass -> that post
+    messages: dict[str, int]  # per channel
+    most_in_a_second: dict[str, int]  # per channel: the most messages within any one second
+    alerts_per_message: float
+
+
+def slack_figures(messages: list[dict], alerts_of: dict[str, list[dict]], prefix: str) -> SlackFigures:
+    """Figures of the alerts of ids starting with `prefix` (pure): `messages` as
+    conversations.history gives them (with `channel` added), `alerts_of` each message id's
+    alerts from the dispatcher's record."""
+    from feedback.core.alert_messages import message_ids_in
+    from feedback.core.schema import parse_utc
+
+    visible, from_scored, counts = [], [], []
+    times: dict[str, list[float]] = {}
+    for message in messages:
+        ids = message_ids_in([message])
+        alerts = [a for mid in ids for a in alerts_of.get(mid, []) if a["event_id"].startswith(prefix)]
+        if not alerts:
+            continue
+        ts = float(message["ts"])
+        times.setdefault(message["channel"], []).append(ts)
+        counts.append(len(alerts))
+        for alert in alerts:
+            visible.append((ts - parse_utc(alert["kafka_timestamp"]).timestamp()) * 1000)
+            if alert.get("scored_at"):
+                from_scored.append((ts - parse_utc(alert["scored_at"]).timestamp()) * 1000)
+
+    def most_in_a_second(stamps: list[float]) -> int:
+        stamps = sorted(stamps)
+        return max((sum(1 for t in stamps[i:] if t < start + 1) for i, start in enumerate(stamps)), default=0)
+
+    return SlackFigures(
+        visible,
+        from_scored,
+        {channel: len(stamps) for channel, stamps in times.items()},
+        {channel: most_in_a_second(stamps) for channel, stamps in times.items()},
+        sum(counts) / len(counts) if counts else 0.0,
+    )
+
+
+def _slack_history(settings: Settings, since: float) -> list[dict]:
+    """Every message of the two alert channels since `since` (epoch s), oldest first."""
+    from feedback.clients.alerts import SlackNotifier
+
+    notifier = SlackNotifier(settings)
+    messages = []
+    for channel in (settings.negative_channel, settings.positive_channel):
+        cursor = None
+        while True:
+            page = notifier.client.conversations_history(
+                channel=notifier.channel_id(channel),
+                oldest=f"{since:.6f}",
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+            )
+            messages += [{**m, "channel": channel} for m in page["messages"]]
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                break
+    return sorted(messages, key=lambda m: float(m["ts"]))
+
+
+def _alerts_of_messages(settings: Settings) -> dict[str, list[dict]]:
+    from jobs.alerts_log import read_log
+
+    return {mid: record.alerts for mid, record in read_log(settings, settings.dispatcher_group).items()}
 
 
 def _rows_read(query) -> int:
@@ -261,6 +336,7 @@ def latency(
     _ensure_topics(settings)
     texts = sample_texts()
     count, warm = int(rate * seconds), int(rate * warm_up_s)
+    began = time.time()
     stamp = int(time.time())
     warm_prefix, prefix = f"warm-{stamp}-", f"lat-{stamp}-"
     with tempfile.TemporaryDirectory() as work:
@@ -299,6 +375,11 @@ def latency(
         recorded, alert_ms = _alert_latencies(run_settings, prefix)
         commit_ms = _commit_latencies(spark, run_settings, prefix)
         stages = _alert_path(run_settings, prefix)
+        slack = (
+            slack_figures(_slack_history(run_settings, began), _alerts_of_messages(run_settings), prefix)
+            if run_settings.slack_bot_token
+            else None
+        )
     alerts, commits = percentiles(alert_ms), percentiles(commit_ms)
     console.print(
         f"{count:,} events at {rate:g}/s after {warm:,} to warm up; scorer trigger {run_settings.trigger}, "
@@ -306,8 +387,26 @@ def latency(
     )
     console.print(
         f"send -> alert posted: p50 {alerts.get('p50', 0):,.0f} ms, p99 {alerts.get('p99', 0):,.0f} ms, "
-        f"max {max(alert_ms, default=0):,.0f} ms ({len(alert_ms):,} of {expected:,} alerts)"
+        f"max {max(alert_ms, default=0):,.0f} ms ({len(alert_ms):,} of {expected:,} alerts; "
+        f"{expected - len(alert_ms):,} still waiting at the end)"
     )
+    if slack is not None:
+        visible, scored = percentiles(slack.visible_ms), percentiles(slack.scored_to_visible_ms)
+        console.print(
+            f"send -> alert visible in Slack (its message's ts): p50 {visible.get('p50', 0):,.0f} ms, "
+            f"p99 {visible.get('p99', 0):,.0f} ms, max {max(slack.visible_ms, default=0):,.0f} ms; "
+            f"scored -> visible p50 {scored.get('p50', 0):,.0f} ms, p99 {scored.get('p99', 0):,.0f} ms, "
+            f"max {max(slack.scored_to_visible_ms, default=0):,.0f} ms"
+        )
+        console.print(
+            "messages per channel: "
+            + "; ".join(
+                f"{channel} {count:,} in {seconds:g} s ({count / seconds:.2f}/s, at most "
+                f"{slack.most_in_a_second[channel]} in one second)"
+                for channel, count in sorted(slack.messages.items())
+            )
+            + f"; {slack.alerts_per_message:.1f} alerts a message"
+        )
     console.print(
         f"send -> table commit: p50 {commits.get('p50', 0):,.0f} ms, p99 {commits.get('p99', 0):,.0f} ms "
         f"({len(commit_ms):,} of {count:,} events)"

@@ -1,31 +1,40 @@
-"""The alert dispatcher: `feedback-alerts` -> Slack, every alert posted once, no Delta on the way.
+"""The alert dispatcher: `feedback-alerts` -> Slack, paced per channel, every alert in exactly one message.
 
     feedback pipeline run --part dispatcher                   # locally, keeps running
     python -m jobs.sentiment_pipeline --part dispatcher ...   # the Databricks task
 
 A kafka-python consumer in the group `dispatcher_group` reads the alerts the scorer writes
-and posts them through a `Notifier` (Slack, or the local alerts file). Its record is the
-compacted topic `alerts-log`: the latest state of each alert (`attempted`, `sent`), keyed
-by group and alert key, read back in full when the dispatcher starts and whenever it is
-given partitions. The contract, round by round (a round is one poll's alerts plus the
-alerts left pending that are due again):
+(keyed by channel, so each channel's alerts sit in one partition and one dispatcher of the
+group posts to it) and posts them through a `Notifier` (Slack, or the local alerts file).
 
-1. Alerts already in the record as sent, and further alerts of an event id that already
-   alerted, are skipped: an event alerts at most once, however often it is delivered.
-2. Alerts whose earlier attempt has an unknown outcome (a crash, a time-out Slack may have
-   processed) are looked up in the channel's history by the key in each message's
-   `metadata` (one `conversations.history` per channel), and posted only if absent.
-3. An attempt is recorded for every alert of the round (one flush) before any is posted.
-4. Each alert is posted; each post's outcome is recorded. The first outage (a time-out,
-   429 or 5xx after slack_sdk's retries) ends the round: the rest wait `alert_retry_s`.
-5. The record is flushed, then the consumer's offsets are committed.
+Pacing and grouping. Each channel gets at most `alert_channel_rate` messages a second, and
+all channels together at most `alert_workspace_rate` (jobs/pacing.py). When a channel may
+post, its next message carries every alert waiting for it: one alert alone, as its own
+message; more, as a digest (feedback.core.alert_messages). So alerts never wait more than
+about one interval, whatever their rate. Posts run on a thread per channel in flight, so a
+429 or a slow answer on one channel holds only that channel.
 
-Ownership: Kafka gives each partition of `feedback-alerts` to one member of the group, and
-a dispatcher retries pending alerts only of the partitions it holds. A dispatcher posts
-only within its lease: the time since its last poll stays below the group's session
-time-out (less a heartbeat interval) and its poll interval bound, so a dispatcher that
-stalled (and may have lost its partitions) stops posting and polls again first; the new
-owner reads the record on assignment and looks up every alert attempted before it.
+Exactly once. The record is the compacted topic `alerts-log`, one record per message
+(jobs/alerts_log.py):
+
+1. An alert whose event already alerted is skipped (jobs/repeats.py: event ids within
+   `alert_repeat_window_s`, and for older events the source position).
+2. A message is decided (which alerts it carries, under a new id) and recorded, with its
+   attempt, before it is posted; it never changes after. Each post is recorded again first.
+3. The post's outcome: posted (recorded sent); a 429 or a refusal of the channel (not
+   posted: the same message is tried again, after `Retry-After` or `alert_retry_s`); a
+   refusal of the message itself (`invalid_blocks`, too long: its alerts are regrouped into
+   new messages, plain text, then halves); anything else is unknown, and the same message
+   is tried again after `alert_retry_s`, only once the channel's history (searched by the
+   message id between its first attempt and now) shows it absent.
+4. The consumer's offsets are committed up to the first alert not yet in a recorded message.
+
+Ownership: Kafka gives each partition of `feedback-alerts` to one member of the group, and a
+dispatcher settles and posts only the messages of the partitions it holds. It posts only
+within its lease: the time since its last poll stays below the group's session time-out
+(less a heartbeat interval) and its poll interval bound; the main loop polls at least every
+`BUSY_POLL_MS` while posts are under way. A new owner reads the record on assignment and
+settles every message attempted before it.
 """
 
 from __future__ import annotations
@@ -34,77 +43,75 @@ import json
 import logging
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+import uuid
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta, timezone
-from typing import Iterable, Optional
+from typing import Optional
 
 from kafka import ConsumerRebalanceListener, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from feedback.clients.alerts import Notifier, from_rows, is_outage
-from feedback.clients.kafka_client import connect, end_offsets, read_range
-from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, FEEDBACK_TOPICS, topic
+from feedback.clients.alerts import Notifier, OutgoingMessage, RateLimited, Refused
+from feedback.clients.kafka_client import connect
+from feedback.core.alert_messages import excerpt, from_rows, render
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import parse_utc, utc_now_iso
 from feedback.core.settings import Settings
+from jobs.alerts_log import MessageRecord, iter_log, whole_alerts
+from jobs.pacing import Pacer
+from jobs.repeats import Repeats
 
 log = logging.getLogger(__name__)
 
-MAX_ALERTS_A_POLL = 500
-# A record of an alert can be dropped (tombstoned) once its event can no longer come back:
-# the feedback topics keep events this long, and a day of margin covers a slow restart.
-KEEP_RECORDS = timedelta(milliseconds=max(topic(name).retention_ms for name in FEEDBACK_TOPICS)) + timedelta(days=1)
-
-
-@dataclass
-class AlertRecord:
-    """One alert's latest state in `alerts-log`."""
-
-    group: str
-    key: str  # "<event id>|<channel>"
-    event_id: str
-    channel: str
-    partition: int  # the `feedback-alerts` partition it came from: its owner retries it
-    alert: dict  # the alert as the scorer wrote it
-    status: str = "pending"  # pending | attempted | sent
-    attempts: int = 0
-    first_attempt_at: Optional[str] = None
-    sent_at: Optional[str] = None
-    ref: Optional[str] = None
-    last_error: Optional[str] = None
-
-    @property
-    def log_key(self) -> bytes:
-        return f"{self.group}|{self.key}".encode("utf-8")
-
-    def encode(self) -> bytes:
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+MAX_ALERTS_A_POLL = 2_000
+# A message's record must fit one Kafka record (1 MB by default, and Event Hubs' limit): the
+# alerts of one message stop at this many bytes of record (the rest go in the next message).
+MESSAGE_RECORD_BYTES = 700_000
+# A channel's partition stops being read while this many of its alerts wait (Slack down for long).
+MAX_WAITING = 50_000
+BUSY_POLL_MS = 50  # how long a poll waits while alerts wait or posts are under way
+# Slack's ts and our clock may differ: the history search reaches this far past the attempts.
+HISTORY_MARGIN = timedelta(minutes=1)
 
 
 @dataclass
 class RoundReport:
     polled: int = 0
-    repeats: int = 0  # alerts already sent, or of an event that already alerted
-    posted: int = 0
-    found_already_posted: int = 0
-    failed: int = 0
-    deferred: int = 0  # not tried: an outage ended the round, or the lease ran out
+    repeats: int = 0  # alerts of an event that already alerted
+    posted: int = 0  # alerts in messages posted
+    messages: int = 0
+    found_already_posted: int = 0  # alerts in messages found in the channel's history
+    rate_limited: int = 0  # 429s
+    failed: int = 0  # posts refused or with an unknown outcome
+    deferred: int = 0  # posts not made: the lease ran out, or the history could not be read
+    regrouped: int = 0  # alerts of messages Slack refused, put in new messages
     errors: list[str] = field(default_factory=list)
 
+    def add(self, other: "RoundReport") -> None:
+        for item in fields(self):
+            if item.name == "errors":
+                self.errors += other.errors
+            else:
+                setattr(self, item.name, getattr(self, item.name) + getattr(other, item.name))
 
-def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str, AlertRecord]:
-    """The latest record of each alert of `group` in `alerts-log`, read to its current end."""
-    prefix = f"{group}|".encode("utf-8")
-    records: dict[str, AlertRecord] = {}
-    log_records = read_range(settings, ALERTS_LOG_TOPIC, {}, end_offsets(settings, ALERTS_LOG_TOPIC), timeout_s)
-    for message in log_records.records:  # in offset order: the latest record of a key wins
-        if message.key is None or not message.key.startswith(prefix):
-            continue
-        key = message.key[len(prefix) :].decode("utf-8")
-        if message.value is None:
-            records.pop(key, None)
-        else:
-            records[key] = AlertRecord(**json.loads(message.value))
-    return records
+
+@dataclass
+class Waiting:
+    """An alert read and accepted, not yet in a message."""
+
+    alert: dict
+    offset: int  # in its `feedback-alerts` partition
+
+
+@dataclass
+class Outcome:
+    kind: str  # sent | found | rate-limited | refused | unknown | unread-history | lease
+    ref: Optional[str] = None
+    retry_after_s: float = 0.0
+    error: Optional[str] = None
+    payload: bool = False  # a refusal of the message itself
 
 
 def starting_position(starting_offsets: str, partition: int) -> Optional[int]:
@@ -148,26 +155,19 @@ def parse_alert(value: bytes) -> tuple[dict, str, str, str]:
     return alert, alert["key"], alert["event_id"], alert["channel"]
 
 
-def poll_wait_ms(due: bool, retry_at: dict[str, float], now: float, longest_ms: int) -> int:
-    """How long a round's poll may wait (pure): not at all with alerts due, at most until the
-    next retry is due, at most `longest_ms`."""
-    if due:
-        return 0
-    if not retry_at:
-        return longest_ms
-    return max(0, min(longest_ms, int((min(retry_at.values()) - now) * 1000)))
+def epoch(stamp: Optional[str]) -> Optional[float]:
+    return parse_utc(stamp).timestamp() if stamp else None
 
 
-def history_since(tries: Iterable[AlertRecord], now: datetime) -> dict[str, datetime]:
-    """For each channel, from when its history must be read to settle the alerts of `tries`
-    attempted before (outcome unknown): five minutes before the earliest first attempt (pure)."""
-    since: dict[str, datetime] = {}
-    for record in tries:
-        if record.attempts > 0:
-            first = parse_utc(record.first_attempt_at) if record.first_attempt_at else now
-            moment = first - timedelta(minutes=5)
-            since[record.channel] = min(moment, since.get(record.channel, moment))
-    return since
+def regrouped(record: MessageRecord) -> list[list[dict]]:
+    """The alerts of a message Slack refused as a message, in the messages that replace it
+    (pure): a digest once more as plain text; a plain one in halves; one alert, none."""
+    if record.count == 1:
+        return []
+    if not record.plain:
+        return [record.alerts]
+    half = record.count // 2
+    return [record.alerts[:half], record.alerts[half:]]
 
 
 class _Assignment(ConsumerRebalanceListener):
@@ -186,22 +186,38 @@ class _Assignment(ConsumerRebalanceListener):
 
 
 class Dispatcher:
-    """Posts the alerts of `feedback-alerts` exactly once; see the module docstring."""
+    """Posts the alerts of `feedback-alerts`, paced and grouped, exactly once; see the module docstring."""
 
     def __init__(self, settings: Settings, notifier: Notifier):
         self.settings = settings
         self.notifier = notifier
         self.group = settings.dispatcher_group
-        self.records: dict[str, AlertRecord] = {}
-        self.alerted_events: dict[str, str] = {}  # event id -> the key it alerted under
-        self.retry_at: dict[str, float] = {}  # alert key -> monotonic time it is due again
+        self.pacer = (
+            Pacer.of_rates(settings.alert_channel_rate, settings.alert_workspace_rate)
+            if getattr(notifier, "paced", True)
+            else Pacer(channel_interval_s=0)
+        )
+        self.repeats = Repeats(settings.alert_repeat_window_s)
+        self.waiting: dict[tuple[int, str], list[Waiting]] = {}  # (partition, channel) -> in offset order
+        self.unsent: dict[str, MessageRecord] = {}  # message id -> record, of the partitions held
+        self.not_posted: set[str] = set()  # message ids known not to be in Slack (no look-up needed)
+        self.retry_at: dict[str, float] = {}  # message id -> monotonic time it may be tried again
+        self.in_flight: dict[str, tuple[MessageRecord, Future]] = {}  # channel -> its post under way
+        self.sent: OrderedDict[str, float] = OrderedDict()  # message id -> sent at (epoch s), to tombstone
+        self.committed: dict[int, int] = {}
         self.owned: set[int] = set()
         self.reload = True
         self.last_poll = time.monotonic()
+        self._posters = ThreadPoolExecutor(max_workers=8, thread_name_prefix="alert-post")
         initialise_group(settings, self.group)
         reset = "latest" if settings.starting_offsets.strip() == "latest" else "earliest"
         self.consumer = connect(
-            settings, "consumer", group_id=self.group, max_poll_records=MAX_ALERTS_A_POLL, auto_offset_reset=reset
+            settings,
+            "consumer",
+            group_id=self.group,
+            max_poll_records=MAX_ALERTS_A_POLL,
+            auto_offset_reset=reset,
+            enable_auto_commit=False,
         )
         self.producer = connect(settings, "producer")
         config = self.consumer.config
@@ -215,6 +231,8 @@ class Dispatcher:
 
     def close(self) -> None:
         try:
+            self._posters.shutdown(wait=True)
+            self._collect(RoundReport())
             self.producer.flush(timeout=30)
         finally:
             self.producer.close()
@@ -223,156 +241,331 @@ class Dispatcher:
     # -- the record ---------------------------------------------------------------
 
     def load_record(self) -> None:
-        self.records = read_log(self.settings, self.group)
-        self.alerted_events = {}
-        old = datetime.now(timezone.utc) - KEEP_RECORDS
-        for key, record in list(self.records.items()):
-            if record.status == "sent" and record.sent_at and parse_utc(record.sent_at) < old:
-                self.producer.send(ALERTS_LOG_TOPIC, key=record.log_key, value=None)  # tombstone
-                del self.records[key]
+        """Read `alerts-log` back, record by record, keeping only what the dispatcher needs (its
+        memory then grows with the window, not with the topic): the messages not sent of the
+        partitions held, the event ids of the window, the marks; tombstone messages sent
+        before the window."""
+        now = time.time()
+        self.repeats = Repeats(self.settings.alert_repeat_window_s)
+        self.unsent, self.sent, self.committed = {}, OrderedDict(), {}
+        expired: set[str] = set()  # sent before the window, with no tombstone yet
+        for message_id, record in iter_log(self.settings, self.group, timeout_s=60):
+            self.unsent.pop(message_id, None)
+            self.sent.pop(message_id, None)
+            expired.discard(message_id)
+            if record is None:
                 continue
-            self.alerted_events.setdefault(record.event_id, key)
+            sent_at = epoch(record.sent_at)
+            if sent_at is not None and sent_at < now - self.repeats.window_s:
+                expired.add(message_id)
+                continue
+            self._take_note(record, now)
+            if record.status == "sent":
+                self.sent[message_id] = sent_at or now
+            elif record.status != "refused" and record.partition in self.owned:
+                self.unsent[message_id] = record
+        for record in self.unsent.values():  # to post them again, their alerts whole
+            record.alerts = [{**a, "text": excerpt(a.get("text") or "")} for a in whole_alerts(self.settings, record)]
+        self.not_posted = {m for m, r in self.unsent.items() if r.attempts == 0}
+        self.sent = OrderedDict(sorted(self.sent.items(), key=lambda item: item[1]))
+        self.waiting = {where: queue for where, queue in self.waiting.items() if where[0] in self.owned}
+        for queue in self.waiting.values():
+            for item in queue:
+                self.repeats.remember(item.alert["event_id"], now)
+        for message_id in expired:
+            self._tombstone(message_id)
         self.producer.flush(timeout=30)
         self.reload = False
 
-    def _write(self, record: AlertRecord) -> None:
-        self.records[record.key] = record
+    def _take_note(self, record: MessageRecord, now: float) -> None:
+        """What a record read back tells the repeats: its alerts' ids (within the window) and marks."""
+        decided = epoch(record.decided_at or record.first_attempt_at) or now
+        if decided >= now - self.repeats.window_s:
+            for alert in record.alerts:
+                self.repeats.remember(alert["event_id"], decided)
+        marks = self.repeats.marks.setdefault(record.partition, {})
+        for alert in record.alerts:
+            self.repeats.advance(record.partition, alert)
+        for source, offset in record.marks.items():
+            marks[source] = max(offset, marks.get(source, -1))
+
+    def _write(self, record: MessageRecord) -> None:
         self.producer.send(ALERTS_LOG_TOPIC, key=record.log_key, value=record.encode())
+
+    def _tombstone(self, message_id: str) -> None:
+        self.producer.send(ALERTS_LOG_TOPIC, key=f"{self.group}|{message_id}".encode("utf-8"), value=None)
 
     def _flush(self) -> None:
         self.producer.flush(timeout=self.settings.kafka_request_timeout_ms / 1000)
 
     # -- a round ------------------------------------------------------------------
 
-    def pending(self) -> list[AlertRecord]:
-        return [r for r in self.records.values() if r.status != "sent" and r.partition in self.owned]
+    def _busy(self) -> bool:
+        return bool(self.in_flight) or any(self.waiting.values())
 
-    def _due(self, now: float) -> list[AlertRecord]:
-        return [r for r in self.pending() if self.retry_at.get(r.key, 0) <= now]
+    def _poll_wait_ms(self, longest_ms: int) -> int:
+        if self._busy():
+            return BUSY_POLL_MS
+        due = [self.retry_at.get(m, 0) for m in self.unsent] + [
+            self.pacer.ready_at(r.channel) for r in self.unsent.values()
+        ]
+        if not due:
+            return longest_ms
+        return max(0, min(longest_ms, int((min(due) - time.monotonic()) * 1000)))
 
     def run_round(self, poll_timeout_ms: int = 1000) -> RoundReport:
         report = RoundReport()
-        now = time.monotonic()
-        retries = {key: at for key, at in self.retry_at.items() if key in self.records}
-        polled = self.consumer.poll(
-            timeout_ms=poll_wait_ms(bool(self._due(now)), retries, now, poll_timeout_ms), max_records=MAX_ALERTS_A_POLL
-        )
+        self._collect(report)
+        self._pause_full_partitions()
+        polled = self.consumer.poll(timeout_ms=self._poll_wait_ms(poll_timeout_ms), max_records=MAX_ALERTS_A_POLL)
         self.last_poll = time.monotonic()
         if self.reload:
             self.load_record()
+        self._forget_lost_partitions()
         for tp, messages in polled.items():
             for message in messages:
                 report.polled += 1
-                try:
-                    alert, key, event_id, channel = parse_alert(message.value)
-                except (TypeError, ValueError, KeyError) as error:  # not written by the scorer: say so, go on
-                    log.error(
-                        "skipping a record in %s at %d:%d that is not an alert: %s",
-                        ALERTS_TOPIC,
-                        tp.partition,
-                        message.offset,
-                        error,
-                    )
-                    continue
-                if key in self.records or self.alerted_events.get(event_id, key) != key:
-                    report.repeats += 1
-                    continue
-                record = AlertRecord(self.group, key, event_id, channel, tp.partition, alert)
-                self.records[key] = record
-                self.alerted_events[event_id] = key
-        tries = self._due(time.monotonic())  # older pending alerts first, then this poll's
-        if tries:
-            self._post_round(tries, report)
+                self._accept(tp.partition, message, report)
+        self._collect(report)
+        self._start_posts(report)
+        self._tombstone_old()
         self._flush()
-        if polled:
-            self.consumer.commit()
+        self._commit()
         return report
 
-    def _post_round(self, tries: list[AlertRecord], report: RoundReport) -> None:
-        to_post = self._settle_unknown(tries, report)
-        self._record_attempts(to_post)
-        self._post(to_post, report)
+    def _accept(self, partition: int, message, report: RoundReport) -> None:
+        try:
+            alert, _key, _event_id, channel = parse_alert(message.value)
+        except (TypeError, ValueError, KeyError) as error:  # not written by the scorer: say so, go on
+            log.error(
+                "skipping a record in %s at %d:%d that is not an alert: %s",
+                ALERTS_TOPIC,
+                partition,
+                message.offset,
+                error,
+            )
+            return
+        alert["text"] = excerpt(alert.get("text") or "")  # all a message shows of it; keeps the record small
+        if not self.repeats.accept(partition, alert, time.time(), epoch(alert.get("kafka_timestamp"))):
+            report.repeats += 1
+            return
+        self.waiting.setdefault((partition, channel), []).append(Waiting(alert, message.offset))
 
-    def _settle_unknown(self, tries: list[AlertRecord], report: RoundReport) -> list[AlertRecord]:
-        """What of `tries` is still to post: an alert attempted before whose key is in its
-        channel's history went out and is recorded sent; one whose channel's history cannot
-        be read waits for a later round (its outcome is unknown)."""
-        already: set[str] = set()
-        for channel, moment in history_since(tries, datetime.now(timezone.utc)).items():
-            try:
-                already |= self.notifier.posted_keys(channel, moment)
-            except Exception as error:  # cannot tell whether they went out: not now, on a later round
-                report.errors.append(f"history of {channel}: {type(error).__name__}: {error}")
-                unknown = [r for r in tries if r.channel == channel and r.attempts > 0]
-                for record in unknown:
-                    self.retry_at[record.key] = time.monotonic() + self.settings.alert_retry_s
-                report.deferred += len(unknown)
-                tries = [r for r in tries if r not in unknown]
-        to_post: list[AlertRecord] = []
-        for record in tries:
-            if record.attempts > 0 and record.key in already:
-                self._sent(record, "found in channel history")
-                report.found_already_posted += 1
-            else:
-                to_post.append(record)
-        return to_post
+    def _pause_full_partitions(self) -> None:
+        """Stop reading a partition while MAX_WAITING of its alerts wait (they stay in Kafka)."""
+        waiting: dict[int, int] = {}
+        for (partition, _), queue in self.waiting.items():
+            waiting[partition] = waiting.get(partition, 0) + len(queue)
+        full = {TopicPartition(ALERTS_TOPIC, p) for p, n in waiting.items() if n >= MAX_WAITING and p in self.owned}
+        paused = self.consumer.paused()
+        if full - paused:
+            self.consumer.pause(*(full - paused))
+        if paused - full:
+            self.consumer.resume(*(paused - full))
 
-    def _record_attempts(self, to_post: list[AlertRecord]) -> None:
-        """Every attempt on record (flushed) before the first post."""
-        now = utc_now_iso()
-        for record in to_post:
-            record.status, record.attempts = "attempted", record.attempts + 1
-            record.first_attempt_at = record.first_attempt_at or now
-            self._write(record)
-        self._flush()
+    def _forget_lost_partitions(self) -> None:
+        """Alerts and messages of partitions no longer held are the new owner's."""
+        self.waiting = {where: queue for where, queue in self.waiting.items() if where[0] in self.owned}
+        self.unsent = {m: r for m, r in self.unsent.items() if r.partition in self.owned}
 
-    def _post(self, to_post: list[AlertRecord], report: RoundReport) -> None:
-        """Post in order; stop at the lease's end (poll first, to keep the partitions) or at
-        the first outage (the rest wait `alert_retry_s`); a refused alert waits alone."""
-        for index, record in enumerate(to_post):
-            if time.monotonic() - self.last_poll >= self.lease_s:
-                report.deferred += len(to_post) - index
+    def _channels(self) -> list[str]:
+        return sorted({r.channel for r in self.unsent.values()} | {c for (_, c), q in self.waiting.items() if q})
+
+    def _start_posts(self, report: RoundReport) -> None:
+        """For each channel free to post: its oldest message due again, else a new message of
+        every alert waiting for it; recorded, then posted on a thread of its own."""
+        now = time.monotonic()
+        for channel in self._channels():
+            if now - self.last_poll >= self.lease_s:
                 return
-            try:
-                ref = self.notifier.post(from_rows([record.alert])[0])
-            except Exception as error:
-                report.failed += 1
-                record.last_error = f"{type(error).__name__}: {error}"[:500]
-                report.errors.append(record.last_error)
-                self._write(record)
-                later = time.monotonic() + self.settings.alert_retry_s
-                self.retry_at[record.key] = later
-                if is_outage(error):
-                    for rest in to_post[index + 1 :]:
-                        self.retry_at[rest.key] = later
-                    report.deferred += len(to_post) - index - 1
-                    log.warning(
-                        "alerts could not be posted (%s); %d wait %g s",
-                        record.last_error,
-                        len(to_post) - index,
-                        self.settings.alert_retry_s,
-                    )
-                    return
+            if channel in self.in_flight or not self.pacer.ready(channel, now):
                 continue
-            self._sent(record, ref)
-            report.posted += 1
+            record = self._due_message(channel, now) or self._decide(channel)
+            if record is None:
+                continue
+            look_up = record.attempts > 0 and record.message_id not in self.not_posted
+            record.status, record.attempts = "attempted", record.attempts + 1
+            record.last_attempt_at = utc_now_iso()
+            record.first_attempt_at = record.first_attempt_at or record.last_attempt_at
+            self._write(record)
+            self._flush()  # on record before it is posted
+            self.pacer.posting(channel, now)
+            self.not_posted.discard(record.message_id)
+            self.in_flight[channel] = (record, self._posters.submit(self._post, record, look_up))
 
-    def _sent(self, record: AlertRecord, ref: str) -> None:
-        record.status, record.sent_at, record.ref, record.last_error = "sent", utc_now_iso(), ref, None
-        self.retry_at.pop(record.key, None)
+    def _due_message(self, channel: str, now: float) -> Optional[MessageRecord]:
+        due = [r for r in self.unsent.values() if r.channel == channel and self.retry_at.get(r.message_id, 0) <= now]
+        return min(due, key=lambda r: r.decided_at or "", default=None)
+
+    def _decide(self, channel: str) -> Optional[MessageRecord]:
+        """A new message of the alerts waiting for `channel` (of one partition), as many as fit
+        a record of MESSAGE_RECORD_BYTES, in the order they came."""
+        where = next((w for w in sorted(self.waiting) if w[1] == channel and self.waiting[w]), None)
+        if where is None:
+            return None
+        queue = self.waiting[where]
+        taken, size = 0, 0
+        while taken < len(queue):
+            size += len(json.dumps(queue[taken].alert, ensure_ascii=False)) + 1
+            if taken and size > MESSAGE_RECORD_BYTES:
+                break
+            taken += 1
+        chosen, self.waiting[where] = queue[:taken], queue[taken:]
+        return self._new_message(where[0], channel, [item.alert for item in chosen], [item.offset for item in chosen])
+
+    def _new_message(self, partition: int, channel: str, alerts: list[dict], offsets: list[int], plain=False):
+        for alert in alerts:
+            self.repeats.advance(partition, alert)
+        record = MessageRecord(
+            group=self.group,
+            message_id=uuid.uuid4().hex[:16],
+            channel=channel,
+            partition=partition,
+            alerts=alerts,
+            decided_at=utc_now_iso(),
+            plain=plain,
+            marks=dict(self.repeats.marks.get(partition, {})),
+            offsets=offsets,
+        )
+        self.unsent[record.message_id] = record
+        self.not_posted.add(record.message_id)
+        return record
+
+    def _post(self, record: MessageRecord, look_up: bool) -> Outcome:
+        """On a poster thread: settle an earlier attempt by the channel's history, then post."""
+        if look_up:
+            first = parse_utc(record.first_attempt_at) - HISTORY_MARGIN
+            try:
+                found = self.notifier.posted_message_ids(
+                    record.channel, first, datetime.now(timezone.utc) + HISTORY_MARGIN
+                )
+            except Exception as error:  # cannot tell whether it went out: not now
+                return Outcome("unread-history", error=f"history of {record.channel}: {type(error).__name__}: {error}")
+            if record.message_id in found:
+                return Outcome("found", ref="found in channel history")
+        if time.monotonic() - self.last_poll >= self.lease_s:
+            return Outcome("lease")
+        alerts = tuple(from_rows(record.alerts))
+        arguments = render(record.message_id, record.channel, alerts, self.settings.alert_digest_shown, record.plain)
+        try:
+            ref = self.notifier.post(OutgoingMessage(record.message_id, record.channel, alerts, arguments))
+        except RateLimited as error:
+            return Outcome("rate-limited", retry_after_s=error.retry_after_s, error=str(error))
+        except Refused as error:
+            return Outcome("refused", error=error.error, payload=error.payload)
+        except LookupError as error:  # the channel cannot be used (SlackChannelError): not posted
+            return Outcome("refused", error=str(error))
+        except Exception as error:
+            return Outcome("unknown", error=f"{type(error).__name__}: {error}"[:500])
+        return Outcome("sent", ref=ref)
+
+    def _collect(self, report: RoundReport) -> None:
+        """Record the outcome of every post that has finished."""
+        for channel, (record, future) in list(self.in_flight.items()):
+            if not future.done():
+                continue
+            del self.in_flight[channel]
+            self._record_outcome(record, future.result(), report)
+
+    def _record_outcome(self, record: MessageRecord, outcome: Outcome, report: RoundReport) -> None:
+        now = time.monotonic()
+        if outcome.kind in ("sent", "found"):
+            record.status, record.sent_at, record.ref, record.last_error = "sent", utc_now_iso(), outcome.ref, None
+            self._write(record)
+            self.unsent.pop(record.message_id, None)
+            self.retry_at.pop(record.message_id, None)
+            self.sent[record.message_id] = time.time()
+            report.messages += 1
+            if outcome.kind == "sent":
+                report.posted += record.count
+            else:
+                report.found_already_posted += record.count
+            return
+        record.last_error = outcome.error
+        if outcome.kind == "rate-limited":
+            self.not_posted.add(record.message_id)
+            self.pacer.hold(record.channel, now + outcome.retry_after_s)
+            report.rate_limited += 1
+        elif outcome.kind == "lease":
+            self.not_posted.add(record.message_id)
+            report.deferred += 1
+        elif outcome.kind == "refused" and outcome.payload:
+            self._regroup(record, report)
+            return
+        else:  # refused by the channel (not posted), an unknown outcome, or an unread history
+            if outcome.kind == "refused":
+                self.not_posted.add(record.message_id)
+            report.failed += outcome.kind != "unread-history"
+            report.deferred += outcome.kind == "unread-history"
+            report.errors.append(outcome.error or outcome.kind)
+            later = now + self.settings.alert_retry_s
+            self.retry_at[record.message_id] = later
+            self.pacer.hold(record.channel, later)
+            log.warning(
+                "a message of %d alerts to %s was not posted (%s): tried again in %g s",
+                record.count,
+                record.channel,
+                outcome.error,
+                self.settings.alert_retry_s,
+            )
         self._write(record)
+
+    def _regroup(self, record: MessageRecord, report: RoundReport) -> None:
+        """Slack refused the message itself (nothing posted): its alerts go out in new messages."""
+        record.status = "refused"
+        self._write(record)
+        self.unsent.pop(record.message_id, None)
+        report.failed += 1
+        report.errors.append(f"{record.channel}: {record.last_error}")
+        groups = regrouped(record)
+        if not groups:
+            log.error("Slack refused the alert %s (%s): it is not posted", record.alerts[0]["key"], record.last_error)
+            return
+        offsets = {a["key"]: o for a, o in zip(record.alerts, record.offsets)}
+        for alerts in groups:
+            self._new_message(
+                record.partition, record.channel, alerts, [offsets.get(a["key"], -1) for a in alerts], plain=True
+            )
+            report.regrouped += len(alerts)
+        log.warning("Slack refused a message of %d alerts (%s): regrouped", record.count, record.last_error)
+
+    def _tombstone_old(self) -> None:
+        old = time.time() - self.repeats.window_s
+        while self.sent and next(iter(self.sent.values())) < old:
+            message_id, _ = self.sent.popitem(last=False)
+            self._tombstone(message_id)
+
+    def _commit(self) -> None:
+        """Commit each partition's offset up to its first alert not yet in a recorded message."""
+        first_waiting: dict[int, int] = {}
+        for (partition, _), queue in self.waiting.items():
+            if queue:
+                first_waiting[partition] = min(first_waiting.get(partition, queue[0].offset), queue[0].offset)
+        offsets = {}
+        for partition in self.owned:
+            tp = TopicPartition(ALERTS_TOPIC, partition)
+            try:
+                position = self.consumer.position(tp)
+            except Exception:  # not held any more
+                continue
+            offset = min(first_waiting.get(partition, position), position)
+            if self.committed.get(partition) != offset:
+                offsets[tp] = OffsetAndMetadata(offset, "", -1)
+        if offsets:
+            self.consumer.commit(offsets)
+            self.committed.update({tp.partition: meta.offset for tp, meta in offsets.items()})
 
     # -- running ------------------------------------------------------------------
 
     def caught_up(self, ends: dict[int, int]) -> bool:
-        """Whether every partition of `ends` is held and read to its end, and every alert
-        still pending has been tried and waits for its retry (Slack is down, or refused it)."""
-        if set(ends) - self.owned:
+        """Whether every partition of `ends` is held and read to its end, nothing waits or is
+        being posted, and every message not sent has been tried and waits for its retry."""
+        if set(ends) - self.owned or self._busy():
             return False
         if any(self.consumer.position(TopicPartition(ALERTS_TOPIC, p)) < end for p, end in ends.items()):
             return False
         now = time.monotonic()
-        return all(self.retry_at.get(r.key, 0) > now for r in self.pending())
+        return all(self.retry_at.get(m, 0) > now for m in self.unsent)
 
     def run(
         self,
@@ -386,16 +579,16 @@ class Dispatcher:
         deadline = time.monotonic() + timeout_s if timeout_s else None
         while not stop.is_set():
             report = self.run_round()
-            for name in ("polled", "repeats", "posted", "found_already_posted", "failed", "deferred"):
-                setattr(total, name, getattr(total, name) + getattr(report, name))
-            total.errors += report.errors
-            if report.posted or report.failed or report.found_already_posted:
+            total.add(report)
+            if report.messages or report.failed or report.rate_limited:
                 log.info(
-                    "alerts: %d posted, %d found already posted, %d failed, %d deferred, %d repeats skipped",
+                    "alerts: %d posted in %d messages, %d found already posted, %d rate limited, %d failed, "
+                    "%d repeats skipped",
                     report.posted,
+                    report.messages,
                     report.found_already_posted,
+                    report.rate_limited,
                     report.failed,
-                    report.deferred,
                     report.repeats,
                 )
             if until is not None and self.caught_up(until):

@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 
 from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 from feedback.core.settings import Settings
+from jobs.alerts_log import read_log
 from jobs.delta_table import read_delta
-from jobs.dispatcher import read_log
 
 MAX_BUCKETS = 120
 
@@ -123,8 +123,8 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
     )
     latency = _latency(spark, settings, scored)
     records = read_log(settings, settings.dispatcher_group).values()
-    sent = sum(1 for record in records if record.status == "sent")
-    pending = sum(1 for record in records if record.status != "sent")
+    sent = sum(record.count for record in records if record.status == "sent")
+    pending = sum(record.count for record in records if record.status not in ("sent", "refused"))
 
     figure, ((trend_ax, histogram_ax), (alerts_ax, latency_ax)) = plt.subplots(2, 2, figsize=(15, 9))
     thresholds = (

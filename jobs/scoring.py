@@ -11,7 +11,8 @@ Kafka sink, which routes each row by its `topic` column:
 * `feedback-deadletter`: every invalid record with its reason (key: `topic:partition:offset`).
   Any failure while reading one record (bad UTF-8, JSON nested too deeply, a field of the
   wrong type) is that record's dead letter, never a failed task.
-* `feedback-alerts`: one record per alert (key: `event id|channel`); the dispatcher posts it.
+* `feedback-alerts`: one record per alert (key: its channel, so one partition holds a
+  channel's alerts); the dispatcher posts it.
 
 Validation is the producers' own validator (`feedback.core.schema.validate_feedback`), so a
 producer and the job never disagree about what is valid.
@@ -130,7 +131,7 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
             if channel is not None:
                 key = f"{row['id']}|{channel}"
                 topics.append(ALERTS_TOPIC)
-                keys.append(key)
+                keys.append(channel)  # a channel's alerts in one partition: one dispatcher paces it
                 values.append(
                     _dumps(
                         {

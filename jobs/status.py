@@ -25,6 +25,7 @@ here; their parts show as unknown, and `feedback databricks status` shows the jo
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from dataclasses import dataclass, field
@@ -36,6 +37,8 @@ from urllib.parse import urlparse
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
 from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings
+
+log = logging.getLogger(__name__)
 
 Offsets = dict[str, dict[int, int]]  # topic -> partition -> offset
 
@@ -131,21 +134,61 @@ class AlertCounts:
 
 
 def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
-    """Counts and the latest send -> posted latencies from the dispatcher's records (pure)."""
-    sent, waiting, failing, posted = 0, 0, 0, []
+    """Counts and the latest send -> posted latencies from the dispatcher's message records (pure)."""
+    from jobs.alerts_log import posted_alerts
+
+    records = list(records)
+    sent, waiting, failing = 0, 0, 0
     for record in records:
         if record.status == "sent":
-            sent += 1
-            sent_at = parse_utc(record.sent_at) if record.sent_at else None
-            sent_ms = record.alert.get("kafka_timestamp")
-            if sent_at is not None and sent_ms:
-                posted.append((sent_at, (sent_at - parse_utc(sent_ms)).total_seconds() * 1000))
+            sent += record.count
         elif record.last_error:
-            failing += 1
+            failing += record.count
         else:
-            waiting += 1
-    posted.sort(key=lambda item: item[0])
+            waiting += record.count
+    posted = sorted((parse_utc(r.sent_at), ms) for r, _, ms in posted_alerts(records) if ms is not None)
     return AlertCounts(sent, waiting, failing, tuple(latency for _, latency in posted[-recent:]))
+
+
+@dataclass
+class ChannelFigures:
+    """One alert channel: what waits for it and what it has been sent lately."""
+
+    waiting: int = 0  # alerts not yet posted: read by no dispatcher yet, or in a message not sent
+    oldest_waiting_s: Optional[float] = None  # the age of the oldest of them (from its event's send)
+    messages_per_s: float = 0.0  # over the last `window_s`
+    alerts_per_message: float = 0.0  # over the last `window_s`
+
+
+def channel_figures(
+    unread: Iterable[dict], records: Iterable, now: datetime, window_s: float = 60
+) -> dict[str, ChannelFigures]:
+    """Per channel, from the alerts the dispatcher group has not read yet (`unread`) and its
+    message records (pure)."""
+    figures: dict[str, ChannelFigures] = {}
+    recent: dict[str, list[int]] = {}
+
+    def waiting(alert: dict) -> None:
+        entry = figures.setdefault(alert["channel"], ChannelFigures())
+        entry.waiting += 1
+        if alert.get("kafka_timestamp"):
+            age = (now - parse_utc(alert["kafka_timestamp"])).total_seconds()
+            entry.oldest_waiting_s = max(age, entry.oldest_waiting_s or age)
+
+    for alert in unread:
+        waiting(alert)
+    for record in records:
+        if record.status == "sent" and record.sent_at:
+            if (now - parse_utc(record.sent_at)).total_seconds() <= window_s:
+                recent.setdefault(record.channel, []).append(record.count)
+        elif record.status != "refused":
+            for alert in record.alerts:
+                waiting({**alert, "channel": record.channel})
+    for channel, counts in recent.items():
+        entry = figures.setdefault(channel, ChannelFigures())
+        entry.messages_per_s = len(counts) / window_s
+        entry.alerts_per_message = sum(counts) / len(counts)
+    return figures
 
 
 @dataclass
@@ -308,13 +351,14 @@ class PipelineStatus:
     ends: Offsets
     parts: list[PartStatus]
     alerts: AlertCounts
+    channels: dict[str, ChannelFigures] = field(default_factory=dict)
 
 
 def gather(settings: Settings) -> PipelineStatus:
     """Everything `feedback status` shows, read now."""
     from feedback.clients.kafka_client import end_offsets
     from jobs import continuous_passthrough, scorer, table_writer
-    from jobs.dispatcher import read_log
+    from jobs.alerts_log import read_log
 
     now = datetime.now(timezone.utc)
     topics = (*FEEDBACK_TOPICS, SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
@@ -355,7 +399,7 @@ def gather(settings: Settings) -> PipelineStatus:
             starting_positions(settings.starting_offsets, {ALERTS_TOPIC: ends[ALERTS_TOPIC]}),
         )
         dispatch.note = f"group {settings.dispatcher_group!r} has committed nothing yet"
-    touched = [parse_utc(stamp) for r in records.values() for stamp in (r.sent_at, r.first_attempt_at) if stamp]
+    touched = [parse_utc(stamp) for r in records.values() for stamp in (r.sent_at, r.last_attempt_at) if stamp]
     dispatch.last_progress = max(touched, default=None)
     if alerts.latency_ms:
         dispatch.figures["send -> posted p50 / p99"] = (
@@ -385,7 +429,34 @@ def gather(settings: Settings) -> PipelineStatus:
                 settings.starting_offsets,
             )
         )
-    return PipelineStatus(now, ends, parts, alerts)
+    unread_from = (positions or {}).get(ALERTS_TOPIC) or (
+        starting_positions(settings.starting_offsets, {ALERTS_TOPIC: ends[ALERTS_TOPIC]}) or {}
+    ).get(ALERTS_TOPIC, {})
+    unread = _unread_alerts(settings, unread_from, ends[ALERTS_TOPIC])
+    return PipelineStatus(now, ends, parts, alerts, channel_figures(unread, records.values(), now))
+
+
+UNREAD_READ_MAX = 20_000  # alerts read back a partition for `feedback status`; the lag counts the rest
+
+
+def _unread_alerts(settings: Settings, start: dict[int, int], ends: dict[int, int]) -> list[dict]:
+    """The alerts of `feedback-alerts` the dispatcher group has not read (the first
+    UNREAD_READ_MAX of each partition), to tell per channel what waits and since when."""
+    from feedback.clients.kafka_client import read_range
+
+    stop = {p: min(end, start.get(p, 0) + UNREAD_READ_MAX) for p, end in ends.items()}
+    alerts = []
+    try:
+        read = read_range(settings, ALERTS_TOPIC, start, stop, timeout_s=30).records
+    except TimeoutError as error:  # the lag still says how many; the channels are then unknown
+        log.warning("could not read the alerts waiting: %s", error)
+        return []
+    for record in read:
+        try:
+            alerts.append(json.loads(record.value))
+        except (TypeError, ValueError):  # not an alert: the dispatcher skips it too
+            continue
+    return [a for a in alerts if isinstance(a, dict) and "channel" in a]
 
 
 # -- presenting it ---------------------------------------------------------------------------
@@ -428,6 +499,20 @@ def render(status: PipelineStatus, where: str):
             f"(retried every alert_retry_s)"
         ),
     ]
+    if status.channels:
+        channels = Table(title="alert channels (messages: the last minute)", title_justify="left")
+        for column in ("channel", "alerts waiting", "oldest waiting", "messages / s", "alerts / message"):
+            channels.add_column(column, justify="left" if column == "channel" else "right")
+        for name, entry in sorted(status.channels.items()):
+            oldest = "" if entry.oldest_waiting_s is None else f"{entry.oldest_waiting_s:,.1f} s"
+            channels.add_row(
+                name,
+                f"{entry.waiting:,}",
+                oldest,
+                f"{entry.messages_per_s:.2f}",
+                f"{entry.alerts_per_message:.1f}" if entry.messages_per_s else "",
+            )
+        lines.append(channels)
     for part in status.parts:
         if part.stalled(now):
             if part.last_progress is None and part.running_since is None:

@@ -15,10 +15,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
-from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings
+from jobs.alerts_log import MessageRecord, posted_alerts, read_log
 from jobs.delta_table import read_delta
-from jobs.dispatcher import AlertRecord, read_log
 from jobs.status import percentile
 
 
@@ -54,16 +53,14 @@ def percentiles(values: list[float]) -> dict[str, float]:
     return {"p50": percentile(values, 0.5), "p99": percentile(values, 0.99)}
 
 
-def alert_figures(records: dict[str, AlertRecord], summary: PipelineSummary) -> None:
+def alert_figures(records: dict[str, MessageRecord], summary: PipelineSummary) -> None:
     """Alerts sent and pending per channel, and send -> post latency, from the dispatcher's record."""
-    latencies = []
     for record in records.values():
+        if record.status == "refused":  # its alerts went out in the messages that replaced it
+            continue
         target = summary.alerts_sent if record.status == "sent" else summary.alerts_pending
-        target[record.channel] = target.get(record.channel, 0) + 1
-        if record.status == "sent" and record.alert.get("kafka_timestamp"):
-            sent = parse_utc(record.sent_at) - parse_utc(record.alert["kafka_timestamp"])
-            latencies.append(sent.total_seconds() * 1000)
-    summary.alert_latency_ms = percentiles(latencies)
+        target[record.channel] = target.get(record.channel, 0) + record.count
+    summary.alert_latency_ms = percentiles([ms for _, _, ms in posted_alerts(records.values()) if ms is not None])
 
 
 def _percentiles(frame, column: str) -> dict[str, float]:

@@ -9,7 +9,9 @@
     feedback pipeline ...                run, summarise, reprocess, report (Spark)
     feedback producer ...                X, Slack and price producers
     feedback databricks run|status|errors  operate the jobs on Azure Databricks
+    feedback alerts show MESSAGE_ID      every alert of a message (a digest) the dispatcher posted
     feedback bench producer              this project's producer against Kafka's own
+    feedback bench dispatcher-start      the alert dispatcher's start on a long run's record
 
 Global options set the most-used settings; every setting can also come from the
 environment (FEEDBACK_<NAME>) or the config file (feedback.toml): see feedback/core/settings.py.
@@ -27,6 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from feedback.cli.alerts import app as alerts_app
 from feedback.cli.databricks import app as databricks_app
 from feedback.cli.pipeline import app as pipeline_app
 from feedback.cli.produce import app as producers_app
@@ -50,6 +53,7 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(producers_app, name="producer")
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(databricks_app, name="databricks")
+app.add_typer(alerts_app, name="alerts")
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -385,13 +389,61 @@ def bench_latency(
     tables_together: bool = typer.Option(
         False, help="The table writer in the scorer's Spark application, not a process of its own."
     ),
+    to: str = typer.Option(
+        "slack", help="Where alerts go: `slack` (the Slack stand-in, Slack's rate enforced) or `file`."
+    ),
+    channel_rate: float = typer.Option(1.0, help="With --to slack: the rate the stand-in enforces per channel."),
 ) -> None:
-    """End-to-end latency, send to alert and to table commit, at a fixed rate."""
+    """End-to-end latency, send to alert (visible in Slack, or in the alerts file) and to table commit, at a fixed rate."""
     from benchmarks.pipeline import latency
+
+    if to not in ("slack", "file"):
+        console.print(f"[red]--to {to!r}: expected slack or file[/red]")
+        raise typer.Exit(2)
+    settings = settings_of(ctx)
+    with _local_broker(settings, stop_after=False), _alert_target(settings, to, channel_rate) as (target, standin):
+        code = latency(target, console, rate, seconds, trigger, tables_together=tables_together)
+        if standin is not None:
+            console.print(
+                f"the Slack stand-in enforced {channel_rate:g} message(s) a second per channel and answered "
+                f"{standin.rate_limited:,} posts with 429"
+            )
+        raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def _alert_target(settings, to: str, channel_rate: float):
+    """The settings for a benchmark's alerts: the Slack stand-in (a loopback server, Slack's
+    documented rate per channel enforced) or the alerts file (no Slack token)."""
+    if to == "file":
+        yield settings.replace(slack_bot_token=None), None
+        return
+    from feedback.devtools.slack_standin import SlackWebStandIn
+
+    with SlackWebStandIn(channel_rate=channel_rate) as standin:
+        yield (
+            settings.replace(
+                slack_bot_token=standin.token,
+                slack_base_url=standin.base_url,
+                alert_channel_rate=channel_rate,
+                alert_workspace_rate=None,
+            ),
+            standin,
+        )
+
+
+@bench_app.command("dispatcher-start")
+def bench_dispatcher_start(
+    ctx: typer.Context,
+    rate: float = typer.Option(200, help="Events per second the record was made at."),
+    hours: float = typer.Option(2, help="Hours of record: what compaction leaves is about two."),
+) -> None:
+    """The alert dispatcher's start (time and memory to read its record back) on the record a long run leaves."""
+    from benchmarks.dispatcher import start
 
     settings = settings_of(ctx)
     with _local_broker(settings, stop_after=False):
-        raise typer.Exit(latency(settings, console, rate, seconds, trigger, tables_together=tables_together))
+        raise typer.Exit(start(settings, console, rate, hours))
 
 
 @bench_app.command("continuous")

@@ -1,22 +1,24 @@
-"""Alerts: what an alert says, and where it is posted.
+"""Alerts: where a message of alerts is posted.
 
 Which score alerts which channel is decided by the scorer (`jobs.scoring.AlertRules`);
-the message text is a pure function here. Posting goes through a `Notifier`:
+which alerts a message carries, by the dispatcher (jobs/dispatcher.py); what a message says,
+by `feedback.core.alert_messages`. Posting goes through a `Notifier`:
 
-* `SlackNotifier`: slack_sdk's `WebClient.chat_postMessage`, with slack_sdk's retry handlers
-  for rate limits (429 + Retry-After), server errors and connection errors. Each message
-  carries its alert key in `metadata` so that, before an alert is posted again after an
-  attempt whose outcome is unknown (a crash, a time-out that Slack may have processed),
-  `posted_keys` can look for it in the channel's recent history (`conversations.history`).
-* `FileNotifier`: appends alerts to a JSON Lines file, when no Slack bot token is set.
+* `SlackNotifier`: slack_sdk's `WebClient.chat_postMessage` with no retry handler. A post is
+  tried once and its outcome said plainly, since slack_sdk's server-error and connection-error
+  handlers post again without looking, and a message Slack did store would then appear twice:
+  a 429 raises `RateLimited` (not posted, with Slack's `Retry-After`); a definite refusal
+  raises `Refused` (not posted); anything else (a 5xx, a time-out, a dropped connection, an
+  error Slack does not document as a refusal) is an unknown outcome, settled by
+  `posted_message_ids`, which searches the channel's history (`conversations.history`,
+  bounded by `oldest` and `latest`) for the message id in each message's `metadata`.
+* `FileNotifier`: appends one JSON line per alert, with the id of the message it went out
+  in, when no Slack bot token is set.
 
 Channels given by name are looked up with `conversations.list` (`list_channels`, shared with
 the Slack producer). A channel the bot is not a member of (`is_member: false`) is refused with
 the `/invite` to type, since with `chat:write` the bot can neither post there nor read its
 history; a token without `groups:read` cannot list private channels, and the error says so.
-
-Exactly-once delivery is the dispatcher's job (jobs/dispatcher.py); a notifier only posts and
-looks things up.
 """
 
 from __future__ import annotations
@@ -26,38 +28,79 @@ import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional, Protocol
+from typing import Optional, Protocol
 
 from slack_sdk.errors import SlackApiError
 
+from feedback.core.alert_messages import Alert, message_ids_in
 from feedback.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
-METADATA_EVENT_TYPE = "feedback_alert"
-EXCERPT_CHARS = 280
+# conversations.history's page: 15 is the most Slack returns to a commercially distributed
+# app outside the Marketplace since 2025-05-29 (one request a minute for those); an internal
+# (custom, single-workspace) app keeps Tier 3 and larger pages
+# (https://docs.slack.dev/changelog/2025/05/29/rate-limit-changes-for-non-marketplace-apps).
+HISTORY_PAGE = 15
+
+# chat.postMessage errors that say the message was not posted
+# (https://docs.slack.dev/reference/methods/chat.postMessage, "Errors"). Those of PAYLOAD_ERRORS
+# are about the message itself: its alerts may be regrouped into other messages. Any other
+# error (internal_error and fatal_error say part of the operation may have succeeded) leaves
+# the outcome unknown.
+PAYLOAD_ERRORS = frozenset(
+    {
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "msg_too_long",
+        "msg_blocks_too_long",
+        "metadata_too_large",
+        "invalid_metadata_format",
+        "invalid_metadata_schema",
+        "invalid_arguments",
+        "no_text",
+        "too_many_attachments",
+    }
+)
+NOT_POSTED_ERRORS = PAYLOAD_ERRORS | {
+    "channel_not_found",
+    "not_in_channel",
+    "is_archived",
+    "restricted_action",
+    "invalid_auth",
+    "not_authed",
+    "account_inactive",
+    "token_revoked",
+    "missing_scope",
+    "ekm_access_denied",
+}
 
 
 @dataclass(frozen=True)
-class Alert:
-    key: str  # "<event id>|<channel>": one alert per event and channel, ever
-    event_id: str
+class OutgoingMessage:
+    """One message to post: its id, channel and alerts, and chat.postMessage's arguments."""
+
+    message_id: str
     channel: str
-    source: str
-    author: str
-    text: str
-    score: float
-    url: Optional[str]
+    alerts: tuple[Alert, ...]
+    arguments: dict
 
 
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+class RateLimited(Exception):
+    """Slack answered 429: the message was not posted; try again after `retry_after_s`."""
+
+    def __init__(self, retry_after_s: float):
+        super().__init__(f"rate limited: retry after {retry_after_s:g} s")
+        self.retry_after_s = retry_after_s
 
 
-def message_text(alert: Alert) -> str:
-    link = f" <{alert.url}|open>" if alert.url else ""
-    return f"*{alert.score:.2f}* from {alert.source} by {alert.author}{link}\n> {excerpt(alert.text)}"
+class Refused(Exception):
+    """A definite refusal: the message was not posted. `payload`: the message itself was
+    refused (its alerts may go out in other messages); else the channel or the token was."""
+
+    def __init__(self, error: str, payload: bool):
+        super().__init__(error)
+        self.error, self.payload = error, payload
 
 
 # Bot token scopes by channel type (https://docs.slack.dev/reference/methods/conversations.list
@@ -162,66 +205,64 @@ def not_member_message(channel: str, client, consequence: str) -> str:
 
 class Notifier(Protocol):
     name: str
+    paced: bool  # whether the dispatcher keeps to Slack's rates (jobs/pacing.py) for it
 
-    def post(self, alert: Alert) -> str:
-        """Post one alert; return a reference (Slack's message ts). Raises on failure."""
+    def post(self, message: OutgoingMessage) -> str:
+        """Post one message; return a reference (Slack's message ts). Raises RateLimited or
+        Refused when it was not posted, anything else when the outcome is unknown."""
 
-    def posted_keys(self, channel: str, since: datetime) -> set[str]:
-        """Alert keys of the alerts already in `channel` since `since`."""
+    def posted_message_ids(self, channel: str, oldest: datetime, latest: datetime) -> set[str]:
+        """Ids of the messages in `channel` posted between `oldest` and `latest`."""
 
 
 class FileNotifier:
     name = "file"
+    paced = False  # a file has no rate limit
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
-    def post(self, alert: Alert) -> str:
+    def post(self, message: OutgoingMessage) -> str:
         posted_at = datetime.now(timezone.utc).isoformat()
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({**asdict(alert), "posted_at": posted_at}, ensure_ascii=False) + "\n")
+        lines = "".join(
+            json.dumps({**asdict(alert), "message_id": message.message_id, "posted_at": posted_at}, ensure_ascii=False)
+            + "\n"
+            for alert in message.alerts
+        )
+        with self.path.open("a", encoding="utf-8") as out:  # one write: a message's lines stay together
+            out.write(lines)
             out.flush()
         return posted_at
 
-    def posted_keys(self, channel: str, since: datetime) -> set[str]:
+    def posted_message_ids(self, channel: str, oldest: datetime, latest: datetime) -> set[str]:
         if not self.path.exists():
             return set()
-        keys = set()
+        ids = set()
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:  # a line cut short by a crash: that post did not happen
                 continue
             if entry.get("channel") == channel:
-                keys.add(entry["key"])
-        return keys
+                ids.add(entry.get("message_id") or entry["key"])
+        return ids
 
 
 class SlackNotifier:
     name = "slack"
+    paced = True
 
     def __init__(self, settings: Settings, client=None):
         from slack_sdk import WebClient
-        from slack_sdk.http_retry.builtin_handlers import (
-            ConnectionErrorRetryHandler,
-            RateLimitErrorRetryHandler,
-            ServerErrorRetryHandler,
-        )
 
-        # WebClient retries only connection errors by default; rate limits and 5xx are added
-        # here. A time-out is not retried in place: the alert stays pending in the
-        # dispatcher's record and is checked against the channel's history before it is
-        # posted again.
+        # No retry handler (WebClient's default retries connection errors): see the module
+        # docstring. The dispatcher paces posts, waits out a 429 and settles unknown outcomes.
         self.client = client or WebClient(
             token=settings.slack_bot_token.get_secret_value(),
             base_url=settings.slack_base_url,
             timeout=int(max(1, settings.slack_timeout_s)),
-            retry_handlers=[
-                ConnectionErrorRetryHandler(max_retry_count=2),
-                RateLimitErrorRetryHandler(max_retry_count=3),
-                ServerErrorRetryHandler(max_retry_count=2),
-            ],
+            retry_handlers=[],
         )
         self._channel_ids: dict[str, str] = {}
 
@@ -253,49 +294,44 @@ class SlackNotifier:
             self._channel_ids[channel] = found["id"]
         return self._channel_ids[channel]
 
-    def post(self, alert: Alert) -> str:
-        answer = self.client.chat_postMessage(
-            channel=self.channel_id(alert.channel),
-            text=message_text(alert),
-            unfurl_links=False,
-            metadata={"event_type": METADATA_EVENT_TYPE, "event_payload": {"key": alert.key}},
-        )
+    def post(self, message: OutgoingMessage) -> str:
+        try:  # SlackChannelError (a LookupError) when the channel cannot be used: not posted
+            answer = self.client.chat_postMessage(channel=self.channel_id(message.channel), **message.arguments)
+        except SlackApiError as error:
+            raise not_posted(error) or error
         return answer["ts"]
 
-    def posted_keys(self, channel: str, since: datetime) -> set[str]:
-        keys: set[str] = set()
+    def posted_message_ids(self, channel: str, oldest: datetime, latest: datetime) -> set[str]:
+        ids: set[str] = set()
         cursor = None
         while True:
             page = self.client.conversations_history(
                 channel=self.channel_id(channel),
-                oldest=f"{since.timestamp():.6f}",
+                oldest=f"{oldest.timestamp():.6f}",
+                latest=f"{latest.timestamp():.6f}",
+                inclusive=True,
                 include_all_metadata=True,
-                limit=200,
+                limit=HISTORY_PAGE,
                 cursor=cursor,
             )
-            for message in page["messages"]:
-                metadata = message.get("metadata") or {}
-                if metadata.get("event_type") == METADATA_EVENT_TYPE:
-                    keys.add(metadata.get("event_payload", {}).get("key"))
+            ids |= message_ids_in(page["messages"])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
-                return keys
+                return ids
 
 
-def is_outage(error: Exception) -> bool:
-    """Whether a failed post says the service is unavailable, not that this alert is wrong.
-
-    Slack answering 429 or 5xx (after the retry handlers gave up), a time-out, a refused
-    connection or a file that cannot be written are outages: the alerts after it would fail
-    the same way, each after its own time-out. A definite answer about this alert (an
-    unknown channel, `invalid_blocks`) is not.
-    """
-    from slack_sdk.errors import SlackApiError
-
-    if isinstance(error, SlackApiError):
-        status = getattr(error.response, "status_code", 200)
-        return status == 429 or status >= 500
-    return not isinstance(error, (LookupError, ValueError, TypeError))
+def not_posted(error: SlackApiError) -> Optional[Exception]:
+    """RateLimited or Refused for an answer that says the message was not posted, else None
+    (the outcome is unknown)."""
+    status = getattr(error.response, "status_code", 200)
+    if status == 429:
+        headers = getattr(error.response, "headers", None) or {}
+        retry_after = headers.get("Retry-After") or headers.get("retry-after") or 1
+        return RateLimited(float(retry_after))
+    code = error.response.get("error") if status == 200 else None
+    if code in NOT_POSTED_ERRORS:
+        return Refused(code, payload=code in PAYLOAD_ERRORS)
+    return None
 
 
 def notifier_for(settings: Settings) -> Notifier:
@@ -306,8 +342,3 @@ def notifier_for(settings: Settings) -> Notifier:
         )
         return FileNotifier(settings.alerts_path)
     return SlackNotifier(settings)
-
-
-def from_rows(rows: Iterable[dict]) -> list[Alert]:
-    fields = Alert.__dataclass_fields__
-    return [Alert(**{name: row[name] for name in fields}) for row in rows]

@@ -210,12 +210,21 @@ def read_range(
 ) -> ReadBack:
     """Every record of `topic` from `start` (inclusive) to `end` (exclusive) per partition.
 
-    Raises TimeoutError, naming what is still missing, if the range is not read in time.
+    Raises TimeoutError, naming what is still missing, if no record comes for `timeout_s`
+    before the range is read.
     """
+    return ReadBack(topic, list(iter_range(settings, topic, start, end, timeout_s)))
+
+
+def iter_range(
+    settings: Settings, topic: str, start: dict[int, int], end: dict[int, int], timeout_s: float = 60
+) -> Iterator:
+    """`read_range`'s records one by one, as they are fetched (in offset order per partition),
+    so a reader keeps only what it needs of a large range."""
     wanted = {p: (start.get(p, 0), end[p]) for p in end if end[p] > start.get(p, 0)}
-    records: list = []
     if not wanted:
-        return ReadBack(topic, records)
+        return
+    read = 0
     with client(settings, "consumer") as consumer:
         assignment = [TopicPartition(topic, p) for p in wanted]
         consumer.assign(assignment)
@@ -226,11 +235,14 @@ def read_range(
         while remaining and time.monotonic() < deadline:
             for tp, batch in consumer.poll(timeout_ms=500).items():
                 stop = wanted[tp.partition][1]
-                records += [record for record in batch if record.offset < stop]
+                deadline = time.monotonic() + timeout_s  # progress: a large range may take longer
+                for record in batch:
+                    if record.offset < stop:
+                        read += 1
+                        yield record
                 if batch and batch[-1].offset >= stop - 1:
                     remaining.discard(tp.partition)
         if remaining:
             raise TimeoutError(
-                f"read {len(records)} records of {topic!r} but partitions {sorted(remaining)} did not reach their end offsets within {timeout_s:g} s"
+                f"read {read} records of {topic!r} but partitions {sorted(remaining)} did not reach their end offsets: nothing came for {timeout_s:g} s"
             )
-    return ReadBack(topic, records)

@@ -9,6 +9,7 @@ backend code: consumers of the catalogue translate these fields into their own t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 HOUR_MS = 60 * 60 * 1000
 DAY_MS = 24 * HOUR_MS
@@ -21,6 +22,9 @@ class Topic:
     retention_ms: int
     cleanup_policy: str
     purpose: str
+    # A compacted topic is cleaned only in closed segments (Kafka rolls one every 7 days by
+    # default, `log.roll.ms`); a shorter roll lets compaction drop old states sooner.
+    segment_ms: Optional[int] = None
 
     @property
     def retention_hours(self) -> int:
@@ -28,7 +32,10 @@ class Topic:
 
     def kafka_configs(self) -> dict[str, str]:
         """The topic-level configs Kafka stores for this topic (as Kafka spells them)."""
-        return {"retention.ms": str(self.retention_ms), "cleanup.policy": self.cleanup_policy}
+        configs = {"retention.ms": str(self.retention_ms), "cleanup.policy": self.cleanup_policy}
+        if self.segment_ms is not None:
+            configs["segment.ms"] = str(self.segment_ms)
+        return configs
 
 
 # Seven days of retention fits every backend: it is Event Hubs Standard's maximum, and it
@@ -56,17 +63,19 @@ TOPICS: tuple[Topic, ...] = (
         4,
         7 * DAY_MS,
         "delete",
-        "One record per alert the scorer decided, keyed by event id and channel; the alert dispatcher posts them.",
+        "One record per alert the scorer decided, keyed by its channel; the alert dispatcher posts them.",
     ),
-    # The dispatcher's record of every alert it attempted and posted, read back when it starts.
-    # Compacted (the latest record per key is what counts); the dispatcher writes tombstones
-    # for alerts older than the feedback topics' retention, which can no longer come back.
+    # The dispatcher's record of every message it decided, attempted and posted, read back when
+    # it starts. Compacted (the latest record per key is what counts), in segments of an hour;
+    # the dispatcher writes tombstones for messages sent longer ago than its repeat window
+    # (jobs/alerts_log.py).
     Topic(
         "alerts-log",
         1,
         7 * DAY_MS,
         "compact",
-        "The alert dispatcher's record: the latest attempt or post of each alert, keyed by group and alert key.",
+        "The alert dispatcher's record: the latest state of each message of alerts, keyed by group and message id.",
+        segment_ms=HOUR_MS,
     ),
     Topic(
         "feedback-passthrough",

@@ -155,6 +155,16 @@ class Settings(BaseSettings):
     # (Slack was down) wait before they are tried again.
     dispatcher_group: str = "feedback-alert-dispatcher"
     alert_retry_s: float = Field(30, gt=0)
+    # Pacing (jobs/pacing.py): messages a second to one channel (Slack: about one), and to all
+    # channels together (Slack publishes no number; unset: only the channels' rates).
+    alert_channel_rate: float = Field(1.0, gt=0)
+    alert_workspace_rate: Optional[float] = Field(None, gt=0)
+    # A digest shows this many of its alerts, the most extreme (Block Kit: 50 blocks a
+    # message, three of them the digest's frame), and names the command that lists the rest.
+    alert_digest_shown: int = Field(10, ge=1, le=47)
+    # How long the dispatcher remembers the event ids it alerted, to drop a resent event
+    # (jobs/repeats.py; replays of the same source record are caught for ever).
+    alert_repeat_window_s: float = Field(3600, gt=0)
     # The channels the Slack producer listens to (ids or names), and the simulator's bot id
     # (the one bot whose messages count as feedback).
     slack_feedback_channels: list[str] = Field(default_factory=lambda: ["#product-feedback"])

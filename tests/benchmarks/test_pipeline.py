@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import pytest
+
 from benchmarks.pipeline import _alerts_text, _rows_read, sample_texts
 from feedback.core.settings import load_settings
 from tests.support.events import NEGATIVE, NEUTRAL, POSITIVE, event
@@ -52,3 +54,29 @@ def test_the_rows_a_query_has_read_are_summed_over_its_recent_progress():
     query = SimpleNamespace(recentProgress=[{"numInputRows": 3}, {"numInputRows": 0}, {"numInputRows": 5}])
     assert _rows_read(query) == 8
     assert _rows_read(SimpleNamespace(recentProgress=[])) == 0
+
+
+def test_slack_figures_time_each_alert_to_the_message_carrying_it_and_count_messages_per_second():
+    from benchmarks.pipeline import slack_figures
+
+    def message(channel: str, ts: float, mid: str) -> dict:
+        payload = {"message_id": mid, "count": 1}
+        return {
+            "channel": channel,
+            "ts": f"{ts:.6f}",
+            "metadata": {"event_type": "feedback_alert_message", "event_payload": payload},
+        }
+
+    base = 1_795_600_000.0  # 2026-11-25T09:46:40Z
+    sent = "2026-11-25T09:46:40.000Z"
+    alerts_of = {
+        "m1": [{"event_id": "lat-1", "kafka_timestamp": sent, "scored_at": "2026-11-25T09:46:40.200Z"}],
+        "m2": [{"event_id": f"lat-{n}", "kafka_timestamp": sent} for n in (2, 3, 4)],
+        "m3": [{"event_id": "warm-9", "kafka_timestamp": sent}],  # another run's: not counted
+    }
+    messages = [message("#neg", base + 0.5, "m1"), message("#neg", base + 1.5, "m2"), message("#pos", base + 0.7, "m3")]
+    figures = slack_figures(messages, alerts_of, "lat-")
+    assert figures.visible_ms == pytest.approx([500.0, 1500.0, 1500.0, 1500.0], abs=0.01)
+    assert figures.scored_to_visible_ms == pytest.approx([300.0], abs=0.01)  # float seconds since 1970
+    assert figures.messages == {"#neg": 2} and figures.most_in_a_second == {"#neg": 1}
+    assert figures.alerts_per_message == 2.0

@@ -231,7 +231,11 @@ def test_topics_script_gives_each_topic_its_cleanup_policy_the_compacted_one_com
     configs = {
         name: [words[i + 1] for i, word in enumerate(words) if word == "--config"] for name, words in creates.items()
     }
-    assert configs["alerts-log"] == ["cleanup.policy=compact", f"retention.ms={7 * 24 * 3600 * 1000}"]
+    assert configs["alerts-log"] == [
+        "cleanup.policy=compact",
+        f"retention.ms={7 * 24 * 3600 * 1000}",
+        f"segment.ms={3600 * 1000}",
+    ]
     for topic in TOPICS:
         assert f"cleanup.policy={topic.cleanup_policy}" in configs[topic.name], topic.name
     assert sorted(name for name, found in configs.items() if "cleanup.policy=compact" in found) == ["alerts-log"]

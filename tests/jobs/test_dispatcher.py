@@ -1,6 +1,6 @@
 """The alert dispatcher (jobs/dispatcher.py) on the real local broker, posting to the Slack
-Web API stand-in: each alert once, through repeats, restarts, time-outs, outages and a
-second dispatcher in the same group."""
+Web API stand-in: each alert in exactly one message, paced per channel, through repeats,
+restarts, time-outs, outages, refusals and a second dispatcher in the same group."""
 
 from __future__ import annotations
 
@@ -9,22 +9,25 @@ import threading
 import time
 import uuid
 from collections import Counter
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from feedback.clients.alerts import SlackNotifier, from_rows
-from feedback.clients.kafka_client import end_offsets
+from feedback.clients.alerts import OutgoingMessage, SlackNotifier
+from feedback.clients.kafka_client import connect, end_offsets
+from feedback.core.alert_messages import from_rows, render
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
-from jobs.dispatcher import AlertRecord, Dispatcher, history_since, parse_alert, poll_wait_ms, read_log
-from tests.standins.slack_web import SlackWebStandIn
+from feedback.core.schema import utc_now_iso
+from feedback.devtools.slack_standin import SlackWebStandIn
+from jobs.alerts_log import MessageRecord, read_log
+from jobs.dispatcher import Dispatcher, parse_alert, regrouped
+from tests.support.alerts import posted_alert_keys, posted_message_ids
 from tests.support.kafka import produce, spark_offsets
 
 pytestmark = pytest.mark.kafka
 
 
-def alert(prefix: str, n: int, channel: str = "#negative-feedback") -> tuple[str, bytes, bytes]:
-    """An alert record as the scorer writes it."""
+def alert(prefix: str, n: int, channel: str = "#negative-feedback", score: float = 0.1) -> tuple[str, bytes, bytes]:
+    """An alert record as the scorer writes it (keyed by its channel)."""
     event_id = f"{prefix}-{n}"
     value = {
         "key": f"{event_id}|{channel}",
@@ -33,7 +36,7 @@ def alert(prefix: str, n: int, channel: str = "#negative-feedback") -> tuple[str
         "source": "twitter",
         "author": "mara_k",
         "text": f"Terrible update number {n}",
-        "score": 0.1,
+        "score": score,
         "url": None,
         "source_topic": "twitter-feedback",
         "partition": 0,
@@ -41,19 +44,25 @@ def alert(prefix: str, n: int, channel: str = "#negative-feedback") -> tuple[str
         "kafka_timestamp": "2026-11-23T10:00:00.000Z",
         "scored_at": "2026-11-23T10:00:00.500Z",
     }
-    return ALERTS_TOPIC, value["key"].encode(), json.dumps(value).encode()
+    return ALERTS_TOPIC, channel.encode(), json.dumps(value).encode()
+
+
+def keys(prefix: str, count: int, channel: str = "#negative-feedback") -> dict[str, int]:
+    return {f"{prefix}-{n}|{channel}": 1 for n in range(count)}
 
 
 def settings_for(settings, slack: SlackWebStandIn, **more):
     """A dispatcher group of the test's own, starting at the alerts topic's current end."""
     return settings.replace(
-        dispatcher_group=f"test-{uuid.uuid4().hex[:12]}",
-        starting_offsets=spark_offsets({ALERTS_TOPIC: end_offsets(settings, ALERTS_TOPIC)}),
-        slack_bot_token=slack.token,
-        slack_base_url=slack.base_url,
-        slack_timeout_s=1,
-        alert_retry_s=0.5,
-        **more,
+        **{
+            "dispatcher_group": f"test-{uuid.uuid4().hex[:12]}",
+            "starting_offsets": spark_offsets({ALERTS_TOPIC: end_offsets(settings, ALERTS_TOPIC)}),
+            "slack_bot_token": slack.token,
+            "slack_base_url": slack.base_url,
+            "slack_timeout_s": 1,
+            "alert_retry_s": 0.5,
+            **more,
+        }
     )
 
 
@@ -66,39 +75,108 @@ def dispatch(settings) -> None:
         dispatcher.close()
 
 
+def messages(settings) -> dict[str, MessageRecord]:
+    return read_log(settings, settings.dispatcher_group)
+
+
 def test_each_alert_is_posted_once_through_repeats_and_a_restart(topics_ready):
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)
         alerts = [alert("once", n) for n in range(6)]
         # a repeat of two alerts (the scorer replayed a batch) and the same event alerting another channel
-        produce(topics_ready, alerts + alerts[:2] + [alert("once", 0, "#positive-feedback")])
+        produce(topics_ready, alerts + alerts[:2] + [alert("once", 0, "#positive-feedback", 0.95)])
         dispatch(settings)
         produce(topics_ready, alerts)  # after a restart, the scorer replays them all once more
         dispatch(settings)
-    posted = Counter(slack.keys())
+    posted = posted_alert_keys(slack, settings)
     # Event once-0 alerts once: through whichever of its two alerts the dispatcher saw first
     # (they are keyed apart, so they may sit in different partitions).
     first = {"once-0|#negative-feedback", "once-0|#positive-feedback"} & set(posted)
     assert len(first) == 1
-    assert posted == {**{f"once-{n}|#negative-feedback": 1 for n in range(1, 6)}, first.pop(): 1}
-    record = read_log(topics_ready, settings.dispatcher_group)
-    assert set(record) == set(posted) and {r.status for r in record.values()} == {"sent"}
-    assert all(r.attempts == 1 and r.ref for r in record.values())
+    assert posted == {**keys("once", 6), first.pop(): 1}
+    assert len(set(posted_message_ids(slack))) == len(slack.posts)  # no message twice
+    record = messages(settings)
+    assert {r.status for r in record.values()} == {"sent"} and all(r.attempts == 1 and r.ref for r in record.values())
+
+
+def test_a_burst_goes_out_in_digests_within_each_channels_rate_every_alert_once(topics_ready):
+    with SlackWebStandIn(channel_rate=1) as slack:
+        settings = settings_for(topics_ready, slack, alert_channel_rate=1)
+        burst = [alert("burst", n) for n in range(300)] + [
+            alert("burst", n, "#positive-feedback", 0.95) for n in range(300, 400)
+        ]
+        produce(topics_ready, burst)
+        dispatch(settings)
+    posted = posted_alert_keys(slack, settings)
+    expected = {**keys("burst", 300)}
+    expected.update({f"burst-{n}|#positive-feedback": 1 for n in range(300, 400)})
+    assert posted == expected
+    assert slack.rate_limited == 0  # the dispatcher kept to the rate: Slack never had to refuse
+    for channel in ("negative-feedback", "positive-feedback"):
+        assert slack.max_rate(channel) <= 1
+        assert len(slack.posts_to(channel)) < 20  # digests, not one message an alert
+    digest = next(p for p in slack.posts_to("negative-feedback") if p.metadata["event_payload"]["count"] > 1)
+    assert digest.blocks[0]["type"] == "header"
+
+
+def test_a_slow_channel_does_not_hold_the_other(topics_ready):
+    with SlackWebStandIn(channel_rate=1, slow_channels={"negative-feedback": 6}) as slack:
+        settings = settings_for(topics_ready, slack, alert_channel_rate=1, slack_timeout_s=10)
+        dispatcher = Dispatcher(settings, SlackNotifier(settings))
+        stop = threading.Event()
+        thread = threading.Thread(target=dispatcher.run, args=(stop,))
+        try:
+            thread.start()
+            produce(topics_ready, [alert("slow", 0)])
+            slack.wait_for(lambda: len(slack.posts_to("negative-feedback")) == 1, 60)
+            for n in (1, 2):  # two messages to the other channel while the first post is answered
+                produce(topics_ready, [alert("slow", n, "#positive-feedback", 0.95)])
+                slack.wait_for(lambda n=n: len(slack.posts_to("positive-feedback")) == n, 30)
+            answered_at = float(slack.posts_to("negative-feedback")[0].ts) + 6
+            assert all(float(p.ts) < answered_at for p in slack.posts_to("positive-feedback"))
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+            dispatcher.close()
+    assert posted_alert_keys(slack, settings) == {
+        "slow-0|#negative-feedback": 1,
+        "slow-1|#positive-feedback": 1,
+        "slow-2|#positive-feedback": 1,
+    }
+
+
+def test_a_429_is_waited_out_on_its_channel_and_the_same_message_posted_once(topics_ready):
+    with SlackWebStandIn(faults=["429"]) as slack:
+        settings = settings_for(topics_ready, slack)
+        produce(topics_ready, [alert("limited", n) for n in range(3)])
+        dispatch(settings)
+    assert posted_alert_keys(slack, settings) == keys("limited", 3)
+    assert "conversations.history" not in slack.calls  # a 429 says it was not posted: nothing to look up
 
 
 def test_a_timeout_after_slack_posted_is_found_in_history_and_not_posted_again(topics_ready):
     with SlackWebStandIn(faults=["timeout-after-post"], timeout_s=2) as slack:
         settings = settings_for(topics_ready, slack)
-        produce(topics_ready, [alert("late", n) for n in range(3)])
-        dispatch(settings)  # the first post times out (Slack kept it): an outage ends the round
-        timed_out = slack.keys()[0]
-        assert read_log(topics_ready, settings.dispatcher_group)[timed_out].status == "attempted"
+        produce(topics_ready, [alert("late", 0)])
+        dispatch(settings)  # the post times out (Slack kept it): the outcome is unknown
+        [timed_out] = posted_message_ids(slack)
+        assert messages(settings)[timed_out].status == "attempted"
+        produce(topics_ready, [alert("late", n) for n in (1, 2)])
         dispatch(settings)
-    assert Counter(slack.keys()) == {f"late-{n}|#negative-feedback": 1 for n in range(3)}
+    assert posted_alert_keys(slack, settings) == keys("late", 3)
     assert "conversations.history" in slack.calls
-    record = read_log(topics_ready, settings.dispatcher_group)
-    assert record[timed_out].ref == "found in channel history"
-    assert [key for key, r in record.items() if r.ref == "found in channel history"] == [timed_out]
+    record = messages(settings)
+    assert [mid for mid, r in record.items() if r.ref == "found in channel history"] == [timed_out]
+
+
+def test_a_server_error_is_an_unknown_outcome_looked_up_before_the_message_is_posted_again(topics_ready):
+    with SlackWebStandIn(faults=["500"]) as slack:
+        settings = settings_for(topics_ready, slack)
+        produce(topics_ready, [alert("error", n) for n in range(2)])
+        dispatch(settings)
+        dispatch(settings)
+    assert posted_alert_keys(slack, settings) == keys("error", 2)
+    assert "conversations.history" in slack.calls
 
 
 def test_a_timeout_before_slack_posted_is_posted_on_a_later_round(topics_ready):
@@ -107,63 +185,85 @@ def test_a_timeout_before_slack_posted_is_posted_on_a_later_round(topics_ready):
         produce(topics_ready, [alert("lost", n) for n in range(2)])
         dispatch(settings)
         dispatch(settings)
-    assert Counter(slack.keys()) == {f"lost-{n}|#negative-feedback": 1 for n in range(2)}
+    assert posted_alert_keys(slack, settings) == keys("lost", 2)
 
 
-def test_slack_down_keeps_alerts_pending_in_the_record_until_it_answers(topics_ready):
+def test_slack_down_keeps_messages_pending_in_the_record_until_it_answers(topics_ready):
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)
         slack.down = True
         produce(topics_ready, [alert("down", n) for n in range(4)])
         dispatch(settings)
-        pending = read_log(topics_ready, settings.dispatcher_group)
-        assert len(pending) == 4 and {r.status for r in pending.values()} == {"attempted"}
+        pending = messages(settings)
+        assert sum(r.count for r in pending.values()) == 4 and {r.status for r in pending.values()} == {"attempted"}
         assert slack.posts == []
         slack.down = False
-        dispatch(settings)  # a restarted dispatcher reads the pending alerts back from the record
-    assert Counter(slack.keys()) == {f"down-{n}|#negative-feedback": 1 for n in range(4)}
+        dispatch(settings)  # a restarted dispatcher reads the pending messages back from the record
+    assert posted_alert_keys(slack, settings) == keys("down", 4)
+    assert len(slack.posts) == len(pending)  # the same messages: decided once, never regrouped
 
 
-def test_an_unknown_channel_fails_that_alert_only(topics_ready):
+def test_an_unknown_channel_fails_that_channels_message_only(topics_ready):
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)
         produce(topics_ready, [alert("chan", 0, "#no-such-channel"), alert("chan", 1)])
         dispatch(settings)
-    assert slack.keys() == ["chan-1|#negative-feedback"]
-    record = read_log(topics_ready, settings.dispatcher_group)
-    assert record["chan-0|#no-such-channel"].status == "attempted"
-    assert "not found" in record["chan-0|#no-such-channel"].last_error
+    assert posted_alert_keys(slack, settings) == {"chan-1|#negative-feedback": 1}
+    [refused] = [r for r in messages(settings).values() if r.channel == "#no-such-channel"]
+    assert refused.status == "attempted" and "not found" in refused.last_error
+
+
+def test_a_digest_slack_refuses_is_regrouped_and_each_alert_still_goes_out_once(topics_ready):
+    with SlackWebStandIn(faults=["invalid_blocks"]) as slack:
+        settings = settings_for(topics_ready, slack)
+        dispatcher = Dispatcher(settings, SlackNotifier(settings))
+        try:  # a channel that has posted a moment ago: the burst waits, then goes out as one digest
+            dispatcher.pacer.posting("#negative-feedback", time.monotonic())
+            produce(topics_ready, [alert("refused", n) for n in range(12)])
+            dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
+        finally:
+            dispatcher.close()
+    assert posted_alert_keys(slack, settings) == keys("refused", 12)
+    statuses = Counter(r.status for r in messages(settings).values())
+    assert statuses["refused"] == 1 and statuses["sent"] >= 1
+    assert all(p.blocks is None for p in slack.posts)  # the regrouped message is plain text
 
 
 def test_an_attempt_left_by_a_crash_after_slack_answered_is_looked_up_not_posted_again(topics_ready):
-    from feedback.clients.kafka_client import connect
-
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)
         topic, key, value = alert("crash", 0)
+        before = end_offsets(topics_ready, ALERTS_TOPIC)
         produce(topics_ready, [(topic, key, value)])
+        [partition] = [p for p, end in end_offsets(topics_ready, ALERTS_TOPIC).items() if end > before[p]]
         # What a dispatcher killed between Slack's answer and its record leaves behind: the
         # attempt on record, the message in the channel, the offset not committed.
         posted = json.loads(value)
-        SlackNotifier(settings).post(from_rows([posted])[0])
-        record = AlertRecord(
+        record = MessageRecord(
             settings.dispatcher_group,
-            posted["key"],
-            posted["event_id"],
+            "crashed0000message",
             posted["channel"],
-            0,
-            posted,
+            partition,
+            [posted],
             status="attempted",
             attempts=1,
-            first_attempt_at="2026-11-23T10:00:01.000Z",
+            decided_at=utc_now_iso(),
+            first_attempt_at=utc_now_iso(),
+            offsets=[before[partition]],
+        )
+        alerts = tuple(from_rows([posted]))
+        SlackNotifier(settings).post(
+            OutgoingMessage(
+                record.message_id, record.channel, alerts, render(record.message_id, record.channel, alerts, 10)
+            )
         )
         producer = connect(topics_ready, "producer")
         producer.send(ALERTS_LOG_TOPIC, key=record.log_key, value=record.encode())
         producer.flush(timeout=10)
         producer.close()
         dispatch(settings)
-    assert slack.keys() == ["crash-0|#negative-feedback"]
-    assert read_log(topics_ready, settings.dispatcher_group)["crash-0|#negative-feedback"].status == "sent"
+    assert posted_alert_keys(slack, settings) == {"crash-0|#negative-feedback": 1}
+    assert messages(settings)[record.message_id].status == "sent"
 
 
 def test_a_dispatcher_past_its_lease_posts_nothing_until_it_has_polled_again(topics_ready):
@@ -173,17 +273,16 @@ def test_a_dispatcher_past_its_lease_posts_nothing_until_it_has_polled_again(top
         dispatcher = Dispatcher(settings, SlackNotifier(settings))
         try:
             dispatcher.lease_s = 0  # as if it had stalled since its last poll
-            deferred = 0
             for _ in range(40):  # joining the group takes a few rounds
-                deferred += dispatcher.run_round(poll_timeout_ms=500).deferred
-                if len(dispatcher.records) == 3:
+                dispatcher.run_round(poll_timeout_ms=500)
+                if sum(len(q) for q in dispatcher.waiting.values()) == 3:
                     break
-            assert deferred >= 3 and slack.posts == []
+            assert sum(len(q) for q in dispatcher.waiting.values()) == 3 and slack.posts == []
             dispatcher.lease_s = 30
             dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
         finally:
             dispatcher.close()
-    assert Counter(slack.keys()) == {f"lease-{n}|#negative-feedback": 1 for n in range(3)}
+    assert posted_alert_keys(slack, settings) == keys("lease", 3)
 
 
 def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
@@ -192,12 +291,15 @@ def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
         first, second = Dispatcher(settings, SlackNotifier(settings)), Dispatcher(settings, SlackNotifier(settings))
         stop = threading.Event()
         threads = [threading.Thread(target=d.run, args=(stop,)) for d in (first, second)]
+        produced = [alert("pair", n) for n in range(40)] + [
+            alert("pair", n, "#positive-feedback", 0.95) for n in range(40, 60)
+        ]
         try:
             for thread in threads:
                 thread.start()
-            produce(topics_ready, [alert("pair", n) for n in range(40)])
+            produce(topics_ready, produced)
             deadline = time.monotonic() + 60
-            while len(slack.posts) < 40 and time.monotonic() < deadline:
+            while sum(posted_alert_keys(slack, settings).values()) < 60 and time.monotonic() < deadline:
                 time.sleep(0.5)
         finally:
             stop.set()
@@ -205,7 +307,8 @@ def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
                 thread.join(timeout=30)
             first.close()
             second.close()
-    assert Counter(slack.keys()) == {f"pair-{n}|#negative-feedback": 1 for n in range(40)}
+    expected = {**keys("pair", 40), **{f"pair-{n}|#positive-feedback": 1 for n in range(40, 60)}}
+    assert posted_alert_keys(slack, settings) == expected
     assert first.owned.isdisjoint(second.owned)
 
 
@@ -226,33 +329,9 @@ def test_a_record_the_scorer_did_not_write_raises_so_the_round_skips_it(value, e
         parse_alert(value)
 
 
-def test_a_round_does_not_wait_for_the_poll_when_alerts_are_due():
-    assert poll_wait_ms(True, {"k": 105.0}, now=100.0, longest_ms=1000) == 0
-
-
-def test_a_round_waits_for_the_next_retry_and_no_longer_than_asked():
-    assert poll_wait_ms(False, {}, now=100.0, longest_ms=1000) == 1000
-    assert poll_wait_ms(False, {"a": 100.25, "b": 103.0}, now=100.0, longest_ms=1000) == 250
-    assert poll_wait_ms(False, {"a": 99.0}, now=100.0, longest_ms=1000) == 0
-    assert poll_wait_ms(False, {"a": 160.0}, now=100.0, longest_ms=1000) == 1000
-
-
-def _record(key: str, channel: str, attempts: int, first_attempt_at=None) -> AlertRecord:
-    return AlertRecord(
-        "g", key, key.split("|")[0], channel, 0, {}, attempts=attempts, first_attempt_at=first_attempt_at
-    )
-
-
-def test_history_is_read_only_for_alerts_attempted_before_from_five_minutes_before_the_first():
-    now = datetime(2026, 11, 24, 9, 0, tzinfo=timezone.utc)
-    tries = [
-        _record("a|#neg", "#neg", 1, "2026-11-24T08:50:00.000Z"),
-        _record("b|#neg", "#neg", 2, "2026-11-24T08:40:00.000Z"),
-        _record("c|#pos", "#pos", 0),
-        _record("d|#pos", "#pos", 1, None),
-    ]
-    assert history_since(tries, now) == {
-        "#neg": datetime(2026, 11, 24, 8, 35, tzinfo=timezone.utc),
-        "#pos": now - timedelta(minutes=5),
-    }
-    assert history_since([_record("c|#pos", "#pos", 0)], now) == {}
+def test_a_refused_digest_is_regrouped_as_plain_text_then_in_halves_and_one_alert_not_at_all():
+    alerts = [{"key": f"e{n}"} for n in range(5)]
+    digest = MessageRecord("g", "m", "#n", 0, alerts)
+    assert regrouped(digest) == [alerts]
+    assert regrouped(MessageRecord("g", "m", "#n", 0, alerts, plain=True)) == [alerts[:2], alerts[2:]]
+    assert regrouped(MessageRecord("g", "m", "#n", 0, alerts[:1], plain=True)) == []

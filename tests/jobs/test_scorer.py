@@ -21,8 +21,8 @@ def test_the_scorer_routes_in_spark_as_the_pure_function_does(spark):
     rows = scored_records(kafka_rows(spark, values), load_settings()).collect()
     topics = sorted((r["topic"], r["key"]) for r in rows)
     assert topics == [
-        ("feedback-alerts", "1|#positive-feedback"),
-        ("feedback-alerts", "3|#negative-feedback"),
+        ("feedback-alerts", "#negative-feedback"),  # keyed by channel
+        ("feedback-alerts", "#positive-feedback"),
         ("feedback-deadletter", "twitter-feedback:0:1"),
         ("feedback-scored", "1"),
         ("feedback-scored", "3"),

@@ -10,9 +10,11 @@ alerts go to the Slack Web API stand-in.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+from collections import Counter
 
 import psutil
 import pytest
@@ -20,11 +22,12 @@ import pytest
 from feedback.clients.alerts import SlackNotifier
 from feedback.clients.kafka_client import read_range
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline, table_writer
 from jobs.report import render
 from jobs.reprocess import reprocess
 from jobs.summary import summarize
-from tests.standins.slack_web import SlackWebStandIn
+from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import pipeline_process, pipeline_settings
@@ -54,8 +57,12 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
     assert first.scored_per_source == {"twitter": 11, "slack": 10}
     # 21 events cycle through 3 negative, 2 positive and 2 neutral texts: 9 negative, 6 positive.
     assert first.alerts_sent == {"#negative-feedback": 9, "#positive-feedback": 6}
-    assert len(slack.posts_to("#negative-feedback")) == 9 and len(slack.posts_to("#positive-feedback")) == 6
-    assert len(set(slack.keys())) == len(slack.keys()) == 15
+    posted = posted_alert_keys(slack, settings)
+    assert sum(posted.values()) == len(posted) == 15  # each alert in exactly one message
+    assert sorted(Counter(key.split("|")[1] for key in posted).items()) == [
+        ("#negative-feedback", 9),
+        ("#positive-feedback", 6),
+    ]
 
     scored_rows = spark.read.format("delta").load(settings.table_for("feedback_scored"))
     assert scored_rows.count() == scored_rows.select("id").distinct().count() == 21
@@ -82,7 +89,8 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
         == dead
     )
     alert_records = read_range(topics_ready, ALERTS_TOPIC, sinks_start[ALERTS_TOPIC], sinks_end[ALERTS_TOPIC])
-    assert alert_records.count == 16 and alert_records.distinct_keys == 15
+    assert alert_records.count == 16 and len({json.loads(r.value)["key"] for r in alert_records.records}) == 15
+    assert alert_records.distinct_keys == 2  # keyed by channel
 
 
 # -- locally the table writer runs in a process of its own at a lower OS priority (`tables_nice`):

@@ -24,8 +24,9 @@ import time
 import pytest
 
 from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs.summary import summarize
-from tests.standins.slack_web import SlackWebStandIn
+from tests.support.alerts import posted_alert_keys, posted_message_ids
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import assert_each_event_and_alert_once, commits, pipeline_process, pipeline_settings
@@ -58,7 +59,7 @@ def test_killed_pipeline_restarts_with_nothing_lost_or_twice_even_between_slacks
         assert process.wait(timeout=300) == -signal.SIGKILL, (
             f"the pipeline was not killed; log:\n{log.read_text()[-3000:]}"
         )
-        killed_after = slack.keys()[-1]
+        killed_after = posted_message_ids(slack)[-1]
 
         # 2. Killed inside a scorer batch after a random number of them.
         for _kill in range(kills - 1):
@@ -76,6 +77,7 @@ def test_killed_pipeline_restarts_with_nothing_lost_or_twice_even_between_slacks
         assert finish.wait(timeout=3600 if long_variant else 600) == 0, log.read_text()[-3000:]
         summary = summarize(spark, settings)
 
-    keys = slack.keys()
+    keys = list(posted_alert_keys(slack, settings).elements())
     assert_each_event_and_alert_once(spark, settings, summary, keys, records, valid, dead, record_figures, kills=kills)
-    assert keys.count(killed_after) == 1  # posted before the kill, found in the channel's history after it
+    # posted before the kill, found in the channel's history after it
+    assert posted_message_ids(slack).count(killed_after) == 1

@@ -22,9 +22,10 @@ import time
 import pytest
 
 from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs.status import gather
 from jobs.summary import summarize
-from tests.standins.slack_web import SlackWebStandIn
+from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import assert_each_event_and_alert_once, commits, pipeline_process, pipeline_settings
@@ -95,7 +96,7 @@ def test_the_running_pipeline_rides_out_a_broker_kill_with_nothing_lost_or_twice
             except Exception:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(timeout=30)
-        keys = slack.keys()
+        keys = list(posted_alert_keys(slack, settings).elements())
 
     summary = summarize(spark, settings)
     assert_each_event_and_alert_once(spark, settings, summary, keys, records, valid, dead, record_figures, kills=kills)

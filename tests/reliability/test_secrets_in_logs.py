@@ -28,9 +28,10 @@ from tenacity import wait_none
 from typer.testing import CliRunner
 
 from feedback.cli.main import app
-from feedback.clients.alerts import Alert, SlackNotifier
+from feedback.clients.alerts import OutgoingMessage, RateLimited, Refused, SlackNotifier
 from feedback.clients.kafka_client import KafkaUnavailable, connect
 from feedback.clients.sentiment import AnalyzerError, AzureLanguageAnalyzer
+from feedback.core.alert_messages import Alert, render
 from feedback.core.kafka_options import (
     BackendConfigError,
     bootstrap_servers,
@@ -39,11 +40,11 @@ from feedback.core.kafka_options import (
     spark_kafka_options,
 )
 from feedback.core.settings import Settings, SettingsError, load_settings
+from feedback.devtools.slack_standin import SlackWebStandIn
 from producers.prices import RETRY_ATTEMPTS, PriceAccessDenied, PriceClient, PriceProducer
 from producers.x import TWEET_FIELDS, XAccessError, XProducer
 from tests.standins.azure_language import AzureLanguageStandIn
 from tests.standins.prices_api import PricesApi
-from tests.standins.slack_web import SlackWebStandIn
 from tests.standins.x_api import XApi
 from tests.support.kafka import NoKafka
 from tests.support.secrets import (
@@ -71,8 +72,9 @@ def closed_port() -> int:
     return free_port()
 
 
-def an_alert(event_id: str, channel: str = "#negative-feedback") -> Alert:
-    return Alert(
+def an_alert(event_id: str, channel: str = "#negative-feedback") -> OutgoingMessage:
+    """A message of one alert, with the alert's event id as the message id."""
+    alert = Alert(
         key=f"{event_id}|{channel}",
         event_id=event_id,
         channel=channel,
@@ -82,9 +84,7 @@ def an_alert(event_id: str, channel: str = "#negative-feedback") -> Alert:
         score=0.1,
         url=None,
     )
-
-
-# -- settings ---------------------------------------------------------------------------------
+    return OutgoingMessage(event_id, channel, (alert,), render(event_id, channel, [alert], 10))
 
 
 def test_every_credential_setting_is_a_secret_str_and_has_a_fake_value_here():
@@ -218,8 +218,12 @@ def test_slack_notifier_logs_and_errors_hold_no_token_through_rate_limits_errors
     with SlackWebStandIn(token=FAKE["slack_bot_token"], faults=["429", "500"]) as slack:
         settings = all_secrets(slack_base_url=slack.base_url, slack_timeout_s=5)
         notifier = SlackNotifier(settings)
-        assert notifier.post(an_alert("e1"))  # after a 429 and a 500
-        assert notifier.posted_keys("#negative-feedback", since) == {"e1|#negative-feedback"}
+        for fault in (RateLimited, SlackApiError):  # a 429, then a 500: each said once, never retried
+            with pytest.raises(fault) as failed:
+                notifier.post(an_alert("e1"))
+            errors.append(failed.value)
+        assert notifier.post(an_alert("e1"))
+        assert notifier.posted_message_ids("#negative-feedback", since, datetime.now(timezone.utc)) == {"e1"}
         with pytest.raises(LookupError) as unknown_channel:
             notifier.post(an_alert("e2", channel="#no-such-channel"))
         errors.append(unknown_channel.value)
@@ -227,9 +231,9 @@ def test_slack_notifier_logs_and_errors_hold_no_token_through_rate_limits_errors
         with pytest.raises(SlackApiError, match="service_unavailable") as down:
             notifier.post(an_alert("e3"))
         errors.append(down.value)
-    assert slack.calls.count("chat.postMessage") == 3 + 3  # e1 with its two retries; e3 with its two
+    assert slack.calls.count("chat.postMessage") == 4  # e1 three times, e3 once: no retry in the client
     with SlackWebStandIn(token="xoxb-other-workspace") as other:
-        with pytest.raises(SlackApiError, match="invalid_auth") as refused:
+        with pytest.raises(Refused, match="invalid_auth") as refused:
             SlackNotifier(settings.replace(slack_base_url=other.base_url)).post(an_alert("e4"))
         errors.append(refused.value)
     lines = log_lines(caplog)

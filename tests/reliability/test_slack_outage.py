@@ -15,15 +15,15 @@ retries pending alerts every `alert_retry_s` while idle.
 from __future__ import annotations
 
 import time
-from collections import Counter
 
 import pytest
 
 from feedback.clients.alerts import SlackNotifier
 from feedback.core.catalogue import FEEDBACK_TOPICS
+from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
 from jobs.summary import summarize
-from tests.standins.slack_web import SlackWebStandIn
+from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import pipeline_settings
@@ -91,7 +91,7 @@ def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scor
         f"{r['id']}|{'#negative-feedback' if r['score'] < 0.3 else '#positive-feedback'}"
         for r in table.where("score < 0.3 or score > 0.9").select("id", "score").collect()
     }
-    posted = Counter(slack.keys())
+    posted = posted_alert_keys(slack, settings)
     record_figures(
         silence_s=round(silence),
         events_sent=3 * (WAVE + 5),

@@ -1,0 +1,161 @@
+"""What an alert says in Slack: one alert as a message of its own, or many as a digest (pure).
+
+The dispatcher (jobs/dispatcher.py) decides which alerts a message carries; this module only
+turns them into the arguments of `chat.postMessage`. A message carries its own id and its
+alert count in `metadata`, never the alerts' keys: the dispatcher's record (`alerts-log`)
+says which alerts a message holds, and the id is what `conversations.history` is searched
+for when a post's outcome is unknown.
+
+Limits followed (Slack's Block Kit reference, https://docs.slack.dev/reference/block-kit/blocks
+and the pages of each block; chat.postMessage, https://docs.slack.dev/reference/methods/chat.postMessage):
+at most 50 blocks a message, a section's text at most 3,000 characters, a header's text at
+most 150, a context block at most 10 elements; a message's `text` is truncated past 40,000
+characters (with `blocks`, `text` is the notification's fallback). Text from feedback is
+escaped as Slack's formatting guide asks ("Escaping text",
+https://docs.slack.dev/messaging/formatting-message-text): `&`, `<` and `>` become `&amp;`,
+`&lt;` and `&gt;`, so a text holding `<!channel>` shows those characters and notifies nobody.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable, Optional, Sequence
+
+METADATA_EVENT_TYPE = "feedback_alert_message"
+# Messages posted before digests carried one alert's key under this type (read back only).
+LEGACY_METADATA_EVENT_TYPE = "feedback_alert"
+EXCERPT_CHARS = 280
+
+MAX_BLOCKS = 50
+MAX_SECTION_TEXT = 3_000
+MAX_HEADER_TEXT = 150
+MAX_MESSAGE_TEXT = 40_000
+# Slack refuses a message whose blocks hold about 12,000 characters of text in all
+# (`msg_blocks_too_long`, undocumented: slackapi/bolt-js#2509 and #2867): a digest's shown
+# alerts stop short of this.
+MAX_DIGEST_BLOCK_TEXT = 10_000
+# A digest's blocks besides its alerts: the header, the context line and the "… and K more" line.
+DIGEST_FRAME_BLOCKS = 3
+MAX_SHOWN = MAX_BLOCKS - DIGEST_FRAME_BLOCKS
+
+
+@dataclass(frozen=True)
+class Alert:
+    key: str  # "<event id>|<channel>": one alert per event and channel, ever
+    event_id: str
+    channel: str
+    source: str
+    author: str
+    text: str
+    score: float
+    url: Optional[str]
+    kafka_timestamp: Optional[str] = None  # the producer's send time of the event
+
+
+def from_rows(rows: Iterable[dict]) -> list[Alert]:
+    """Alerts from the records the scorer writes (extra fields are ignored)."""
+    fields = Alert.__dataclass_fields__
+    return [Alert(**{name: row[name] for name in fields if name in row}) for row in rows]
+
+
+def escape(text: str) -> str:
+    """`text` with Slack's three control characters escaped (see the module docstring)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _link(url: Optional[str]) -> str:
+    # Inside <url|label> only `&`, `<` and `>` need escaping; a `|` would end the url.
+    return f" <{escape(url).replace('|', '%7C')}|open>" if url else ""
+
+
+def alert_line(alert: Alert) -> str:
+    """One alert in mrkdwn: score, source, author, link, then the excerpt as a quote."""
+    return (
+        f"*{alert.score:.2f}* from {escape(alert.source)} by {escape(alert.author)}{_link(alert.url)}\n"
+        f"> {escape(excerpt(alert.text))}"
+    )
+
+
+def most_extreme(alerts: Sequence[Alert], count: int) -> list[Alert]:
+    """The `count` alerts furthest from a neutral 0.5 (the lowest on the negative channel, the
+    highest on the positive one), the earliest first among equals."""
+    ranked = sorted(range(len(alerts)), key=lambda n: (-abs(alerts[n].score - 0.5), n))
+    return [alerts[n] for n in ranked[:count]]
+
+
+def _moment(stamp: Optional[str]) -> Optional[datetime]:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+
+
+def fitting(alerts: Sequence[Alert], budget: int = MAX_DIGEST_BLOCK_TEXT) -> list[Alert]:
+    """The first of `alerts` whose lines fit `budget` characters together."""
+    kept, used = [], 0
+    for alert in alerts:
+        used += len(alert_line(alert))
+        if used > budget:
+            break
+        kept.append(alert)
+    return kept
+
+
+def digest_summary(channel: str, alerts: Sequence[Alert]) -> str:
+    """How many, the time span of their events and their score range, in one line."""
+    scores = [a.score for a in alerts]
+    times = sorted(t for t in (_moment(a.kafka_timestamp) for a in alerts) if t)
+    span = f", sent {times[0]:%Y-%m-%d %H:%M:%S}–{times[-1]:%H:%M:%S} UTC" if times else ""
+    return f"{len(alerts)} alerts in {channel}{span}, scores {min(scores):.2f}–{max(scores):.2f}"
+
+
+def show_command(message_id: str) -> str:
+    return f"feedback alerts show {message_id}"
+
+
+def render(message_id: str, channel: str, alerts: Sequence[Alert], shown: int, plain: bool = False) -> dict[str, Any]:
+    """The `chat.postMessage` arguments (besides `channel`) for a message of `alerts`.
+
+    One alert: its line as the text. More: a digest, a header and a context line, the
+    `shown` most extreme alerts one section each, and "… and K more" naming the command
+    that lists them all. `plain`: the digest as text alone, without blocks (for a digest
+    Slack refused; see jobs/dispatcher.py).
+    """
+    if not alerts:
+        raise ValueError("a message carries at least one alert")
+    metadata = {"event_type": METADATA_EVENT_TYPE, "event_payload": {"message_id": message_id, "count": len(alerts)}}
+    if len(alerts) == 1:
+        return {"text": alert_line(alerts[0]), "metadata": metadata, "unfurl_links": False}
+    picked = fitting(most_extreme(alerts, max(0, min(shown, MAX_SHOWN))))
+    more = len(alerts) - len(picked)
+    rest = f"… and {more} more: `{show_command(message_id)}`" if more else f"All {len(alerts)} shown."
+    summary = digest_summary(channel, alerts)
+    if plain:
+        lines = [summary, *(alert_line(a) for a in picked), rest]
+        return {"text": "\n".join(lines)[:MAX_MESSAGE_TEXT], "metadata": metadata, "unfurl_links": False}
+    header = f"{len(alerts)} alerts in {channel}"[:MAX_HEADER_TEXT]
+    blocks: list[dict] = [
+        {"type": "header", "text": {"type": "plain_text", "text": header}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": escape(summary)}]},
+    ]
+    for alert in picked:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": alert_line(alert)[:MAX_SECTION_TEXT]}})
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": rest}]})
+    return {"text": summary, "blocks": blocks, "metadata": metadata, "unfurl_links": False}
+
+
+def message_ids_in(messages: Iterable[dict]) -> set[str]:
+    """The message ids (and, for messages posted before digests, the alert keys) that
+    `conversations.history` messages carry in their metadata."""
+    found: set[str] = set()
+    for message in messages:
+        metadata = message.get("metadata") or {}
+        payload = metadata.get("event_payload") or {}
+        if metadata.get("event_type") == METADATA_EVENT_TYPE and payload.get("message_id"):
+            found.add(payload["message_id"])
+        elif metadata.get("event_type") == LEGACY_METADATA_EVENT_TYPE and payload.get("key"):
+            found.add(payload["key"])
+    return found

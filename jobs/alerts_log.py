@@ -1,0 +1,157 @@
+"""The alert dispatcher's record, the compacted topic `alerts-log`: one record per message.
+
+Key `<group>|<message id>`; the value is the message's latest state (`MessageRecord`): the
+channel, the `feedback-alerts` partition its alerts came from (its owner settles it) and
+their offsets there, the alerts it carries, its status and attempts. Which alerts a message
+carries is decided and recorded before it is first posted, and never changes: a message whose
+outcome is unknown is looked up in its channel's history by its id, never regrouped. The
+record keeps of each alert only what deciding repeats and the figures need
+(`COMPACT_FIELDS`, about 150 bytes); to post a message again after a restart, its alerts
+are read back whole from `feedback-alerts` at its offsets (`whole_alerts`). Each record also
+carries its partition's marks (jobs/repeats.py) as they stood when it was decided.
+
+Sent messages are tombstoned once they were sent longer ago than the dispatcher's repeat
+window (`alert_repeat_window_s`, an hour): by then their alerts can only come back as
+replays, which the marks catch. So the topic holds about a window of sent messages (about
+150 bytes an alert: at 2,000 events/s, a third of them alerting, 380 MB an hour), those not
+yet sent, and what compaction has not dropped yet (the topic rolls a segment an hour).
+Records written before digests (one per alert, keyed `<group>|<event id>|<channel>`) are
+read as messages of one alert whose id is the alert key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Iterator, Optional
+
+from feedback.clients.kafka_client import end_offsets, iter_range
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
+from feedback.core.schema import parse_utc
+from feedback.core.settings import Settings
+
+COMPACT_FIELDS = ("key", "event_id", "score", "offset", "kafka_timestamp", "scored_at", "source_topic", "partition")
+
+
+@dataclass
+class MessageRecord:
+    group: str
+    message_id: str
+    channel: str
+    partition: int  # the `feedback-alerts` partition of its alerts: its owner settles it
+    alerts: list[dict]  # recorded with COMPACT_FIELDS; whole in the dispatcher's memory
+    status: str = "decided"  # decided | attempted | sent | refused
+    attempts: int = 0
+    decided_at: Optional[str] = None
+    first_attempt_at: Optional[str] = None
+    last_attempt_at: Optional[str] = None
+    sent_at: Optional[str] = None
+    ref: Optional[str] = None  # Slack's ts of the message
+    last_error: Optional[str] = None
+    plain: bool = False  # text only: a regrouping of a digest Slack refused
+    marks: dict[str, int] = field(default_factory=dict)
+    offsets: list[int] = field(default_factory=list)  # of its alerts in `feedback-alerts`
+
+    @property
+    def count(self) -> int:
+        return len(self.alerts)
+
+    @property
+    def log_key(self) -> bytes:
+        return f"{self.group}|{self.message_id}".encode("utf-8")
+
+    def encode(self) -> bytes:
+        """The record as written: each alert reduced to COMPACT_FIELDS."""
+        value = asdict(self)
+        value["alerts"] = [{name: alert.get(name) for name in COMPACT_FIELDS} for alert in self.alerts]
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def from_legacy(value: dict) -> MessageRecord:
+    """A record written before digests (one alert) as a message of that alert."""
+    status = {"pending": "decided"}.get(value["status"], value["status"])
+    return MessageRecord(
+        group=value["group"],
+        message_id=value["key"],
+        channel=value["channel"],
+        partition=value["partition"],
+        alerts=[value["alert"]],
+        status=status,
+        attempts=value.get("attempts", 0),
+        first_attempt_at=value.get("first_attempt_at"),
+        last_attempt_at=value.get("first_attempt_at"),
+        sent_at=value.get("sent_at"),
+        ref=value.get("ref"),
+        last_error=value.get("last_error"),
+    )
+
+
+def decode(value: bytes) -> MessageRecord:
+    data = json.loads(value)
+    if "message_id" not in data:
+        return from_legacy(data)
+    return MessageRecord(**data)
+
+
+def latest_states(messages: Iterable, prefix: bytes) -> Iterator[tuple[str, Optional[bytes]]]:
+    """(message id, value or None for a tombstone) of each `alerts-log` record of a group, in
+    offset order (pure)."""
+    for message in messages:
+        if message.key is not None and message.key.startswith(prefix):
+            yield message.key[len(prefix) :].decode("utf-8"), message.value
+
+
+def iter_log(settings: Settings, group: str, timeout_s: float = 60) -> Iterator[tuple[str, Optional[MessageRecord]]]:
+    """Each record of `group` in `alerts-log` (None for a tombstone), in offset order, read to
+    the topic's current end: a later record of a message replaces an earlier one."""
+    prefix = f"{group}|".encode("utf-8")
+    records = iter_range(settings, ALERTS_LOG_TOPIC, {}, end_offsets(settings, ALERTS_LOG_TOPIC), timeout_s)
+    for message_id, value in latest_states(records, prefix):
+        yield message_id, None if value is None else decode(value)
+
+
+def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str, MessageRecord]:
+    """The latest record of each message of `group`, read to the topic's current end."""
+    records: dict[str, MessageRecord] = {}
+    for message_id, record in iter_log(settings, group, timeout_s):
+        if record is None:
+            records.pop(message_id, None)
+        else:
+            records[message_id] = record
+    return records
+
+
+def posted_alerts(records: Iterable[MessageRecord]) -> Iterator[tuple[MessageRecord, dict, Optional[float]]]:
+    """(message, alert, send -> posted in ms or None) for each alert of the sent messages (pure)."""
+    for record in records:
+        if record.status != "sent" or not record.sent_at:
+            continue
+        sent_at = parse_utc(record.sent_at)
+        for alert in record.alerts:
+            stamp = alert.get("kafka_timestamp")
+            yield record, alert, (sent_at - parse_utc(stamp)).total_seconds() * 1000 if stamp else None
+
+
+# What a message shows of an alert that `feedback-alerts` no longer holds (kept 7 days).
+GONE = {
+    "source": "?",
+    "author": "?",
+    "text": "(no longer in feedback-alerts: see the feedback_scored table)",
+    "url": None,
+}
+
+
+def whole_alerts(settings: Settings, record: MessageRecord) -> list[dict]:
+    """The alerts of a message as the scorer wrote them, read back from `feedback-alerts` at
+    the record's offsets, in the record's order; one that is gone keeps what the record has."""
+    if not record.alerts or "text" in record.alerts[0]:
+        return record.alerts
+    wanted = {offset for offset in record.offsets if offset >= 0}
+    found: dict[str, dict] = {}
+    if wanted:
+        start, end = {record.partition: min(wanted)}, {record.partition: max(wanted) + 1}
+        for message in iter_range(settings, ALERTS_TOPIC, start, end):
+            if message.offset in wanted:
+                alert = json.loads(message.value)
+                found[alert.get("key")] = alert
+    return [found.get(alert["key"]) or {**GONE, "channel": record.channel, **alert} for alert in record.alerts]

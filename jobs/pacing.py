@@ -1,0 +1,48 @@
+"""How fast the dispatcher may post: per channel, and over the workspace (pure).
+
+Slack's chat.postMessage "generally allows posting one message per second per channel,
+while also maintaining a workspace-wide limit"; bursts above that are allowed, but "there is
+no guarantee that messages will be stored or displayed to users"
+(https://docs.slack.dev/apis/web-api/rate-limits). So a channel is given at most one message
+every `1 / alert_channel_rate` seconds, with no burst, and all channels together at most
+`alert_workspace_rate` a second (Slack publishes no number: "several hundred messages per
+minute" on the chat.postMessage page; unset, only the channels' rates apply). A 429 holds
+its channel for the `Retry-After` Slack names; an outage holds it for `alert_retry_s`.
+Channels are paced apart, so one channel's wait never holds another.
+
+Times are `time.monotonic()` seconds, passed in, so a test can drive the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class Pacer:
+    channel_interval_s: float
+    workspace_interval_s: Optional[float] = None
+    _channel_next: dict[str, float] = field(default_factory=dict)
+    _workspace_next: float = 0.0
+
+    @classmethod
+    def of_rates(cls, channel_rate: float, workspace_rate: Optional[float]) -> "Pacer":
+        return cls(1 / channel_rate, 1 / workspace_rate if workspace_rate else None)
+
+    def ready_at(self, channel: str) -> float:
+        """The earliest time a message may be posted to `channel`."""
+        return max(self._channel_next.get(channel, 0.0), self._workspace_next)
+
+    def ready(self, channel: str, now: float) -> bool:
+        return self.ready_at(channel) <= now
+
+    def posting(self, channel: str, now: float) -> None:
+        """A post to `channel` starts now: the next waits a channel interval (and a workspace one)."""
+        self._channel_next[channel] = max(self._channel_next.get(channel, 0.0), now + self.channel_interval_s)
+        if self.workspace_interval_s:
+            self._workspace_next = max(self._workspace_next, now + self.workspace_interval_s)
+
+    def hold(self, channel: str, until: float) -> None:
+        """Nothing goes to `channel` before `until` (Retry-After, or an outage's wait)."""
+        self._channel_next[channel] = max(self._channel_next.get(channel, 0.0), until)

@@ -1,0 +1,111 @@
+"""What an alert or a digest says in Slack, against Block Kit's documented limits (pure)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from feedback.core.alert_messages import (
+    MAX_BLOCKS,
+    MAX_HEADER_TEXT,
+    MAX_SECTION_TEXT,
+    MAX_SHOWN,
+    METADATA_EVENT_TYPE,
+    Alert,
+    escape,
+    message_ids_in,
+    most_extreme,
+    render,
+    show_command,
+)
+
+
+def an_alert(n: int, score: float = 0.1, text: str = "The sync broke again", **more) -> Alert:
+    return Alert(
+        key=f"e{n}|#negative-feedback",
+        event_id=f"e{n}",
+        channel="#negative-feedback",
+        source="twitter",
+        author=f"user{n}",
+        text=text,
+        score=score,
+        url=f"https://x.com/i/status/{n}",
+        kafka_timestamp=f"2026-11-25T10:00:{n % 60:02d}.000Z",
+        **more,
+    )
+
+
+def test_feedback_text_cannot_mention_the_channel_or_anyone():
+    arguments = render("m1", "#negative-feedback", [an_alert(1, text="<!channel> & <@U123> wake up >:(")], shown=10)
+    assert "<!channel>" not in arguments["text"] and "<@U123>" not in arguments["text"]
+    assert "&lt;!channel&gt; &amp; &lt;@U123&gt; wake up &gt;:(" in arguments["text"]
+
+
+def test_escape_turns_only_the_three_control_characters_into_entities():
+    assert escape("a & b < c > d 'e' \"f\"") == "a &amp; b &lt; c &gt; d 'e' \"f\""
+
+
+def test_one_alert_is_a_message_of_its_own_carrying_its_message_id_and_count_not_its_key():
+    arguments = render("m1", "#negative-feedback", [an_alert(1)], shown=10)
+    assert "blocks" not in arguments
+    assert arguments["text"].startswith("*0.10* from twitter by user1 <https://x.com/i/status/1|open>\n> ")
+    assert arguments["metadata"] == {
+        "event_type": METADATA_EVENT_TYPE,
+        "event_payload": {"message_id": "m1", "count": 1},
+    }
+    assert "e1" not in json.dumps(arguments["metadata"])
+
+
+def test_a_digest_has_a_header_a_summary_the_most_extreme_alerts_and_says_where_the_rest_are():
+    alerts = [an_alert(n, score=0.25 - n * 0.001) for n in range(120)]
+    arguments = render("m7", "#negative-feedback", alerts, shown=10)
+    blocks = arguments["blocks"]
+    assert blocks[0] == {"type": "header", "text": {"type": "plain_text", "text": "120 alerts in #negative-feedback"}}
+    summary = blocks[1]["elements"][0]["text"]
+    assert summary == "120 alerts in #negative-feedback, sent 2026-11-25 10:00:00–10:00:59 UTC, scores 0.13–0.25"
+    sections = [b for b in blocks if b["type"] == "section"]
+    assert [s["text"]["text"].split(" ")[0] for s in sections] == [
+        f"*{0.25 - n * 0.001:.2f}*" for n in range(119, 109, -1)
+    ]
+    assert blocks[-1]["elements"][0]["text"] == f"… and 110 more: `{show_command('m7')}`"
+    assert arguments["text"] == summary  # the notification's fallback
+    assert arguments["metadata"]["event_payload"] == {"message_id": "m7", "count": 120}
+
+
+@pytest.mark.parametrize("shown", [1, 10, MAX_SHOWN, 200])
+def test_a_digest_stays_within_block_kit_limits_however_many_alerts_and_however_long(shown):
+    alerts = [an_alert(n, text="word " * 2_000) for n in range(500)]
+    blocks = render("m1", "#negative-feedback", alerts, shown=shown)["blocks"]
+    assert len(blocks) <= MAX_BLOCKS
+    assert len(blocks[0]["text"]["text"]) <= MAX_HEADER_TEXT
+    assert all(len(b["text"]["text"]) <= MAX_SECTION_TEXT for b in blocks if b["type"] == "section")
+    assert all(len(b["elements"]) <= 10 for b in blocks if b["type"] == "context")
+    block_text = sum(len(b["text"]["text"]) for b in blocks if b["type"] in ("section", "header"))
+    assert block_text + sum(len(e["text"]) for b in blocks if b["type"] == "context" for e in b["elements"]) < 12_000
+
+
+def test_a_digest_that_shows_every_alert_says_so():
+    blocks = render("m1", "#negative-feedback", [an_alert(1), an_alert(2)], shown=10)["blocks"]
+    assert blocks[-1]["elements"][0]["text"] == "All 2 shown."
+
+
+def test_a_plain_digest_is_text_alone():
+    arguments = render("m1", "#negative-feedback", [an_alert(n) for n in range(30)], shown=5, plain=True)
+    assert "blocks" not in arguments
+    assert arguments["text"].count("\n> ") == 5 and arguments["text"].endswith("`feedback alerts show m1`")
+
+
+def test_the_most_extreme_are_furthest_from_neutral_on_either_side_earliest_first():
+    alerts = [an_alert(0, 0.2), an_alert(1, 0.05), an_alert(2, 0.95), an_alert(3, 0.05), an_alert(4, 0.99)]
+    assert [a.event_id for a in most_extreme(alerts, 3)] == ["e4", "e1", "e3"]
+
+
+def test_message_ids_are_read_from_metadata_and_old_single_alert_messages_by_their_key():
+    messages = [
+        {"metadata": {"event_type": METADATA_EVENT_TYPE, "event_payload": {"message_id": "m1", "count": 3}}},
+        {"metadata": {"event_type": "feedback_alert", "event_payload": {"key": "e9|#negative-feedback"}}},
+        {"metadata": {"event_type": "deploy", "event_payload": {"message_id": "other"}}},
+        {"text": "a person's message"},
+    ]
+    assert message_ids_in(messages) == {"m1", "e9|#negative-feedback"}

@@ -1,0 +1,40 @@
+"""Which alerts were seen before, within a window of ids and by source position beyond it (pure)."""
+
+from __future__ import annotations
+
+from jobs.repeats import Repeats
+
+
+def alert(event_id: str, offset: int, partition: int = 0) -> dict:
+    return {"event_id": event_id, "source_topic": "twitter-feedback", "partition": partition, "offset": offset}
+
+
+def test_an_event_id_alerts_once_within_the_window_and_is_forgotten_after_it():
+    repeats = Repeats(window_s=3600)
+    assert repeats.accept(0, alert("e1", 10), now=1_000.0, event_time=999.0)
+    assert not repeats.accept(0, alert("e1", 11), now=1_100.0, event_time=1_099.0)  # resent by its producer
+    assert repeats.accept(0, alert("e1", 12), now=4_700.0, event_time=4_699.0)  # an hour on: a new delivery
+    assert len(repeats) == 1
+
+
+def test_a_replay_of_an_old_event_is_caught_by_its_source_position_once_the_id_is_forgotten():
+    repeats = Repeats(window_s=60)
+    assert repeats.accept(0, alert("e1", 10), now=1_000.0, event_time=999.0)
+    repeats.advance(0, alert("e1", 10))  # in a recorded message
+    later = 100_000.0
+    assert not repeats.accept(0, alert("e1", 10), now=later, event_time=999.0)  # the scorer wrote it again
+    assert repeats.accept(0, alert("e2", 11), now=later, event_time=999.0)  # above the mark: never seen
+
+
+def test_a_fresh_alert_below_the_mark_is_accepted_since_kafka_may_reorder_within_seconds():
+    repeats = Repeats(window_s=60)
+    repeats.advance(0, alert("e5", 50))
+    assert repeats.accept(0, alert("e4", 49), now=1_000.0, event_time=998.0)
+
+
+def test_marks_are_kept_per_alerts_partition_and_source_partition():
+    repeats = Repeats(window_s=60)
+    repeats.advance(0, alert("e1", 10, partition=0))
+    assert repeats.accept(1, alert("e2", 5, partition=0), now=10_000.0, event_time=1.0)  # another channel's partition
+    assert repeats.accept(0, alert("e3", 5, partition=1), now=10_000.0, event_time=1.0)  # another source partition
+    assert not repeats.accept(0, alert("e4", 5, partition=0), now=10_000.0, event_time=1.0)

@@ -1,0 +1,21 @@
+"""What reached the Slack stand-in, in alerts: each posted message's alerts, from the
+dispatcher's record of that message (a message carries only its id and count)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from feedback.devtools.slack_standin import SlackWebStandIn
+from jobs.alerts_log import read_log
+
+
+def posted_message_ids(slack: SlackWebStandIn) -> list[str]:
+    return [p.metadata["event_payload"]["message_id"] for p in slack.posts if p.metadata]
+
+
+def posted_alert_keys(slack: SlackWebStandIn, settings) -> Counter:
+    """How often each alert key went out, over every message the stand-in kept (a message
+    posted twice counts its alerts twice)."""
+    posted = posted_message_ids(slack)  # first: each one's record was written before it was posted
+    messages = read_log(settings, settings.dispatcher_group)
+    return Counter(alert["key"] for mid in posted for alert in messages[mid].alerts)
