@@ -51,6 +51,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Optional
 
 from kafka import ConsumerRebalanceListener, TopicPartition
+from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 from feedback.clients.alerts import Notifier, OutgoingMessage, RateLimited, Refused
@@ -298,6 +299,15 @@ class Dispatcher:
     def _flush(self) -> None:
         self.producer.flush(timeout=self.settings.kafka_request_timeout_ms / 1000)
 
+    def _flush_quietly(self) -> bool:
+        """Flush what was recorded; False (and a warning) if the broker could not be reached."""
+        try:
+            self._flush()
+        except KafkaError as error:
+            log.warning("could not write to %s yet (the producer keeps trying): %s", ALERTS_LOG_TOPIC, error)
+            return False
+        return True
+
     # -- a round ------------------------------------------------------------------
 
     def _busy(self) -> bool:
@@ -317,7 +327,16 @@ class Dispatcher:
         report = RoundReport()
         self._collect(report)
         self._pause_full_partitions()
-        polled = self.consumer.poll(timeout_ms=self._poll_wait_ms(poll_timeout_ms), max_records=MAX_ALERTS_A_POLL)
+        try:
+            polled = self.consumer.poll(timeout_ms=self._poll_wait_ms(poll_timeout_ms), max_records=MAX_ALERTS_A_POLL)
+        except KafkaError as error:  # the broker is away: posts under way finish; the lease is not renewed
+            log.warning("could not poll %s (tried again): %s", ALERTS_TOPIC, error)
+            time.sleep(0.5)
+            polled = None
+        if polled is None:
+            self._collect(report)
+            self._flush_quietly()
+            return report
         self.last_poll = time.monotonic()
         if self.reload:
             self.load_record()
@@ -329,8 +348,8 @@ class Dispatcher:
         self._collect(report)
         self._start_posts(report)
         self._tombstone_old()
-        self._flush()
-        self._commit()
+        if self._flush_quietly():  # offsets only past alerts whose messages are on record
+            self._commit()
         return report
 
     def _accept(self, partition: int, message, report: RoundReport) -> None:
@@ -388,7 +407,9 @@ class Dispatcher:
             record.last_attempt_at = utc_now_iso()
             record.first_attempt_at = record.first_attempt_at or record.last_attempt_at
             self._write(record)
-            self._flush()  # on record before it is posted
+            if not self._flush_quietly():  # not on record: not posted (looked up before it is tried again)
+                self.retry_at[record.message_id] = now + self.settings.alert_retry_s
+                continue
             self.pacer.posting(channel, now)
             self.not_posted.discard(record.message_id)
             self.in_flight[channel] = (record, self._posters.submit(self._post, record, look_up))
@@ -551,9 +572,14 @@ class Dispatcher:
             offset = min(first_waiting.get(partition, position), position)
             if self.committed.get(partition) != offset:
                 offsets[tp] = OffsetAndMetadata(offset, "", -1)
-        if offsets:
+        if not offsets:
+            return
+        try:
             self.consumer.commit(offsets)
-            self.committed.update({tp.partition: meta.offset for tp, meta in offsets.items()})
+        except KafkaError as error:  # the broker is away: the next round commits; a re-read alert is a repeat
+            log.warning("could not commit the offsets of %s (tried again next round): %s", ALERTS_TOPIC, error)
+            return
+        self.committed.update({tp.partition: meta.offset for tp, meta in offsets.items()})
 
     # -- running ------------------------------------------------------------------
 
