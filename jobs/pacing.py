@@ -10,6 +10,10 @@ minute" on the chat.postMessage page; unset, only the channels' rates apply). A 
 its channel for the `Retry-After` Slack names; an outage holds it for `alert_retry_s`.
 Channels are paced apart, so one channel's wait never holds another.
 
+Posts are spaced by the interval plus `MARGIN_S`: a post's time on the wire varies, and
+two posts sent exactly an interval apart can reach Slack less than an interval apart (then
+answered 429, and the message waits a whole `Retry-After`).
+
 Times are `time.monotonic()` seconds, passed in, so a test can drive the clock.
 """
 
@@ -17,6 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
+
+
+MARGIN_S = 0.1
 
 
 @dataclass
@@ -28,7 +35,7 @@ class Pacer:
 
     @classmethod
     def of_rates(cls, channel_rate: float, workspace_rate: Optional[float]) -> "Pacer":
-        return cls(1 / channel_rate, 1 / workspace_rate if workspace_rate else None)
+        return cls(1 / channel_rate + MARGIN_S, 1 / workspace_rate + MARGIN_S if workspace_rate else None)
 
     def ready_at(self, channel: str) -> float:
         """The earliest time a message may be posted to `channel`."""
