@@ -240,6 +240,7 @@ class SlackFigures:
     messages: dict[str, int]  # per channel
     most_in_a_second: dict[str, int]  # per channel: the most messages within any one second
     alerts_per_message: float
+    in_two_messages: int = 0  # alert keys that appeared in more than one message
 
 
 def slack_figures(messages: list[dict], alerts_of: dict[str, list[dict]], prefix: str) -> SlackFigures:
@@ -251,6 +252,7 @@ def slack_figures(messages: list[dict], alerts_of: dict[str, list[dict]], prefix
 
     visible, from_scored, counts = [], [], []
     times: dict[str, list[float]] = {}
+    seen: dict[str, int] = {}
     for message in messages:
         ids = message_ids_in([message])
         alerts = [a for mid in ids for a in alerts_of.get(mid, []) if a["event_id"].startswith(prefix)]
@@ -260,6 +262,7 @@ def slack_figures(messages: list[dict], alerts_of: dict[str, list[dict]], prefix
         times.setdefault(message["channel"], []).append(ts)
         counts.append(len(alerts))
         for alert in alerts:
+            seen[alert.get("key") or alert["event_id"]] = seen.get(alert.get("key") or alert["event_id"], 0) + 1
             visible.append((ts - parse_utc(alert["kafka_timestamp"]).timestamp()) * 1000)
             if alert.get("scored_at"):
                 from_scored.append((ts - parse_utc(alert["scored_at"]).timestamp()) * 1000)
@@ -274,6 +277,7 @@ def slack_figures(messages: list[dict], alerts_of: dict[str, list[dict]], prefix
         {channel: len(stamps) for channel, stamps in times.items()},
         {channel: most_in_a_second(stamps) for channel, stamps in times.items()},
         sum(counts) / len(counts) if counts else 0.0,
+        sum(1 for n in seen.values() if n > 1),
     )
 
 
@@ -405,7 +409,8 @@ def latency(
                 f"{slack.most_in_a_second[channel]} in one second)"
                 for channel, count in sorted(slack.messages.items())
             )
-            + f"; {slack.alerts_per_message:.1f} alerts a message"
+            + f"; {slack.alerts_per_message:.1f} alerts a message; "
+            f"{slack.in_two_messages} alerts in more than one message"
         )
     console.print(
         f"send -> table commit: p50 {commits.get('p50', 0):,.0f} ms, p99 {commits.get('p99', 0):,.0f} ms "

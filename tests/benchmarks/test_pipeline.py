@@ -79,4 +79,6 @@ def test_slack_figures_time_each_alert_to_the_message_carrying_it_and_count_mess
     assert figures.visible_ms == pytest.approx([500.0, 1500.0, 1500.0, 1500.0], abs=0.01)
     assert figures.scored_to_visible_ms == pytest.approx([300.0], abs=0.01)  # float seconds since 1970
     assert figures.messages == {"#neg": 2} and figures.most_in_a_second == {"#neg": 1}
-    assert figures.alerts_per_message == 2.0
+    assert figures.alerts_per_message == 2.0 and figures.in_two_messages == 0
+    twice = slack_figures(messages + [message("#neg", base + 2.7, "m1")], alerts_of, "lat-")
+    assert twice.in_two_messages == 1 and twice.most_in_a_second == {"#neg": 1}
