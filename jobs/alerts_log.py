@@ -8,7 +8,9 @@ outcome is unknown is looked up in its channel's history by its id, never regrou
 record keeps of each alert only what deciding repeats and the figures need
 (`COMPACT_FIELDS`, about 150 bytes); to post a message again after a restart, its alerts
 are read back whole from `feedback-alerts` at its offsets (`whole_alerts`). Each record also
-carries its partition's marks (jobs/repeats.py) as they stood when it was decided.
+carries its partition's marks (jobs/repeats.py) as they stood when it was decided, and before
+messages are tombstoned the marks of each partition are kept in a record of their own
+(`PartitionMarks`, key `<group>|marks|<partition>`), which is never tombstoned.
 
 Sent messages are tombstoned once they were sent longer ago than the dispatcher's repeat
 window (`alert_repeat_window_s`, an hour): by then their alerts can only come back as
@@ -67,6 +69,23 @@ class MessageRecord:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+@dataclass
+class PartitionMarks:
+    """A partition's marks (jobs/repeats.py) kept apart from its messages, under
+    `<group>|marks|<partition>`, never tombstoned: they outlive the messages that carried them."""
+
+    group: str
+    partition: int
+    marks: dict[str, int]
+
+    @property
+    def log_key(self) -> bytes:
+        return f"{self.group}|marks|{self.partition}".encode("utf-8")
+
+    def encode(self) -> bytes:
+        return json.dumps({"kind": "marks", **asdict(self)}, separators=(",", ":")).encode("utf-8")
+
+
 def from_legacy(value: dict) -> MessageRecord:
     """A record written before digests (one alert) as a message of that alert."""
     status = {"pending": "decided"}.get(value["status"], value["status"])
@@ -86,8 +105,10 @@ def from_legacy(value: dict) -> MessageRecord:
     )
 
 
-def decode(value: bytes) -> MessageRecord:
+def decode(value: bytes) -> MessageRecord | PartitionMarks:
     data = json.loads(value)
+    if data.get("kind") == "marks":
+        return PartitionMarks(data["group"], data["partition"], data["marks"])
     if "message_id" not in data:
         return from_legacy(data)
     return MessageRecord(**data)
@@ -101,9 +122,11 @@ def latest_states(messages: Iterable, prefix: bytes) -> Iterator[tuple[str, Opti
             yield message.key[len(prefix) :].decode("utf-8"), message.value
 
 
-def iter_log(settings: Settings, group: str, timeout_s: float = 60) -> Iterator[tuple[str, Optional[MessageRecord]]]:
+def iter_log(
+    settings: Settings, group: str, timeout_s: float = 60
+) -> Iterator[tuple[str, Optional[MessageRecord | PartitionMarks]]]:
     """Each record of `group` in `alerts-log` (None for a tombstone), in offset order, read to
-    the topic's current end: a later record of a message replaces an earlier one."""
+    the topic's current end: a later record of a key replaces an earlier one."""
     prefix = f"{group}|".encode("utf-8")
     records = iter_range(settings, ALERTS_LOG_TOPIC, {}, end_offsets(settings, ALERTS_LOG_TOPIC), timeout_s)
     for message_id, value in latest_states(records, prefix):
@@ -116,7 +139,7 @@ def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str,
     for message_id, record in iter_log(settings, group, timeout_s):
         if record is None:
             records.pop(message_id, None)
-        else:
+        elif isinstance(record, MessageRecord):
             records[message_id] = record
     return records
 

@@ -60,7 +60,7 @@ from feedback.core.alert_messages import excerpt, from_rows, render
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import parse_utc, utc_now_iso
 from feedback.core.settings import Settings
-from jobs.alerts_log import MessageRecord, iter_log, whole_alerts
+from jobs.alerts_log import MessageRecord, PartitionMarks, iter_log, whole_alerts
 from jobs.pacing import Pacer
 from jobs.repeats import Repeats
 
@@ -73,8 +73,9 @@ MESSAGE_RECORD_BYTES = 700_000
 # A channel's partition stops being read while this many of its alerts wait (Slack down for long).
 MAX_WAITING = 50_000
 BUSY_POLL_MS = 50  # how long a poll waits while alerts wait or posts are under way
-# Slack's ts and our clock may differ: the history search reaches this far past the attempts.
-HISTORY_MARGIN = timedelta(minutes=1)
+# Slack's ts and our clock may differ: the history search reaches this far either side of the
+# attempts (kept short: at a message a second, each 15 seconds more is a page more to read).
+HISTORY_MARGIN = timedelta(seconds=10)
 
 
 @dataclass
@@ -172,14 +173,18 @@ def regrouped(record: MessageRecord) -> list[list[dict]]:
 
 
 class _Assignment(ConsumerRebalanceListener):
-    """Keeps the dispatcher's view of its partitions. It runs on kafka-python's I/O thread,
-    so it only takes note: the record is read back in the next round, before any post."""
+    """Keeps the dispatcher's view of its partitions (kafka-python calls it within `poll`).
+    Before partitions go, the posts under way for them finish and their outcomes are on
+    record, so the next owner, which reads the record first, finds them settled; on
+    assignment it only takes note: the record is read back in the round, before any post."""
 
     def __init__(self, dispatcher: "Dispatcher"):
         self.dispatcher = dispatcher
 
     def on_partitions_revoked(self, revoked) -> None:
-        self.dispatcher.owned -= {tp.partition for tp in revoked}
+        lost = {tp.partition for tp in revoked}
+        self.dispatcher.finish_posts(lost)
+        self.dispatcher.owned -= lost
 
     def on_partitions_assigned(self, assigned) -> None:
         self.dispatcher.owned |= {tp.partition for tp in assigned}
@@ -247,24 +252,33 @@ class Dispatcher:
         partitions held, the event ids of the window, the marks; tombstone messages sent
         before the window."""
         now = time.time()
+        self._flush_quietly()
+        held = {m: r for m, r in self.unsent.items() if r.partition in self.owned}
         self.repeats = Repeats(self.settings.alert_repeat_window_s)
         self.unsent, self.sent, self.committed = {}, OrderedDict(), {}
         expired: set[str] = set()  # sent before the window, with no tombstone yet
+        in_log: set[str] = set()
         for message_id, record in iter_log(self.settings, self.group, timeout_s=60):
+            if isinstance(record, PartitionMarks):
+                self.repeats.raise_marks(record.partition, record.marks)
+                continue
+            in_log.add(message_id)
             self.unsent.pop(message_id, None)
             self.sent.pop(message_id, None)
             expired.discard(message_id)
             if record is None:
                 continue
+            self._take_note(record, now)  # an expired message's marks count too
             sent_at = epoch(record.sent_at)
             if sent_at is not None and sent_at < now - self.repeats.window_s:
                 expired.add(message_id)
                 continue
-            self._take_note(record, now)
             if record.status == "sent":
                 self.sent[message_id] = sent_at or now
             elif record.status != "refused" and record.partition in self.owned:
                 self.unsent[message_id] = record
+        # a message decided here whose record the broker has not taken yet stays this dispatcher's
+        self.unsent.update({m: r for m, r in held.items() if m not in in_log})
         for record in self.unsent.values():  # to post them again, their alerts whole
             record.alerts = [{**a, "text": excerpt(a.get("text") or "")} for a in whole_alerts(self.settings, record)]
         self.not_posted = {m for m, r in self.unsent.items() if r.attempts == 0}
@@ -273,6 +287,8 @@ class Dispatcher:
         for queue in self.waiting.values():
             for item in queue:
                 self.repeats.remember(item.alert["event_id"], now)
+        if expired:
+            self._keep_marks()
         for message_id in expired:
             self._tombstone(message_id)
         self.producer.flush(timeout=30)
@@ -284,11 +300,16 @@ class Dispatcher:
         if decided >= now - self.repeats.window_s:
             for alert in record.alerts:
                 self.repeats.remember(alert["event_id"], decided)
-        marks = self.repeats.marks.setdefault(record.partition, {})
         for alert in record.alerts:
             self.repeats.advance(record.partition, alert)
-        for source, offset in record.marks.items():
-            marks[source] = max(offset, marks.get(source, -1))
+        self.repeats.raise_marks(record.partition, record.marks)
+
+    def _keep_marks(self) -> None:
+        """The marks of the partitions held, on record apart from the messages about to be
+        tombstoned."""
+        for partition in sorted(self.owned & set(self.repeats.marks)):
+            marks = PartitionMarks(self.group, partition, dict(self.repeats.marks[partition]))
+            self.producer.send(ALERTS_LOG_TOPIC, key=marks.log_key, value=marks.encode())
 
     def _write(self, record: MessageRecord) -> None:
         self.producer.send(ALERTS_LOG_TOPIC, key=record.log_key, value=record.encode())
@@ -402,7 +423,12 @@ class Dispatcher:
             record = self._due_message(channel, now) or self._decide(channel)
             if record is None:
                 continue
-            look_up = record.attempts > 0 and record.message_id not in self.not_posted
+            # the earlier attempts, whose outcome is unknown, to search the history between
+            look_up = (
+                (record.first_attempt_at, record.last_attempt_at or record.first_attempt_at)
+                if record.attempts > 0 and record.message_id not in self.not_posted
+                else None
+            )
             record.status, record.attempts = "attempted", record.attempts + 1
             record.last_attempt_at = utc_now_iso()
             record.first_attempt_at = record.first_attempt_at or record.last_attempt_at
@@ -452,14 +478,14 @@ class Dispatcher:
         self.not_posted.add(record.message_id)
         return record
 
-    def _post(self, record: MessageRecord, look_up: bool) -> Outcome:
-        """On a poster thread: settle an earlier attempt by the channel's history, then post."""
+    def _post(self, record: MessageRecord, look_up: Optional[tuple[str, str]]) -> Outcome:
+        """On a poster thread: settle the earlier attempts (between the two times of `look_up`)
+        by the channel's history, then post."""
         if look_up:
-            first = parse_utc(record.first_attempt_at) - HISTORY_MARGIN
+            first = parse_utc(look_up[0]) - HISTORY_MARGIN
+            last = parse_utc(look_up[1]) + HISTORY_MARGIN
             try:
-                found = self.notifier.posted_message_ids(
-                    record.channel, first, datetime.now(timezone.utc) + HISTORY_MARGIN
-                )
+                found = self.notifier.posted_message_ids(record.channel, first, min(last, datetime.now(timezone.utc)))
             except Exception as error:  # cannot tell whether it went out: not now
                 return Outcome("unread-history", error=f"history of {record.channel}: {type(error).__name__}: {error}")
             if record.message_id in found:
@@ -479,6 +505,21 @@ class Dispatcher:
         except Exception as error:
             return Outcome("unknown", error=f"{type(error).__name__}: {error}"[:500])
         return Outcome("sent", ref=ref)
+
+    def finish_posts(self, partitions: set[int]) -> None:
+        """Wait for the posts under way for `partitions` (at most a Slack time-out and a
+        look-up each) and record their outcomes."""
+        report = RoundReport()
+        for channel, (record, future) in list(self.in_flight.items()):
+            if record.partition not in partitions:
+                continue
+            try:
+                outcome = future.result(timeout=2 * self.settings.slack_timeout_s + 5)
+            except Exception:  # still running: the next owner looks it up (docs/pipeline.md says what remains)
+                continue
+            del self.in_flight[channel]
+            self._record_outcome(record, outcome, report)
+        self._flush_quietly()
 
     def _collect(self, report: RoundReport) -> None:
         """Record the outcome of every post that has finished."""
@@ -533,25 +574,30 @@ class Dispatcher:
 
     def _regroup(self, record: MessageRecord, report: RoundReport) -> None:
         """Slack refused the message itself (nothing posted): its alerts go out in new messages."""
-        record.status = "refused"
-        self._write(record)
-        self.unsent.pop(record.message_id, None)
         report.failed += 1
         report.errors.append(f"{record.channel}: {record.last_error}")
         groups = regrouped(record)
+        offsets = {a["key"]: o for a, o in zip(record.alerts, record.offsets)}
+        for alerts in groups:  # on record before the refusal, so a crash between them loses nothing
+            replacement = self._new_message(
+                record.partition, record.channel, alerts, [offsets.get(a["key"], -1) for a in alerts], plain=True
+            )
+            self._write(replacement)
+            report.regrouped += len(alerts)
+        if groups and not self._flush_quietly():
+            return  # the refused message stays as it is; its replacements go out once on record
+        record.status = "refused"
+        self._write(record)
+        self.unsent.pop(record.message_id, None)
         if not groups:
             log.error("Slack refused the alert %s (%s): it is not posted", record.alerts[0]["key"], record.last_error)
             return
-        offsets = {a["key"]: o for a, o in zip(record.alerts, record.offsets)}
-        for alerts in groups:
-            self._new_message(
-                record.partition, record.channel, alerts, [offsets.get(a["key"], -1) for a in alerts], plain=True
-            )
-            report.regrouped += len(alerts)
         log.warning("Slack refused a message of %d alerts (%s): regrouped", record.count, record.last_error)
 
     def _tombstone_old(self) -> None:
         old = time.time() - self.repeats.window_s
+        if self.sent and next(iter(self.sent.values())) < old:
+            self._keep_marks()
         while self.sent and next(iter(self.sent.values())) < old:
             message_id, _ = self.sent.popitem(last=False)
             self._tombstone(message_id)

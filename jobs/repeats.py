@@ -48,7 +48,7 @@ class Repeats:
 
     def remember(self, event_id: str, at: float) -> None:
         key = digest(event_id)
-        self._seen.pop(key, None)
+        at = max(at, self._seen.pop(key, at))
         self._seen[key] = at
 
     def advance(self, partition: int, alert: dict) -> None:
@@ -57,6 +57,12 @@ class Repeats:
         source, offset = source_of(alert), alert.get("offset")
         if offset is not None and offset > marks.get(source, -1):
             marks[source] = int(offset)
+
+    def raise_marks(self, partition: int, marks: dict[str, int]) -> None:
+        """Raise `partition`'s marks to those of `marks` where they are higher."""
+        kept = self.marks.setdefault(partition, {})
+        for source, offset in marks.items():
+            kept[source] = max(int(offset), kept.get(source, -1))
 
     def accept(self, partition: int, alert: dict, now: float, event_time: Optional[float]) -> bool:
         """Whether `alert` (from `partition` of `feedback-alerts`) is new; a new one is remembered.
@@ -69,6 +75,5 @@ class Repeats:
         mark = self.marks.get(partition, {}).get(source_of(alert))
         if old and offset is not None and mark is not None and offset <= mark:
             return False
-        self.remember(alert["event_id"], now)
-        self.advance(partition, alert)
+        self.remember(alert["event_id"], now)  # its mark moves once it is in a recorded message (`advance`)
         return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from jobs.alerts_log import COMPACT_FIELDS, MessageRecord, decode, posted_alerts
+from jobs.alerts_log import COMPACT_FIELDS, MessageRecord, PartitionMarks, decode, posted_alerts
 
 
 def whole_alert(n: int) -> dict:
@@ -68,3 +68,8 @@ def test_each_alert_of_a_sent_message_is_timed_from_its_own_send():
         ("m1", "e1", 1000.0),
         ("m1", "e2", 500.0),
     ]
+
+
+def test_a_partitions_marks_are_a_record_of_their_own_that_reads_back_as_marks():
+    marks = PartitionMarks("g", 3, {"twitter-feedback:0": 41, "slack-feedback:2": 7})
+    assert decode(marks.encode()) == marks and marks.log_key == b"g|marks|3"

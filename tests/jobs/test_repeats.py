@@ -38,3 +38,13 @@ def test_marks_are_kept_per_alerts_partition_and_source_partition():
     assert repeats.accept(1, alert("e2", 5, partition=0), now=10_000.0, event_time=1.0)  # another channel's partition
     assert repeats.accept(0, alert("e3", 5, partition=1), now=10_000.0, event_time=1.0)  # another source partition
     assert not repeats.accept(0, alert("e4", 5, partition=0), now=10_000.0, event_time=1.0)
+
+
+def test_accepting_an_alert_does_not_raise_its_mark_until_it_is_in_a_recorded_message():
+    # An alert waiting (accepted, in no recorded message yet) is read again after a crash:
+    # its old event must not be taken for a replay.
+    repeats = Repeats(window_s=60)
+    assert repeats.accept(0, alert("e1", 10), now=10_000.0, event_time=1.0)
+    after_restart = Repeats(window_s=60)
+    after_restart.raise_marks(0, repeats.marks.get(0, {}))
+    assert after_restart.accept(0, alert("e1", 10), now=10_001.0, event_time=1.0)

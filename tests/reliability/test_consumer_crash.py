@@ -43,7 +43,7 @@ def test_killed_pipeline_restarts_with_nothing_lost_or_twice_even_between_slacks
     produce(topics_ready, records)
     rng = random.Random(7)
     log = tmp_path / "pipeline.log"
-    with SlackWebStandIn() as slack:
+    with SlackWebStandIn(channel_rate=1) as slack:  # Slack's rate, enforced
         settings = pipeline_settings(
             topics_ready, tmp_path, slack, start, max_offsets_per_trigger=batch_size, alert_retry_s=1
         )

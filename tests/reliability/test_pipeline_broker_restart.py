@@ -66,7 +66,7 @@ def test_the_running_pipeline_rides_out_a_broker_kill_with_nothing_lost_or_twice
     records, dead = sample_batch("restart", valid)
     first, second = records[: len(records) // 2], records[len(records) // 2 :]
     log = tmp_path / "pipeline.log"
-    with SlackWebStandIn() as slack:
+    with SlackWebStandIn(channel_rate=1) as slack:  # Slack's rate, enforced
         settings = pipeline_settings(
             broker_settings, tmp_path, slack, start, max_offsets_per_trigger=max(40, valid // 20), alert_retry_s=1
         )

@@ -46,7 +46,7 @@ def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scor
 ):
     silence_s = 60 if long_variant else 8
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
-    with SlackWebStandIn(faults=["429", "500", "timeout", "timeout-after-post"], timeout_s=2) as slack:
+    with SlackWebStandIn(faults=["429", "500", "timeout", "timeout-after-post"], timeout_s=2, channel_rate=1) as slack:
         settings = pipeline_settings(
             topics_ready,
             tmp_path,

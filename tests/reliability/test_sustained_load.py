@@ -82,7 +82,7 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(
     source.write_bytes(b"\n".join(encode(event("load", n, texts[n % len(texts)])) for n in range(count)) + b"\n")
     start = offsets_now(topics_ready, FEEDBACK_TOPICS)
     samples: dict[str, list] = {"lag": [], "producer": [], "jvm": [], "python": []}
-    with SlackWebStandIn() as slack:
+    with SlackWebStandIn(channel_rate=1) as slack:  # Slack's rate, enforced
         settings = pipeline_settings(
             topics_ready, tmp_path, slack, start, trigger="processing-time=250ms", tables_trigger="processing-time=5s"
         )

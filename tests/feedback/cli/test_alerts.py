@@ -1,0 +1,82 @@
+"""`feedback alerts show` (feedback/cli/alerts.py): every alert of a message, its texts read
+back from `feedback-alerts` at the offsets the dispatcher's record keeps."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from typer.testing import CliRunner
+
+from feedback.cli.main import app
+from feedback.clients.kafka_client import connect, end_offsets
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
+from feedback.core.schema import utc_now_iso
+from jobs.alerts_log import MessageRecord
+from tests.support.kafka import produce
+
+pytestmark = pytest.mark.kafka
+
+
+def test_show_lists_every_alert_of_a_digest_with_its_text_and_names_where_older_ones_are(topics_ready, tmp_path):
+    group, channel = f"show-{uuid.uuid4().hex[:8]}", "#negative-feedback"
+    alerts = [
+        {
+            "key": f"{group}-{n}|{channel}",
+            "event_id": f"{group}-{n}",
+            "channel": channel,
+            "source": "slack",
+            "author": f"user{n}",
+            "text": f"The export broke for the {n}th time",
+            "score": 0.05 * n,
+            "url": None,
+            "source_topic": "slack-feedback",
+            "partition": 0,
+            "offset": n,
+            "kafka_timestamp": "2026-11-25T10:00:00.000Z",
+            "scored_at": "2026-11-25T10:00:00.300Z",
+        }
+        for n in range(3)
+    ]
+    before = end_offsets(topics_ready, ALERTS_TOPIC)
+    produce(topics_ready, [(ALERTS_TOPIC, channel.encode(), json.dumps(a).encode()) for a in alerts])
+    [(partition, start)] = [
+        (p, before[p]) for p, end in end_offsets(topics_ready, ALERTS_TOPIC).items() if end > before[p]
+    ]
+    record = MessageRecord(
+        group,
+        "m0digest",
+        channel,
+        partition,
+        alerts,
+        status="sent",
+        sent_at=utc_now_iso(),
+        offsets=[start, start + 1, start + 2],
+    )
+    producer = connect(topics_ready, "producer")
+    producer.send(ALERTS_LOG_TOPIC, key=record.log_key, value=record.encode())  # the alerts kept without text
+    producer.flush(timeout=10)
+    producer.close()
+
+    def show(message_id: str):
+        return CliRunner().invoke(
+            app,
+            [
+                "--state-dir",
+                str(tmp_path),
+                "--local-kafka-port",
+                str(topics_ready.local_kafka_port),
+                "alerts",
+                "show",
+                message_id,
+            ],
+            env={"COLUMNS": "250", "FEEDBACK_DISPATCHER_GROUP": group},
+        )
+
+    shown = show("m0digest")
+    assert shown.exit_code == 0, shown.output
+    for n in range(3):
+        assert f"The export broke for the {n}th time" in shown.output and f"user{n}" in shown.output
+    missing = show("no-such-message")
+    assert missing.exit_code == 1 and "feedback_scored" in missing.output
