@@ -152,8 +152,16 @@ def initialise_group(settings: Settings, group: str) -> None:
 
 def parse_alert(value: bytes) -> tuple[dict, str, str, str]:
     """A `feedback-alerts` record's value -> (alert, key, event id, channel) (pure); a record
-    the scorer did not write raises TypeError, ValueError or KeyError."""
+    the scorer did not write raises TypeError, ValueError or KeyError, so that it is skipped
+    here rather than fail a message's rendering on a poster thread later."""
     alert = json.loads(value)
+    if not isinstance(alert, dict):
+        raise TypeError(f"an alert is a JSON object, not {type(alert).__name__}")
+    for name in ("key", "event_id", "channel", "source", "author", "text"):
+        if not isinstance(alert[name], str):
+            raise TypeError(f"{name!r} is not a string")
+    if isinstance(alert["score"], bool) or not isinstance(alert["score"], (int, float)):
+        raise TypeError("'score' is not a number")
     return alert, alert["key"], alert["event_id"], alert["channel"]
 
 

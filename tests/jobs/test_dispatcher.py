@@ -314,7 +314,15 @@ def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
 
 def test_an_alert_record_is_read_into_its_key_event_and_channel():
     value = json.dumps(
-        {"key": "e1|#negative-feedback", "event_id": "e1", "channel": "#negative-feedback", "text": "broken"}
+        {
+            "key": "e1|#negative-feedback",
+            "event_id": "e1",
+            "channel": "#negative-feedback",
+            "source": "slack",
+            "author": "ana",
+            "text": "broken",
+            "score": 0.1,
+        }
     ).encode()
     alert, key, event_id, channel = parse_alert(value)
     assert (key, event_id, channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
@@ -322,7 +330,20 @@ def test_an_alert_record_is_read_into_its_key_event_and_channel():
 
 
 @pytest.mark.parametrize(
-    "value, error", [(b"not json", ValueError), (b"[1, 2]", TypeError), (b'{"key": "k", "event_id": "e"}', KeyError)]
+    "value, error",
+    [
+        (b"not json", ValueError),
+        (b"[1, 2]", TypeError),
+        (b'{"key": "k", "event_id": "e"}', KeyError),
+        (
+            b'{"key": "k", "event_id": "e", "channel": "#c", "source": "s", "author": "a", "text": 7, "score": 0.1}',
+            TypeError,
+        ),
+        (
+            b'{"key": "k", "event_id": "e", "channel": "#c", "source": "s", "author": "a", "text": "t", "score": "low"}',
+            TypeError,
+        ),
+    ],
 )
 def test_a_record_the_scorer_did_not_write_raises_so_the_round_skips_it(value, error):
     with pytest.raises(error):
