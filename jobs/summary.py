@@ -35,6 +35,9 @@ class PipelineSummary:
     latency_ms: dict[str, float] = field(default_factory=dict)  # p50, p99 to commit
     alert_latency_ms: dict[str, float] = field(default_factory=dict)
     alerts_expected: int = 0  # scored rows whose score alerts a channel
+    # ids with more than one row in feedback_scored: copies that came back past the table
+    # writer's horizon (`tables_horizon_h`), written again (docs/pipeline.md, "Past the horizon")
+    scored_again: int = 0
 
     @property
     def reconciled(self) -> bool:
@@ -92,6 +95,7 @@ def summarize(
     if query_id:
         scored = scored.where(F.col("query_id") == query_id)
     summary.scored_per_source = {r["source"]: r["count"] for r in scored.groupBy("source").count().collect()}
+    summary.scored_again = scored.groupBy("id").count().where(F.col("count") > 1).count()
     summary.alerts_expected = scored.where(
         (F.col("score") < settings.negative_threshold) | (F.col("score") > settings.positive_threshold)
     ).count()

@@ -4,55 +4,48 @@
     python -m jobs.sentiment_pipeline --part tables ...       # the Databricks task
 
 Reads `feedback-scored` and `feedback-deadletter` (what the scorer wrote) with its own,
-slower trigger (`tables_trigger`, default `processing-time=30s`) and, per micro-batch in
-`foreachBatch`:
+slower trigger (`tables_trigger`, default `processing-time=30s`).
 
-1. drops replays: a record the scorer wrote again after a restart carries the same source
-   position (topic, partition, offset) as one already written, so it is dropped (`classify`,
-   one shuffle by id for every decision of steps 1 and 2);
-2. keeps one row per event id in `feedback_scored` (partitioned by event date): the first
-   delivery wins, and a different source record with an id seen before is a duplicate,
-   written to `feedback_duplicates` (so a replay of it is recognised too) and counted;
-3. writes the dead letters to `feedback_deadletter`;
-4. writes the batch's counts to `pipeline_batches`: events in = scored + dead-lettered +
-   duplicates.
+The rule. Every record read is exactly one of: a **replay** (the same source record, by its
+source topic, partition and offset, as one read before: the scorer wrote it again after a
+restart), dropped and counted nowhere; **scored** (a valid record whose event id was not
+read before), a row of `feedback_scored`; a **duplicate** (a valid record, another source
+record of an id read before, or of an id first read in the same batch at a lower source
+position), a row of `feedback_duplicates`; **dead-lettered**, a row of `feedback_deadletter`.
+"Read before" means within the horizon (`tables_horizon_h`): a copy that comes back later
+than that is not recognised, and is written again as what it is on its own.
 
-Steps 1 and 2 look up the batch's ids (and step 3 its dead letters' positions) among the
-rows already written only when one of them may be there: the writer keeps a hash of every
-key it has written (`WrittenKeys`, rebuilt from the tables at its first batch), and a batch
-none of whose Kafka keys is among them skips reading the earlier tables, about 40% of a
-small batch's time. Skipping gives the answer the look-up would have: the hashes miss no key that
-was written (a collision only costs a look-up). When, besides, no key comes twice in the
-batch (`BatchKeys.none_twice`), the keys decide it all: no replay, no duplicate, every
-scored record kept and every dead letter new, counted from the keys; the batch is then not
-classified at all (no shuffle, no windows, no count job), its rows parsed once, by their
-appends. That is a steady stream's usual batch, and a backlog's.
+How it holds. Before the batch, two of Spark's streaming de-duplications remember, in the
+query's state store (RocksDB, checkpointed with the query), what was read within the
+horizon: one the (key, source position) pairs, which drops replays; one the keys, whose
+output names the keys read for the first time in this batch. A key is the event id of a
+scored record, the source position of a dead letter. Their time is the batch's own
+(`current_timestamp()`, fixed per batch in the query's offset log), so the watermark never
+drops a record as late. In the batch (`foreachBatch`), a scored record is kept when its key
+is new in this batch and its source position is the lowest among the batch's records of
+that key; the others are duplicates. The batch's counts row follows: events in = scored +
+dead-lettered + duplicates. The state store holds the keys of a horizon, so a batch's cost
+and the memory do not grow with the tables; nothing is read from the tables to decide.
 
-Every append is made once per batch. Each row carries the query's id (kept in its
-checkpoint) and the batch id, and Spark runs a batch again only as the first batch after a
-start (the batch a stopped run had begun and not committed; every later batch id is new). So
-the first batch after a start looks for rows of its (query, batch) in each table and skips
-the appends the stopped run made (`appended_before`), and later batches append without a
-look. The look is needed only for a batch with a key written before (or with no record):
-every record of a batch leaves a row with its key in a table, or is a replay or a duplicate
-whose key was written before, and the counts row comes after the others, so a batch none of
-whose keys is in the tables has no row there yet. Delta's own way, `txnAppId`/`txnVersion`
-on each append, asks for the table's whole state at every append: a one-row append took
-1,180 ms with them and 379 ms without (docs/benchmarks.md). Earlier rows are looked up
-without the rows of the same (query, batch), so a batch run again decides the same way. So
-the order of steps 2 and 3 does not matter, and their appends run at once (`run_together`):
-a batch waits for its largest commit, not for the sum of three.
-The counts row comes last, stamped when the rows it counts have committed
-(`committed_at`, what send -> commit latency is measured to): a batch that has a counts row
-has all its rows.
+Each append is made once. Spark runs a batch again only as the first batch after a start,
+from the state of the batch before it, so it decides the same way; that first batch looks
+for rows of its (query, batch) in each table (`appended_before`: the rows carry the
+query's id and the batch id, and Delta skips the files of other batches by their column
+statistics) and skips the appends the stopped run made. The counts row comes last, stamped
+when the rows it counts have committed (`committed_at`): a batch with a counts row has all
+its rows. The other appends are independent, so they run at once (`run_together`).
 
-A query that keeps running is warmed up first (`warm_up`: two small batches through the same
-code into scratch tables), so its first real batches do not pay a fresh JVM's planning,
+The tables compact themselves: they are made with Delta's auto compaction on
+(`delta.autoOptimize.autoCompact`), which after a commit rewrites a partition's small
+files into larger ones, and Delta checkpoints each table's log every ten commits.
+
+A query that keeps running is warmed up first (`warm_up`: two small batches through the
+same code into scratch tables), so its first real batches do not pay a fresh JVM's planning,
 compiling and class loading while events wait for them.
 
-Settings: tables_trigger, tables_tasks, tables_written_hashes_max, checkpoint_location
-(this query's folder is `tables`), table_location, starting_offsets, fail_on_data_loss,
-max_offsets_per_trigger.
+Settings: tables_trigger, tables_tasks, tables_horizon_h, tables_state_partitions,
+checkpoint_location (this query's folder is `tables`), table_location, starting_offsets,
+fail_on_data_loss, max_offsets_per_trigger.
 """
 
 from __future__ import annotations
@@ -61,11 +54,11 @@ import functools
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
-import numpy as np
 import pandas as pd
 from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -88,7 +81,6 @@ from feedback.core.triggers import Trigger, parse_trigger
 from jobs.delta_table import read_delta
 from jobs.scoring import AlertRules, route
 from jobs.streaming import kafka_source
-from jobs.written_keys import WrittenKeys
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +130,23 @@ DEADLETTER_RECORD = T.StructType(
     + _POSITION_FIELDS
     + [T.StructField("raw_value", T.StringType()), T.StructField("raw_encoding", T.StringType())]
 )
+# What both records carry that decides them: the event id (scored) and the source position.
+_KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + _POSITION_FIELDS[:3])
+# The marked stream's rows: a record (`new_key` null) or a key read for the first time (`new_key` true).
+RECORD, NEW_KEY = "record", "new key"
+# New tables compact their small files after commits (Delta's auto compaction; Delta 3.1+,
+# and on Databricks): a session default for the properties of the tables a session makes.
+TABLE_DEFAULTS = {"spark.databricks.delta.properties.defaults.autoOptimize.autoCompact": "true"}
+# The state store: RocksDB (state on local disk, not the JVM heap), checkpointing only what a
+# batch changed. Databricks Runtime 17.3 has both by default ("Configure RocksDB state store
+# on Databricks", docs.databricks.com/structured-streaming/rocksdb-state-store); Spark needs
+# them set.
+LOCAL_STATE_STORE = {
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    ),
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+}
 
 
 def _timestamp(column: str) -> Column:
@@ -148,6 +157,67 @@ def _timestamp(column: str) -> Column:
     gives null rather than an error under ANSI mode, as the pattern did.
     """
     return F.col(column).try_cast("timestamp")
+
+
+def keyed(records: DataFrame) -> DataFrame:
+    """Kafka rows of `feedback-scored` and `feedback-deadletter` with what decides them (pure):
+    `key` (the event id of a scored record; `topic:partition:offset` of a dead letter's
+    source), the source position, and `seen_at`, the batch's time."""
+    parsed = records.select("topic", "value", F.from_json(F.col("value").cast("string"), _KEY_RECORD).alias("k"))
+    key = F.when(F.col("topic") == SCORED_TOPIC, F.col("k.id")).otherwise(
+        F.concat_ws(":", *(F.col(f"k.{name}") for name in POSITION))
+    )
+    return parsed.select(
+        "topic",
+        key.alias("key"),
+        *(F.col(f"k.{name}").alias(name) for name in POSITION),
+        "value",
+        F.current_timestamp().alias("seen_at"),
+    )
+
+
+def marked(records: DataFrame, horizon_s: float) -> DataFrame:
+    """The streaming part of the rule (see the module's docstring): `records` (Kafka rows)
+    without replays, `kind` RECORD, and a row of `kind` NEW_KEY for each key read for the
+    first time within the horizon, in the batch that reads it.
+
+    dropDuplicatesWithinWatermark keeps a key until the watermark passes its first time plus
+    the delay, and the watermark is the latest time minus the delay: a key is remembered
+    for twice the delay after it was first read, so the delay is half the horizon.
+    """
+    rows = keyed(records).withWatermark("seen_at", f"{max(1, round(horizon_s * 1000 / 2))} milliseconds")
+    fresh = rows.dropDuplicatesWithinWatermark(["topic", "key", *POSITION]).withColumn("kind", F.lit(RECORD))
+    new_keys = rows.dropDuplicatesWithinWatermark(["topic", "key"]).select("topic", "key", F.lit(NEW_KEY).alias("kind"))
+    return fresh.drop("seen_at").unionByName(new_keys, allowMissingColumns=True)
+
+
+def with_new_keys(spark: SparkSession, records: DataFrame, new: list[tuple[str, str]]) -> DataFrame:
+    """A batch of the marked stream made by hand (pure): `records` (Kafka rows, none a replay)
+    and the (topic, key) pairs read for the first time. What `marked` gives a batch; the
+    warm-up and the tests make batches with it."""
+    rows = keyed(records).drop("seen_at").withColumn("kind", F.lit(RECORD))
+    keys = spark.createDataFrame(new, "topic string, key string").withColumn("kind", F.lit(NEW_KEY))
+    return rows.unionByName(keys, allowMissingColumns=True)
+
+
+def decide(batch: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """A marked batch -> (its scored records with `is_kept`, its dead letters' records) (pure).
+
+    A scored record is kept when its key is new in this batch and its source position is the
+    lowest of the batch's records of that key; the others are duplicates.
+    """
+    records = batch.where(F.col("kind") == RECORD)
+    new = batch.where((F.col("kind") == NEW_KEY) & (F.col("topic") == SCORED_TOPIC)).select(
+        "key", F.lit(True).alias("_new")
+    )
+    first = Window.partitionBy("key").orderBy(*POSITION)
+    scored = (
+        records.where(F.col("topic") == SCORED_TOPIC)
+        .join(new, "key", "left")
+        .withColumn("is_kept", F.coalesce("_new", F.lit(False)) & (F.row_number().over(first) == 1))
+        .drop("_new")
+    )
+    return scored, records.where(F.col("topic") == DEADLETTER_TOPIC)
 
 
 def scored_rows(records: DataFrame) -> DataFrame:
@@ -171,39 +241,6 @@ def deadletter_rows(records: DataFrame) -> DataFrame:
     )
     return parsed.select(
         "reason", *POSITION, _timestamp("kafka_timestamp").alias("kafka_timestamp"), "raw_value", "raw_encoding"
-    )
-
-
-def classify(rows: DataFrame, earlier: Optional[DataFrame], tasks: int = 1) -> DataFrame:
-    """This batch's scored rows without replays, each with `is_kept` (pure).
-
-    `earlier`: rows already written (`id`, the source position, `scored`: true for the
-    scored table, false for the duplicates table), or None. A row is a replay when its
-    source position was written before or comes earlier in the batch; of the rest, a row is
-    kept when its id is not in the scored table and it is the first of its id in the batch
-    (lowest source topic, partition, offset); the others are duplicates.
-
-    One shuffle, by id into `tasks` partitions, serves every decision: both windows are
-    clustered by id.
-    """
-    new = rows.select("*", F.lit(True).alias("_new"), F.lit(False).alias("_scored"))
-    if earlier is not None:
-        ids = F.broadcast(rows.select("id").distinct())
-        old = earlier.join(ids, "id", "left_semi").select(
-            "id", *POSITION, F.lit(False).alias("_new"), F.col("scored").alias("_scored")
-        )
-        new = new.unionByName(old, allowMissingColumns=True)
-    by_id = Window.partitionBy("id")
-    by_position = Window.partitionBy("id", *POSITION).orderBy("_new")  # what was written comes first
-    marked = (
-        new.repartition(tasks, "id")
-        .withColumn("_replay", F.row_number().over(by_position) > 1)
-        .withColumn("_seen", F.max("_scored").over(by_id))
-        .where("_new and not _replay")
-    )
-    first = Window.partitionBy("id").orderBy(*POSITION)
-    return marked.withColumn("is_kept", (F.row_number().over(first) == 1) & ~F.col("_seen")).drop(
-        "_new", "_scored", "_replay", "_seen"
     )
 
 
@@ -278,58 +315,9 @@ def batch_counts(classified: DataFrame, dead: DataFrame) -> BatchCounts:
     return BatchCounts(row["valid"], row["kept"], row["dead"])
 
 
-@dataclass(frozen=True)
-class BatchKeys:
-    """The hashes of a batch's Kafka keys (jobs/written_keys.py): event ids of its scored
-    records, source positions of its dead letters; `unkeyed`: a record of the batch has no key."""
-
-    ids: np.ndarray
-    positions: np.ndarray
-    unkeyed: bool
-
-    @property
-    def every(self) -> np.ndarray:
-        return np.concatenate([self.ids, self.positions])
-
-    def none_twice(self) -> bool:
-        """No id and no dead letter position comes twice in the batch (by hash: a collision
-        only answers False), so the batch holds no replay and no duplicate of its own rows."""
-        return not self.unkeyed and all(len(np.unique(keys)) == len(keys) for keys in (self.ids, self.positions))
-
-
-def batch_keys(batch: DataFrame) -> BatchKeys:
-    """The hashes of `batch`'s Kafka keys, in one Spark job (Kafka rows, no record parsed)."""
-    table = batch.select(
-        F.col("topic").alias("topic"),
-        F.col("key").isNull().alias("unkeyed"),
-        F.xxhash64("key").alias("hash"),
-    ).toArrow()
-    topics = table.column("topic").to_numpy(zero_copy_only=False)
-    hashes = table.column("hash").to_numpy()
-    return BatchKeys(
-        hashes[topics == SCORED_TOPIC],
-        hashes[topics == DEADLETTER_TOPIC],
-        bool(table.column("unkeyed").to_numpy(zero_copy_only=False).any()),
-    )
-
-
-def written_hashes(scored: Optional[DataFrame], duplicates: Optional[DataFrame], dead: Optional[DataFrame]):
-    """The hashes of the keys in the tables (the same as `batch_keys` gives the records that
-    made the rows), one frame of a column `hash`, or None without a table (pure)."""
-    frames = [
-        frame.select(F.xxhash64(*key).alias("hash"))
-        for frame, key in (
-            (scored, ["id"]),
-            (duplicates, ["id"]),
-            (dead, [F.concat_ws(":", *POSITION)]),  # the dead letter's Kafka key, topic:partition:offset
-        )
-        if frame is not None
-    ]
-    return union_earlier(frames)
-
-
 class TableWriter:
-    """The foreachBatch function. Runs on the driver; picklable state only.
+    """The foreachBatch function over the marked stream (`marked`). Runs on the driver;
+    picklable state only.
 
     `query_id`: the id its appends are made idempotent with; by default the query's own,
     read from its checkpoint. `label` names it in the log.
@@ -339,7 +327,6 @@ class TableWriter:
         self.settings = settings
         self._query_id = query_id
         self.label = label
-        self._written: Optional[WrittenKeys] = None  # built from the tables at the first batch
         self._first_batch = True
 
     def path(self, table: str) -> str:
@@ -351,33 +338,6 @@ class TableWriter:
             metadata = spark.read.text(f"{self.settings.checkpoint_for(QUERY_NAME)}/metadata").first()[0]
             self._query_id = json.loads(metadata)["id"]
         return self._query_id
-
-    def written_keys(self, spark: SparkSession) -> WrittenKeys:
-        """The keys in the tables: read from them at the first batch, kept up to date after."""
-        if self._written is None:
-            written = WrittenKeys(self.settings.tables_written_hashes_max)
-            hashes = written_hashes(
-                *(read_delta(spark, self.path(table)) for table in (SCORED_TABLE, DUPLICATES_TABLE, DEADLETTER_TABLE))
-            )
-            if hashes is not None and written.limit:
-                # One more than the limit at most: enough to know it is past it.
-                written.add(hashes.limit(written.limit + 1).toArrow().column("hash").to_numpy())
-            self._written = written
-        return self._written
-
-    def _earlier(self, spark: SparkSession, table: str, app_id: str, batch_id: int, columns) -> Optional[DataFrame]:
-        """`columns` of `table`'s rows written before this (query, batch), or None without a table."""
-        rows = read_delta(spark, self.path(table))
-        if rows is None:
-            return None
-        return rows.where(~((F.col("query_id") == app_id) & (F.col("batch_id") == batch_id))).select(*columns)
-
-    def _new(self, rows: DataFrame, earlier: Optional[DataFrame], columns) -> DataFrame:
-        """`rows` whose `columns` are not in `earlier`; only this batch's values are looked up."""
-        if earlier is None:
-            return rows
-        mine = F.broadcast(rows.select(*columns).distinct())
-        return rows.join(earlier.join(mine, list(columns), "left_semi"), list(columns), "left_anti")
 
     def appended_before(self, spark: SparkSession, app_id: str, batch_id: int) -> set[str]:
         """The tables that have rows of this (query, batch): a batch the query runs again after
@@ -397,37 +357,6 @@ class TableWriter:
             writer = writer.partitionBy(*partition_by)
         writer.save(self.path(table))
 
-    def _classify(
-        self,
-        spark: SparkSession,
-        batch: DataFrame,
-        app_id: str,
-        batch_id: int,
-        look_up_ids: bool,
-        look_up_positions: bool,
-    ) -> tuple[DataFrame, DataFrame]:
-        """The batch's scored rows with `is_kept`, without replays, and its new dead letters;
-        the earlier rows of the tables read only where asked (see `__call__`)."""
-        earlier = None
-        if look_up_ids:
-            earlier = union_earlier(
-                [
-                    self._earlier(
-                        spark, SCORED_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(True).alias("scored")]
-                    ),
-                    self._earlier(
-                        spark, DUPLICATES_TABLE, app_id, batch_id, ["id", *POSITION, F.lit(False).alias("scored")]
-                    ),
-                ]
-            )
-        classified = classify(scored_rows(batch), earlier, self.settings.tables_tasks)
-        dead = self._new(
-            deadletter_rows(batch).dropDuplicates(list(POSITION)),
-            self._earlier(spark, DEADLETTER_TABLE, app_id, batch_id, POSITION) if look_up_positions else None,
-            POSITION,
-        )
-        return classified, dead
-
     def __call__(self, batch: DataFrame, batch_id: int) -> BatchCounts:
         spark = batch.sparkSession
         app_id = self.query_id(spark)
@@ -437,67 +366,45 @@ class TableWriter:
             F.lit(batch_id).cast("long").alias("batch_id"),
             F.lit(datetime.now(timezone.utc)).alias("written_at"),
         ]
-        # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
-        batch = batch.coalesce(self.settings.tables_tasks).persist()
+        # Only a query's first batch after a start can have run before (see the module's docstring).
         first, self._first_batch = self._first_batch, False
+        done = self.appended_before(spark, app_id, batch_id) if first else set()
+        # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
+        # Persisted: the batch is read by the count and by each append, and is computed once.
+        batch = batch.coalesce(self.settings.tables_tasks).persist()
         try:
-            # Earlier rows are read only for a batch with a key written before (jobs/written_keys.py).
-            written = self.written_keys(spark)
-            keys = batch_keys(batch)
-            look_up_ids = keys.unkeyed or written.might_contain_any(keys.ids)
-            look_up_positions = keys.unkeyed or written.might_contain_any(keys.positions)
-            # Only a query's first batch after a start can have run before, and only one without
-            # keys or with a key written before can have left rows (see the module's docstring).
-            might_have_run = first and (look_up_ids or look_up_positions or not len(keys.every))
-            done = self.appended_before(spark, app_id, batch_id) if might_have_run else set()
-            written.add(keys.every)  # before the appends: a key in the tables is always known
-            persisted = []
-            if not (look_up_ids or look_up_positions) and keys.none_twice():
-                # Every key new and none twice: every scored record is kept, every dead letter
-                # new, and the keys count them; the rows are parsed once, by their appends.
-                decided = "by the keys alone"
-                counts = BatchCounts(valid=len(keys.ids), kept=len(keys.ids), dead=len(keys.positions))
-                kept = scored_rows(batch).select("*", *stamp)
-                duplicates = None
-                dead = deadletter_rows(batch).select("*", *stamp)
-            else:
-                looked_up = [
-                    name for name, wanted in (("ids", look_up_ids), ("positions", look_up_positions)) if wanted
-                ]
-                decided = f"classified, earlier rows looked up for {' and '.join(looked_up) or 'none'}"
-                classified, dead = self._classify(spark, batch, app_id, batch_id, look_up_ids, look_up_positions)
-                classified = classified.select("*", *stamp).persist()
-                dead = dead.select("*", *stamp).persist()
-                persisted = [classified, dead]
-                counts = batch_counts(classified, dead)
-                kept = classified.where("is_kept").drop("is_kept")
-                duplicates = classified.where("not is_kept").select(
-                    "id", *POSITION, "query_id", "batch_id", "written_at"
+            scored, dead = decide(batch)
+            scored = scored.persist()
+            try:
+                counts = batch_counts(scored, dead)
+                decided_at = time.monotonic()
+                if not counts.events_in:
+                    # A batch of no record (Spark runs one when only the watermark moved) leaves no row.
+                    return counts
+                appends = [(scored_rows(scored.where("is_kept")).select("*", *stamp), SCORED_TABLE, ("event_date",))]
+                if counts.duplicates:
+                    duplicates = scored.where("not is_kept").select(F.col("key").alias("id"), *POSITION, *stamp)
+                    appends.append((duplicates, DUPLICATES_TABLE, ()))
+                if counts.dead:
+                    appends.append((deadletter_rows(dead).select("*", *stamp), DEADLETTER_TABLE, ()))
+                # Transactions of their own, each made once: at once (see the module's docstring).
+                run_together(
+                    [
+                        functools.partial(self._append, frame, table, partition_by)
+                        for frame, table, partition_by in appends
+                        if table not in done
+                    ]
                 )
-            decided_at = time.monotonic()
-            appends = [(kept, SCORED_TABLE, ("event_date",))]
-            if counts.duplicates:
-                appends.append((duplicates, DUPLICATES_TABLE, ()))
-            if counts.dead:
-                appends.append((dead, DEADLETTER_TABLE, ()))
-            # Transactions of their own, each made once: at once (see the module's docstring).
-            run_together(
-                [
-                    functools.partial(self._append, frame, table, partition_by)
-                    for frame, table, partition_by in appends
-                    if table not in done
-                ]
-            )
-            if BATCHES_TABLE not in done:
-                row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
-                self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE)
-            for frame in persisted:
-                frame.unpersist()
+                if BATCHES_TABLE not in done:
+                    row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
+                    self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE)
+            finally:
+                scored.unpersist()
         finally:
             batch.unpersist()
         log.info(
             "%s, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
-            "(reading and deciding %.1f s, %s; the Delta appends %.1f s)",
+            "(reading and deciding %.1f s; the Delta appends %.1f s)",
             self.label,
             batch_id,
             counts.events_in,
@@ -506,7 +413,6 @@ class TableWriter:
             counts.duplicates,
             time.monotonic() - started,
             decided_at - started,
-            decided,
             time.monotonic() - decided_at,
         )
         return counts
@@ -528,12 +434,12 @@ class _Neutral:
         return [0.5] * len(texts)
 
 
-def warm_up_batches() -> list[list[tuple]]:
-    """Two small batches of Kafka rows as the scorer writes them (pure): the first has two
-    events and a dead letter; the second replays one of them (same source position), has a
-    duplicate of the other (same id, another record) and a new event. So the second batch
-    takes every path a batch can: the look-up of earlier rows, replays, duplicates, dead
-    letters, the partitioned append."""
+def warm_up_batches() -> list[tuple[list[tuple], list[tuple[str, str]]]]:
+    """Two small batches as the marked stream gives them (pure): Kafka rows as the scorer
+    writes them, and the keys read for the first time. The first has two events and a dead
+    letter, all new; the second a duplicate of one of them (same id, another record) and a new
+    event. So they take every path a batch can: kept, duplicates, dead letters, the
+    partitioned append."""
     now = datetime.now(timezone.utc)
     stamp = utc_iso(now)
 
@@ -560,8 +466,9 @@ def warm_up_batches() -> list[list[tuple]]:
         ]
 
     first = kafka_rows([(0, event("warm-up-a")), (1, event("warm-up-b")), (2, b"{not json")])
-    second = first[:1] + kafka_rows([(3, event("warm-up-b")), (4, event("warm-up-c"))])
-    return [first, second]
+    first_keys = [(SCORED_TOPIC, "warm-up-a"), (SCORED_TOPIC, "warm-up-b"), (DEADLETTER_TOPIC, "warm-up:0:2")]
+    second = kafka_rows([(3, event("warm-up-b")), (4, event("warm-up-c"))])
+    return [(first, first_keys), (second, [(SCORED_TOPIC, "warm-up-c")])]
 
 
 def warm_up(spark: SparkSession, settings: Settings) -> float:
@@ -569,10 +476,8 @@ def warm_up(spark: SparkSession, settings: Settings) -> float:
     the query's checkpoint, deleted after), before the query's first batch; the seconds it took.
 
     Why: a JVM's first batches plan, compile and load what a batch needs (Spark's and Delta's
-    classes, the generated code of its plans). In `bench latency`, beside a busy scorer, the
-    first batch that looked up earlier rows took 31 to 46 s without the warm-up and 22 to 30 s
-    with it (docs/benchmarks.md); its events waited for it. The warm-up pays part of that
-    while no event waits on it yet. The scratch folder is deleted through Hadoop's file
+    classes, the generated code of its plans); the warm-up pays part of that while no event
+    waits on it yet (docs/benchmarks.md). The scratch folder is deleted through Hadoop's file
     system API (`spark._jvm`), which Databricks allows on the dedicated clusters the deployed
     job runs on (infra/lib/job_specs.py, ACCESS_MODE).
     """
@@ -581,30 +486,101 @@ def warm_up(spark: SparkSession, settings: Settings) -> float:
     writer = TableWriter(settings.replace(table_location=scratch), query_id="warm-up", label="tables warm-up")
     _delete(spark, scratch)  # what a writer stopped during its warm-up left
     try:
-        for batch_id, rows in enumerate(warm_up_batches()):
-            writer(spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), batch_id)
+        for batch_id, (rows, new) in enumerate(warm_up_batches()):
+            writer(with_new_keys(spark, spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), new), batch_id)
     finally:
         _delete(spark, scratch)
     return time.monotonic() - started
 
 
-def _delete(spark: SparkSession, path: str) -> None:
-    """Delete `path` and what is under it, on any file system Spark reaches (Hadoop's API)."""
+def _hadoop_path(spark: SparkSession, path: str):
+    """`path` and its file system, through Hadoop's API: any file system Spark reaches."""
     hadoop_path = spark._jvm.org.apache.hadoop.fs.Path(path)
-    hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(hadoop_path, True)
+    return hadoop_path, hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration())
+
+
+def _delete(spark: SparkSession, path: str) -> None:
+    """Delete `path` and what is under it."""
+    hadoop_path, fs = _hadoop_path(spark, path)
+    fs.delete(hadoop_path, True)
+
+
+def stateless_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Optional[str]:
+    """The offsets to start from when this query's checkpoint was made by a table writer
+    without state (no `state` folder, batches committed): that checkpoint is moved aside to
+    `tables-stateless`, and the end offsets of its last committed batch are returned, as
+    Spark's JSON of offsets per topic and partition. None for any other checkpoint.
+
+    A query cannot add stateful operators to a checkpoint that has none, so the table writer
+    starts a new checkpoint where the old one stopped; its state starts empty (a copy of an
+    event written before is then not recognised: see docs/pipeline.md).
+    """
+    folder = settings.checkpoint_for(QUERY_NAME)
+    root, fs = _hadoop_path(spark, folder)
+    commits = _hadoop_path(spark, f"{folder}/commits")[0]
+    if fs.exists(_hadoop_path(spark, f"{folder}/state")[0]) or not fs.exists(commits):
+        return None
+    done = [
+        int(status.getPath().getName()) for status in fs.listStatus(commits) if status.getPath().getName().isdigit()
+    ]
+    if not done:
+        return None
+    # An offsets file: a version line, the batch's metadata, then one line per source.
+    lines = [row[0] for row in spark.read.text(f"{folder}/offsets/{max(done)}").collect()]
+    aside = _hadoop_path(spark, settings.checkpoint_for(f"{QUERY_NAME}-stateless"))[0]
+    fs.delete(aside, True)
+    fs.rename(root, aside)
+    log.warning(
+        "tables: the checkpoint %s had no state (a table writer before the horizon); moved to %s, "
+        "and the query starts a new one at the offsets its batch %d ended at",
+        folder,
+        aside.toString(),
+        max(done),
+    )
+    return lines[2]
+
+
+@contextmanager
+def session_conf(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
+    """`values` set on the session while the block runs, then put back. A streaming query
+    keeps a copy of its session's settings from its start, so settings meant for one query
+    are set around its `start()` without touching the others of the application."""
+    before = {name: spark.conf.get(name, None) for name in values}
+    for name, value in values.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)
 
 
 def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:
     """Start the table writer's streaming query. A query that keeps running (a processing-time
-    trigger) is warmed up first (`warm_up`); a backlog run's first batch is the backlog."""
+    trigger) is warmed up first (`warm_up`); a backlog run's first batch is the backlog.
+
+    Its state is kept in `tables_state_partitions` partitions, a number Spark fixes at the
+    query's first run (from `spark.sql.shuffle.partitions`, set for it here).
+    """
     trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
     if trigger.kind == "processing-time":
         log.info("tables: warmed up in %.1f s", warm_up(spark, settings))
+    carried = stateless_checkpoint_offsets(spark, settings)
+    if carried is not None:
+        settings = settings.replace(starting_offsets=carried)
     source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
-    return (
-        source.writeStream.queryName(QUERY_NAME)
-        .foreachBatch(TableWriter(settings))
-        .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
-        .trigger(**trigger.writer_options())
-        .start()
-    )
+    query_conf = {"spark.sql.shuffle.partitions": str(settings.tables_state_partitions), **TABLE_DEFAULTS}
+    if not settings.on_databricks:
+        query_conf.update(LOCAL_STATE_STORE)
+    with session_conf(spark, query_conf):
+        return (
+            marked(source, settings.tables_horizon_h * 3600)
+            .writeStream.queryName(QUERY_NAME)
+            .foreachBatch(TableWriter(settings))
+            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
+            .trigger(**trigger.writer_options())
+            .start()
+        )

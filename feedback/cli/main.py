@@ -446,6 +446,26 @@ def bench_dispatcher_start(
         raise typer.Exit(start(settings, console, rate, hours))
 
 
+@bench_app.command("history")
+def bench_history(
+    ctx: typer.Context,
+    rows: int = typer.Option(50_000_000, min=0, help="Rows of a month's history (measured at 0, rows/5 and rows)."),
+    rate: float = typer.Option(20, help="Events per second: the horizon's state is rate x horizon keys."),
+    horizon_h: Optional[float] = typer.Option(None, help="The horizon (default: the setting `tables_horizon_h`)."),
+    batches: int = typer.Option(20, min=1, help="Steady batches measured at each size (the median is reported)."),
+    batch_rows: int = typer.Option(600, min=1, help="Events a batch: 600 is 20 events/s at a 30 s trigger."),
+    trigger_s: float = typer.Option(30, help="The table writer's trigger while measuring, in seconds."),
+    log_commits: int = typer.Option(86_400, min=0, help="Commits in each big table's log: a month at a 30 s trigger."),
+) -> None:
+    """The table writer's batch, start and memory on tables with a month of history, against an empty table."""
+    from benchmarks.history import history
+
+    settings = settings_of(ctx)
+    horizon = horizon_h if horizon_h is not None else settings.tables_horizon_h
+    with _local_broker(settings, stop_after=False):
+        raise typer.Exit(history(settings, console, rows, rate, horizon, batches, batch_rows, trigger_s, log_commits))
+
+
 @bench_app.command("continuous")
 def bench_continuous(
     ctx: typer.Context,

@@ -106,14 +106,18 @@ class Settings(BaseSettings):
     # come in larger, rarer batches.
     tables_trigger: TriggerText = "processing-time=30s"
     # How many tasks a table writer batch runs at once. Its batches are bound by fixed costs
-    # (Delta commits, look-ups), not by cores: one task writes 100,000 rows as fast as four
-    # here, and leaves the other cores to the scorer (docs/benchmarks.md).
+    # (Delta commits), not by cores: one task writes 100,000 rows as fast as four here, and
+    # leaves the other cores to the scorer (docs/benchmarks.md).
     tables_tasks: int = Field(1, ge=1)
-    # The table writer keeps a 64-bit hash of every id and dead letter position it has
-    # written (8 bytes each; rebuilt from the tables when it starts), so a batch none of
-    # whose ids or positions was written before skips the look-up of earlier rows
-    # (jobs/written_keys.py). Past this many it keeps none and looks up every batch; 0: never.
-    tables_written_hashes_max: int = Field(20_000_000, ge=0)
+    # How long the table writer remembers the ids and source positions it has read, to tell
+    # replays and duplicates from new events (jobs/table_writer.py): at least this many hours,
+    # at most one trigger more. It must cover the scorer's longest stop (it replays its last
+    # batch when it starts again) and the producers' resends. A copy that comes back later is
+    # written again. The state holds two keys per event read in that time.
+    tables_horizon_h: float = Field(24.0, gt=0)
+    # The table writer's state partitions (tasks per batch for the de-duplication). Spark fixes
+    # the number at the query's first run; a change needs a new checkpoint.
+    tables_state_partitions: int = Field(4, ge=1)
     # Locally, when the scorer and the table writer run in one command, the table writer runs
     # in a process of its own at this OS niceness (1-19), so its batches take the CPU the
     # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in

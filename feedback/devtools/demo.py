@@ -169,6 +169,8 @@ def pipeline_table(summary) -> Table:
     for reason, count in sorted(summary.deadletter_reasons.items()):
         table.add_row("", f"{count} x {reason}")
     table.add_row("duplicates (id seen before)", str(summary.duplicates))
+    if summary.scored_again:
+        table.add_row("ids scored again (a copy past the horizon, tables_horizon_h)", str(summary.scored_again))
     for channel, count in sorted(summary.alerts_sent.items()):
         table.add_row(f"alerts posted to {channel}", str(count))
     for channel, count in sorted(summary.alerts_pending.items()):

@@ -1,15 +1,14 @@
 """The table writer on the real broker and Spark: what the scorer wrote twice after a
 restart (the same source position) is a replay and dropped; a different record with an id
-seen before is a duplicate, counted once however often it is replayed."""
+seen before is a duplicate, counted once however often it is replayed; both are remembered
+for the horizon, in the query's state, and a copy past it is written again."""
 
 from __future__ import annotations
 
-import functools
-import logging
-import re
+import json
+import time
 from datetime import datetime, timezone
 
-import numpy as np
 import pandas as pd
 import pytest
 from delta.tables import DeltaTable
@@ -26,14 +25,16 @@ from jobs.table_writer import (
     WARM_UP_FOLDER,
     BatchCounts,
     TableWriter,
-    batch_keys,
+    decide,
     run_together,
+    session_conf,
     union_earlier,
     warm_up,
     warm_up_batches,
+    with_new_keys,
 )
 from tests.support.events import envelope
-from tests.support.kafka import offsets_now, produce
+from tests.support.kafka import offsets_now, produce, spark_offsets
 from tests.support.pipeline import pipeline_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -58,10 +59,17 @@ def scorer_output(values_at: list[tuple[int, bytes]]) -> list[tuple[str, bytes, 
 
 
 def kafka_batch(spark, records: list[tuple[str, bytes, bytes]]):
-    """A micro-batch of Kafka rows (what foreachBatch gets) holding `records`."""
+    """A micro-batch of Kafka rows holding `records`."""
     now = datetime.now(timezone.utc)
     rows = [(key, value, topic, 0, offset, now, 0) for offset, (topic, key, value) in enumerate(records)]
     return spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
+
+
+def marked_batch(spark, records: list[tuple[str, bytes, bytes]], new: list[str]):
+    """What foreachBatch gets from the marked stream: `records`, and `new` the keys (ids, or a
+    dead letter's `topic:partition:offset`) read for the first time in the batch."""
+    keys = [("feedback-scored" if ":" not in key else "feedback-deadletter", key) for key in new]
+    return with_new_keys(spark, kafka_batch(spark, records), keys)
 
 
 def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tmp_path):
@@ -82,7 +90,7 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
     }
     assert set(rows) == {"tw-a", "tw-b"} and rows["tw-a"]["text"] == "fine" and rows["tw-a"]["offset"] == 1
     assert rows["tw-a"]["kafka_timestamp"] is not None and rows["tw-a"]["event_date"] is not None
-    assert summary.batches == 2
+    assert summary.batches == 1  # the second run read only replays: a batch of no event leaves no row
     # Each counts row is stamped when the rows it counts have committed (send -> commit is measured to it).
     committed = max(
         r["committed_at"]
@@ -93,34 +101,22 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
         assert committed >= max(r["timestamp"] for r in history), table
 
 
-def test_classify_drops_replays_and_keeps_the_first_delivery_of_each_new_id(spark):
-    from jobs.table_writer import classify
-
-    schema = "id string, source_topic string, partition int, offset long, text string"
-    rows = spark.createDataFrame(
+def test_a_scored_record_is_kept_when_its_id_is_new_and_its_position_the_lowest_of_the_batch(spark):
+    records = scorer_output(
         [
-            ("a", "t", 0, 5, "a again"),
-            ("a", "t", 0, 1, "a first"),
-            ("a", "t", 0, 1, "a first"),  # a replay in the batch
-            ("b", "t", 1, 7, "b"),  # written before: a replay
-            ("c", "t", 1, 8, "c later"),  # c is in the scored table already: a duplicate
-            ("d", "t", 1, 9, "d"),  # d was a duplicate before, at another position: still new here
-        ],
-        schema,
+            (5, envelope("a", "a again")),
+            (1, envelope("a", "a first")),  # new id, twice in the batch: the lowest position wins
+            (7, envelope("b", "b")),  # read in an earlier batch: a duplicate
+            (8, b"{broken"),
+        ]
     )
-    earlier = spark.createDataFrame(
-        [("b", "t", 1, 7, True), ("c", "t", 1, 2, True), ("d", "t", 0, 3, False)],
-        "id string, source_topic string, partition int, offset long, scored boolean",
-    )
-    out = sorted((r["id"], r["offset"], r["is_kept"]) for r in classify(rows, earlier).collect())
-    assert out == [("a", 1, True), ("a", 5, False), ("c", 8, False), ("d", 9, True)]
-    assert sorted((r["id"], r["is_kept"]) for r in classify(rows, None).collect()) == [
-        ("a", False),
-        ("a", True),
-        ("b", True),
-        ("c", True),
-        ("d", True),
+    scored, dead = decide(marked_batch(spark, records, ["a", "twitter-feedback:0:8"]))
+    assert sorted((r["key"], r["offset"], r["is_kept"]) for r in scored.collect()) == [
+        ("a", 1, True),
+        ("a", 5, False),
+        ("b", 7, False),
     ]
+    assert [(r["key"], r["offset"]) for r in dead.collect()] == [("twitter-feedback:0:8", 8)]
 
 
 def test_a_batchs_counts_reconcile_and_make_its_pipeline_batches_row():
@@ -168,9 +164,10 @@ def test_the_warm_up_takes_every_path_of_a_batch_and_leaves_nothing_behind(spark
     settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
     scratch = TableWriter(settings.replace(table_location=str(tmp_path / "scratch")), query_id="warm-up")
     first, second = (
-        scratch(spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), n) for n, rows in enumerate(warm_up_batches())
+        scratch(with_new_keys(spark, spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), new), n)
+        for n, (rows, new) in enumerate(warm_up_batches())
     )
-    # The first: two events and a dead letter. The second: a replay (dropped), a duplicate, a new event.
+    # The first: two events and a dead letter. The second: a duplicate and a new event.
     assert (first, second) == (BatchCounts(valid=2, kept=2, dead=1), BatchCounts(valid=2, kept=1, dead=0))
 
     leftover = tmp_path / "checkpoints" / WARM_UP_FOLDER / "feedback_scored"
@@ -180,63 +177,68 @@ def test_the_warm_up_takes_every_path_of_a_batch_and_leaves_nothing_behind(spark
     assert not (tmp_path / "tables").exists()  # the real tables are not touched
 
 
-def test_a_batch_reads_the_earlier_rows_only_when_one_of_its_keys_was_written_before(spark, tmp_path, caplog):
-    caplog.set_level(logging.INFO, logger="jobs.table_writer")
-    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
-    batch = functools.partial(kafka_batch, spark)
+def test_a_copy_is_recognised_within_the_horizon_and_written_again_past_it(topics_ready, spark, tmp_path):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    settings = settings.replace(tables_horizon_h=3 / 3600)  # three seconds
+    backlog = parse_trigger("available-now")
 
-    def looked_up() -> str:
-        """What the batch looked up, from the writer's log line; "keys" when its keys decided it all."""
-        message = [r for r in caplog.records if r.name == "jobs.table_writer"][-1].getMessage()
-        if "by the keys alone" in message:
-            return "keys"
-        return re.search(r"earlier rows looked up for ([a-z ]+);", message).group(1)
+    def run(records) -> None:
+        produce(topics_ready, records)
+        table_writer.start(spark, settings, backlog).awaitTermination()
 
-    writer = TableWriter(settings, query_id="q")
-    first = scorer_output([(1, envelope("tw-a", "fine")), (2, envelope("tw-b", "good")), (3, b"{broken")])
-    assert (writer(batch(first), 0), looked_up()) == (BatchCounts(valid=2, kept=2, dead=1), "keys")
-    new = scorer_output([(4, envelope("tw-c", "new"))])
-    assert (writer(batch(new), 1), looked_up()) == (BatchCounts(valid=1, kept=1, dead=0), "keys")
-    duplicate = scorer_output([(5, envelope("tw-a", "again"))])  # an id written in batch 0
-    assert (writer(batch(duplicate), 2), looked_up()) == (BatchCounts(valid=1, kept=0, dead=0), "ids")
-    # The same source position as batch 0's dead letter.
-    replayed_dead_letter = [record for record in first if record[0] == "feedback-deadletter"]
-    assert (writer(batch(replayed_dead_letter), 3), looked_up()) == (BatchCounts(0, 0, 0), "positions")
+    run(scorer_output([(1, envelope("tw-a", "first")), (2, b"{broken")]))
+    run(scorer_output([(3, envelope("tw-a", "within"))]))  # another record of tw-a, at once: a duplicate
+    time.sleep(4)
+    run(scorer_output([(4, envelope("tw-b", "new"))]))  # a batch after the horizon moves the watermark past it
+    run(scorer_output([(5, envelope("tw-a", "past")), (2, b"{broken")]))  # tw-a and the dead letter again
 
-    # A writer that starts (a restart) reads the keys from the tables: the hashes the Kafka keys gave.
-    restarted = TableWriter(settings, query_id="q")
-    written = restarted.written_keys(spark)
-    assert len(written) == 5  # tw-a, tw-b, tw-c, tw-a's duplicate, the dead letter's position
-    for hash_ in batch_keys(batch(first + new)).every:
-        assert written.might_contain_any(np.array([hash_])), hash_
-    replayed = [record for record in first if record[1] == b"tw-b"]
-    assert (restarted(batch(replayed), 4), looked_up()) == (BatchCounts(0, 0, 0), "ids")
-    assert (restarted(batch(scorer_output([(6, envelope("tw-d", "new"))])), 5), looked_up()) == (
-        BatchCounts(1, 1, 0),
-        "keys",
-    )
-    # New keys, but one twice in the batch (an id from two records, a dead letter replayed in it):
-    # classified without a look-up, so only the first of each is written.
-    twice = scorer_output([(10, envelope("tw-e", "one")), (11, envelope("tw-e", "two")), (12, b"{bad")])
-    twice += [record for record in twice if record[0] == "feedback-deadletter"]
-    assert (restarted(batch(twice), 6), looked_up()) == (BatchCounts(valid=2, kept=1, dead=1), "none")
+    summary = summarize(spark, settings, alerts=False)
+    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (6, 3, 2, 1)
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
-    assert sorted((r["id"], r["text"], r["batch_id"]) for r in scored) == [
-        ("tw-a", "fine", 0),
-        ("tw-b", "good", 0),
-        ("tw-c", "new", 1),
-        ("tw-d", "new", 5),
-        ("tw-e", "one", 6),
-    ]
-    # Rows the keys decided are the rows classifying makes: every column filled in.
-    assert all(r[name] is not None for r in scored for name in ("event_date", "kafka_timestamp", "query_id"))
-    dead = spark.read.format("delta").load(settings.table_for(table_writer.DEADLETTER_TABLE)).collect()
-    assert sorted((r["offset"], r["batch_id"]) for r in dead) == [(3, 0), (12, 6)]
+    assert sorted((r["id"], r["text"]) for r in scored) == [("tw-a", "first"), ("tw-a", "past"), ("tw-b", "new")]
+    assert summary.scored_again == 1  # shown by `feedback pipeline summary`
+    # The tables compact their own small files (Delta's auto compaction).
+    properties = DeltaTable.forPath(spark, settings.table_for(table_writer.SCORED_TABLE)).detail().first()
+    assert properties["properties"].get("delta.autoOptimize.autoCompact") == "true"
+
+
+def test_a_checkpoint_without_state_is_moved_aside_and_the_query_goes_on_from_its_offsets(
+    topics_ready, spark, tmp_path
+):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    before = scorer_output([(1, envelope("tw-old", "written by the stateless writer"))])
+    produce(topics_ready, before)
+    ends = spark_offsets(offsets_now(topics_ready, ("feedback-scored", "feedback-deadletter")))
+    # What a table writer without state left: its last committed batch ended at `ends`.
+    folder = tmp_path / "checkpoints" / table_writer.QUERY_NAME
+    for name in ("offsets", "commits"):
+        (folder / name).mkdir(parents=True)
+    (folder / "metadata").write_text(json.dumps({"id": "old-query"}))
+    (folder / "offsets" / "3").write_text("v1\n{}\n" + ends)
+    (folder / "commits" / "3").write_text("v1\n{}")
+    produce(topics_ready, scorer_output([(2, envelope("tw-new", "after"))]))
+
+    table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
+    scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
+    assert [r["id"] for r in scored] == ["tw-new"]
+    assert (tmp_path / "checkpoints" / "tables-stateless" / "commits" / "3").exists()
+    assert (folder / "state").exists()
+
+
+def test_settings_meant_for_one_query_are_put_back_after_its_start(spark):
+    name = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(name)
+    with session_conf(spark, {name: "3", "spark.feedback.test": "x"}):
+        assert (spark.conf.get(name), spark.conf.get("spark.feedback.test")) == ("3", "x")
+    assert (spark.conf.get(name), spark.conf.get("spark.feedback.test", None)) == (before, None)
 
 
 def test_a_batch_run_again_after_a_stop_makes_only_the_appends_the_stopped_run_had_not(spark, tmp_path):
     settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
     records = scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")])
+    new = ["tw-a", "twitter-feedback:0:2"]
 
     class StoppedBeforeTheCountsRow(TableWriter):  # as a run killed between its appends
         def _append(self, frame, table, partition_by=()):
@@ -245,37 +247,33 @@ def test_a_batch_run_again_after_a_stop_makes_only_the_appends_the_stopped_run_h
             super()._append(frame, table, partition_by)
 
     with pytest.raises(RuntimeError, match="stopped"):
-        StoppedBeforeTheCountsRow(settings, query_id="q")(kafka_batch(spark, records), 7)
+        StoppedBeforeTheCountsRow(settings, query_id="q")(marked_batch(spark, records, new), 7)
 
     def rows(table: str) -> list[tuple]:
         frame = spark.read.format("delta").load(settings.table_for(table))
         return sorted((r["query_id"], r["batch_id"]) for r in frame.collect())
 
     assert rows(table_writer.SCORED_TABLE) == rows(table_writer.DEADLETTER_TABLE) == [("q", 7)]
-    # The query starts again and runs batch 7 again: only the counts row was missing.
+    # The query starts again and runs batch 7 again (decided the same way): only the counts row was missing.
     restarted = TableWriter(settings, query_id="q")
-    assert restarted(kafka_batch(spark, records), 7) == BatchCounts(valid=1, kept=1, dead=1)
+    assert restarted(marked_batch(spark, records, new), 7) == BatchCounts(valid=1, kept=1, dead=1)
     for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
         assert rows(table) == [("q", 7)], table
     # Once more, as after a stop between the counts row and Spark's commit: nothing is appended.
-    TableWriter(settings, query_id="q")(kafka_batch(spark, records), 7)
+    TableWriter(settings, query_id="q")(marked_batch(spark, records, new), 7)
     # The next batch of a running writer is new: appended without a look.
-    restarted(kafka_batch(spark, scorer_output([(3, envelope("tw-b", "new")), (4, b"{also broken")])), 8)
-    for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
-        assert rows(table) == [("q", 7), ("q", 8)], table
 
-    class Looking(TableWriter):  # counts its looks at a start
+    class Looking(TableWriter):  # counts its looks
         looks = 0
 
         def appended_before(self, *args):
             Looking.looks += 1
             return super().appended_before(*args)
 
-    # A first batch none of whose keys was written cannot have left rows: no look, and appended.
-    Looking(settings, query_id="q")(kafka_batch(spark, scorer_output([(5, envelope("tw-c", "new"))])), 9)
-    assert (Looking.looks, rows(table_writer.SCORED_TABLE)[-1]) == (0, ("q", 9))
-    # A batch of no record leaves only its counts row, so run again it is looked for.
-    for _ in range(2):
-        Looking(settings, query_id="q")(kafka_batch(spark, []), 10)
-    assert rows(table_writer.BATCHES_TABLE) == [("q", 7), ("q", 8), ("q", 9), ("q", 10)]
-    assert Looking.looks == 2
+    running = Looking(settings, query_id="q")
+    running(marked_batch(spark, [], []), 8)  # its first batch looks; it has no record, so it leaves no row
+    later = scorer_output([(3, envelope("tw-b", "new")), (4, b"{also broken")])
+    running(marked_batch(spark, later, ["tw-b", "twitter-feedback:0:4"]), 9)
+    assert Looking.looks == 1
+    for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
+        assert rows(table) == [("q", 7), ("q", 9)], table
