@@ -9,16 +9,13 @@ import json
 import time
 from datetime import datetime, timezone
 
-import pandas as pd
 import pytest
 from delta.tables import DeltaTable
 
-from feedback.clients.sentiment import analyzer_for
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import table_writer
-from jobs.scoring import AlertRules, route
 from jobs.summary import summarize
 from jobs.table_writer import (
     KAFKA_ROW_SCHEMA,
@@ -36,33 +33,9 @@ from jobs.table_writer import (
 from tests.support.events import envelope
 from tests.support.kafka import offsets_now, produce, spark_offsets
 from tests.support.pipeline import pipeline_settings
+from tests.support.scored import kafka_batch, scorer_output
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
-RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
-
-
-def scorer_output(values_at: list[tuple[int, bytes]]) -> list[tuple[str, bytes, bytes]]:
-    """What the scorer writes for records at these source offsets (its own code makes them)."""
-    frame = pd.DataFrame(
-        {
-            "value": [v for _, v in values_at],
-            "topic": ["twitter-feedback"] * len(values_at),
-            "partition": [0] * len(values_at),
-            "offset": [o for o, _ in values_at],
-            "timestamp_ms": [1_763_800_000_000] * len(values_at),
-        }
-    )
-    out = route(frame, analyzer_for("vader"), RULES)
-    return [
-        (row.topic, row.key.encode(), row.value.encode()) for row in out.itertuples() if row.topic != "feedback-alerts"
-    ]
-
-
-def kafka_batch(spark, records: list[tuple[str, bytes, bytes]]):
-    """A micro-batch of Kafka rows holding `records`."""
-    now = datetime.now(timezone.utc)
-    rows = [(key, value, topic, 0, offset, now, 0) for offset, (topic, key, value) in enumerate(records)]
-    return spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
 
 
 def marked_batch(spark, records: list[tuple[str, bytes, bytes]], new: list[str]):
