@@ -43,6 +43,18 @@ DUPLICATE_SHARE, DEAD_SHARE = 0.01, 0.005
 
 
 @dataclass(frozen=True)
+class Options:
+    """What every table size is measured with (the command's options; see the module's docstring)."""
+
+    rate: float
+    horizon_h: float
+    batches: int
+    batch_rows: int
+    trigger_s: float
+    log_commits: int
+
+
+@dataclass(frozen=True)
 class Point:
     """What one table size measured."""
 
@@ -236,21 +248,11 @@ def _stop(query, timeout: float = 120) -> None:
     query.stop()
 
 
-def measure(
-    spark,
-    settings: Settings,
-    rows: int,
-    rate: float,
-    horizon_h: float,
-    batches: int,
-    batch_rows: int,
-    trigger_s: float,
-    log_commits: int,
-    work: Path,
-    console: Console,
-) -> Point:
+def measure(spark, settings: Settings, rows: int, options: Options, work: Path, console: Console) -> Point:
     from feedback.core.triggers import parse_trigger
     from jobs import table_writer
+
+    rate, horizon_h, batches, batch_rows = options.rate, options.horizon_h, options.batches, options.batch_rows
 
     now = datetime.now(timezone.utc)
     run = _fresh(
@@ -258,11 +260,11 @@ def measure(
         work,
         tables_horizon_h=horizon_h,
         max_offsets_per_trigger=None,
-        tables_trigger=f"processing-time={trigger_s:g}s",
+        tables_trigger=f"processing-time={options.trigger_s:g}s",
     )
     began = time.monotonic()
     with console.status(f"{rows:,} rows: building the tables"):
-        build_tables(spark, run, rows, batch_rows, log_commits, now)
+        build_tables(spark, run, rows, batch_rows, options.log_commits, now)
     build_s = time.monotonic() - began
     horizon_keys = int(rate * horizon_h * 3600)
     tag = uuid.uuid4().hex[:8]
@@ -302,17 +304,7 @@ def measure(
     return Point(rows, build_s, disk, times, read, start_s, rss)
 
 
-def history(
-    settings: Settings,
-    console: Console,
-    rows: int,
-    rate: float,
-    horizon_h: float,
-    batches: int,
-    batch_rows: int,
-    trigger_s: float,
-    log_commits: int,
-) -> int:
+def history(settings: Settings, console: Console, rows: int, options: Options) -> int:
     from jobs.spark import spark_session
 
     _ensure_topics(settings)
@@ -321,29 +313,16 @@ def history(
     for size in (0, rows // 5, rows, 0):
         work = Path(tempfile.mkdtemp(prefix="bench-history-"))
         try:
-            points.append(
-                measure(
-                    spark,
-                    settings,
-                    size,
-                    rate,
-                    horizon_h,
-                    batches,
-                    batch_rows,
-                    trigger_s,
-                    log_commits if size else 0,
-                    work,
-                    console,
-                )
-            )
+            points.append(measure(spark, settings, size, options, work, console))
         finally:
             shutil.rmtree(work, ignore_errors=True)
         console.print(_describe(points[-1]))
     baseline = statistics.median([p.batch_median for p in points if not p.rows])
     start_base = statistics.median([p.start_s for p in points if not p.rows])
+    batches, batch_rows, trigger_s = options.batches, options.batch_rows, options.trigger_s
     console.print(
         f"table writer: {batches} batches of {batch_rows} events at a {trigger_s:g} s trigger, "
-        f"state of {rate:g} events/s x {horizon_h:g} h; ratios against the empty table of the same sitting"
+        f"state of {options.rate:g} events/s x {options.horizon_h:g} h; ratios against the empty table of the same sitting"
     )
     console.print("| rows | batch p50 | x empty | bytes read / batch | start | x empty | JVM RSS | disk | built in |")
     console.print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -458,12 +458,14 @@ def bench_history(
     log_commits: int = typer.Option(86_400, min=0, help="Commits in each big table's log: a month at a 30 s trigger."),
 ) -> None:
     """The table writer's batch, start and memory on tables with a month of history, against an empty table."""
-    from benchmarks.history import history
+    from benchmarks.history import Options, history
 
     settings = settings_of(ctx)
     horizon = horizon_h if horizon_h is not None else settings.tables_horizon_h
     with _local_broker(settings, stop_after=False):
-        raise typer.Exit(history(settings, console, rows, rate, horizon, batches, batch_rows, trigger_s, log_commits))
+        raise typer.Exit(
+            history(settings, console, rows, Options(rate, horizon, batches, batch_rows, trigger_s, log_commits))
+        )
 
 
 @bench_app.command("continuous")
