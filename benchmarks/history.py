@@ -8,8 +8,9 @@ same sitting) it builds, in a folder of its own:
 1. the tables a month of running leaves: `rows` scored events spread over the 30 days before
    now, in one file per day (what the auto compaction leaves of a day's small files), with
    1% duplicates and 0.5% dead letters; one `pipeline_batches` row per `batch_rows` events;
-   and the Delta log of a month of batches at the trigger (`log_commits` commits kept by
-   the log's 30-day retention, each a commit of no file; checkpointed as Delta does);
+   and the Delta log that the batches leave under the log retention (`log_commits` commits,
+   by default `tables_log_retention_h` at the 30 s trigger; each a commit of no file with
+   its checksum file, as Delta writes one per commit; checkpointed as Delta does);
 2. the state the horizon leaves: `rate` x `horizon_h` hours of events read by the table
    writer (its de-duplication state), not `rows`;
 
@@ -18,12 +19,14 @@ then it runs the table writer as it runs (a processing-time trigger) on a steady
 measures each batch (Spark's `triggerExecution`), the bytes read from the local file
 system during it (Hadoop's statistics: the Delta logs, the data files, the state checkpoint), the driver's memory (the JVM's resident set; locally the driver and the
 executor are one JVM), and the start: a stop, then the time from `start()` to the first
-batch of events committed.
+batch of events committed. Each size runs in a process (and a JVM) of its own, so no size
+inherits the memory or the cached table logs of another.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import shutil
 import statistics
 import tempfile
@@ -63,6 +66,7 @@ class Point:
     disk_bytes: int
     batch_s: list[float]
     bytes_read: list[int]
+    first_bytes_read: int
     start_s: float
     rss_bytes: int
 
@@ -80,7 +84,7 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
     from pyspark.sql import functions as F
 
     from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
-    from jobs.table_writer import SCORED_COLUMNS, TABLE_DEFAULTS, session_conf
+    from jobs.table_writer import SCORED_COLUMNS, session_conf, table_defaults
 
     if not rows:
         return
@@ -113,7 +117,7 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
         (created + F.expr("INTERVAL 30 SECONDS")).alias("written_at"),
     )
     stamp = ["query_id", "batch_id", "written_at"]
-    with session_conf(spark, TABLE_DEFAULTS):
+    with session_conf(spark, table_defaults(settings)):
         (
             events.select(*SCORED_COLUMNS, *stamp)
             .repartition("event_date")
@@ -152,9 +156,11 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
 
 
 def _month_of_commits(table: Path, commits: int, began: datetime) -> None:
-    """`commits` commits of no file after the table's last, as a month of batches leaves its
-    log (each batch a commit; the files themselves compacted), ending on a checkpoint
-    interval so the next commit writes a checkpoint, as Delta does every tenth."""
+    """`commits` commits of no file after the table's last, as the batches leave the log (each
+    batch a commit; the files themselves compacted), ending on a checkpoint interval so the
+    next commit writes a checkpoint, as Delta does every tenth. Each but the last gets the
+    checksum file (`N.crc`) Delta writes after a commit: Delta lists those too, and reads only
+    the newest version's."""
     log = table / "_delta_log"
     last = max(int(p.stem) for p in log.glob("*.json"))
     commits -= (last + commits + 1) % 10  # the next real commit is a tenth: Delta checkpoints it
@@ -162,6 +168,8 @@ def _month_of_commits(table: Path, commits: int, began: datetime) -> None:
     for n in range(1, commits + 1):
         info = {"commitInfo": {"timestamp": int(began.timestamp() * 1000 + n * step), "operation": "WRITE"}}
         (log / f"{last + n:020d}.json").write_text(json.dumps(info) + "\n")
+        if n < commits:
+            (log / f"{last + n:020d}.crc").write_text("{}\n")
 
 
 def _texts() -> list[str]:
@@ -289,6 +297,8 @@ def measure(spark, settings: Settings, rows: int, options: Options, work: Path, 
                 if n:  # the first is the first after a start (its look at the tables, a cold plan)
                     times.append(progress["durationMs"]["triggerExecution"] / 1000)
                     read.append(after - before)
+                else:
+                    first_read = after - before
             rss = _jvm_rss(spark)
         finally:
             _stop(query)
@@ -301,28 +311,50 @@ def measure(spark, settings: Settings, rows: int, options: Options, work: Path, 
             start_s = time.monotonic() - started
         finally:
             _stop(query)
-    return Point(rows, build_s, disk, times, read, start_s, rss)
+    return Point(rows, build_s, disk, times, read, first_read, start_s, rss)
+
+
+def _measure_here(settings: Settings, rows: int, options: Options, answer) -> None:
+    """One size measured in this process (a fresh one: `_measure_apart`), its Point sent back."""
+    from jobs.spark import spark_session
+
+    spark = spark_session(settings, "bench-history")
+    work = Path(tempfile.mkdtemp(prefix="bench-history-"))
+    try:
+        answer.send(measure(spark, settings, rows, options, work, Console(stderr=True)))
+    finally:
+        spark.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _measure_apart(settings: Settings, rows: int, options: Options) -> Point:
+    """One size measured in a process, and so a JVM, of its own."""
+    context = multiprocessing.get_context("spawn")
+    mine, theirs = context.Pipe(duplex=False)
+    process = context.Process(target=_measure_here, args=(settings, rows, options, theirs))
+    process.start()
+    theirs.close()
+    try:
+        return mine.recv()
+    except EOFError:
+        raise RuntimeError(f"the measurement of {rows:,} rows stopped without a result (its log is above)") from None
+    finally:
+        process.join()
 
 
 def history(settings: Settings, console: Console, rows: int, options: Options) -> int:
-    from jobs.spark import spark_session
-
     _ensure_topics(settings)
-    spark = spark_session(settings, "bench-history")
     points: list[Point] = []
     for size in (0, rows // 5, rows, 0):
-        work = Path(tempfile.mkdtemp(prefix="bench-history-"))
-        try:
-            points.append(measure(spark, settings, size, options, work, console))
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+        points.append(_measure_apart(settings, size, options))
         console.print(_describe(points[-1]))
     baseline = statistics.median([p.batch_median for p in points if not p.rows])
     start_base = statistics.median([p.start_s for p in points if not p.rows])
     batches, batch_rows, trigger_s = options.batches, options.batch_rows, options.trigger_s
     console.print(
         f"table writer: {batches} batches of {batch_rows} events at a {trigger_s:g} s trigger, "
-        f"state of {options.rate:g} events/s x {options.horizon_h:g} h; ratios against the empty table of the same sitting"
+        f"state of {options.rate:g} events/s x {options.horizon_h:g} h, {options.log_commits:,} commits in each log; "
+        "ratios against the empty table of the same sitting"
     )
     console.print("| rows | batch p50 | x empty | bytes read / batch | start | x empty | JVM RSS | disk | built in |")
     console.print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -340,5 +372,6 @@ def history(settings: Settings, console: Console, rows: int, options: Options) -
 def _describe(point: Point) -> str:
     return (
         f"{point.rows:,} rows: batch p50 {point.batch_median:.2f} s (max {max(point.batch_s):.2f}), "
-        f"start {point.start_s:.1f} s, JVM RSS {point.rss_bytes / 2**20:.0f} MiB"
+        f"start {point.start_s:.1f} s, JVM RSS {point.rss_bytes / 2**20:.0f} MiB, "
+        f"read by the first batch after a start {point.first_bytes_read / 1e3:.1f} kB"
     )

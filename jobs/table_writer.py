@@ -35,17 +35,18 @@ statistics) and skips the appends the stopped run made. The counts row comes las
 when the rows it counts have committed (`committed_at`): a batch with a counts row has all
 its rows. The other appends are independent, so they run at once (`run_together`).
 
-The tables compact themselves: they are made with Delta's auto compaction on
-(`delta.autoOptimize.autoCompact`), which after a commit rewrites a partition's small
-files into larger ones, and Delta checkpoints each table's log every ten commits.
+The tables maintain themselves (`table_properties`, set when a table is made and at each
+start): Delta's auto compaction (`delta.autoOptimize.autoCompact`) rewrites a partition's
+small files into larger ones after a commit, and Delta checkpoints each table's log every
+ten commits, deleting entries older than `tables_log_retention_h` when it does.
 
 A query that keeps running is warmed up first (`warm_up`: two small batches through the
 same code into scratch tables), so its first real batches do not pay a fresh JVM's planning,
 compiling and class loading while events wait for them.
 
 Settings: tables_trigger, tables_tasks, tables_horizon_h, tables_state_partitions,
-checkpoint_location (this query's folder is `tables`), table_location, starting_offsets,
-fail_on_data_loss, max_offsets_per_trigger.
+tables_log_retention_h, checkpoint_location (this query's folder is `tables`),
+table_location, starting_offsets, fail_on_data_loss, max_offsets_per_trigger.
 """
 
 from __future__ import annotations
@@ -134,9 +135,7 @@ DEADLETTER_RECORD = T.StructType(
 _KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + _POSITION_FIELDS[:3])
 # The marked stream's rows: a record (`new_key` null) or a key read for the first time (`new_key` true).
 RECORD, NEW_KEY = "record", "new key"
-# New tables compact their small files after commits (Delta's auto compaction; Delta 3.1+,
-# and on Databricks): a session default for the properties of the tables a session makes.
-TABLE_DEFAULTS = {"spark.databricks.delta.properties.defaults.autoOptimize.autoCompact": "true"}
+TABLES = (SCORED_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, BATCHES_TABLE)
 # The state store: RocksDB (state on local disk, not the JVM heap), checkpointing only what a
 # batch changed. Databricks Runtime 17.3 has both by default ("Configure RocksDB state store
 # on Databricks", docs.databricks.com/structured-streaming/rocksdb-state-store); Spark needs
@@ -540,6 +539,38 @@ def stateless_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Opt
     return lines[2]
 
 
+def table_properties(settings: Settings) -> dict[str, str]:
+    """The maintenance the tables carry as Delta properties: auto compaction of the small files
+    commits leave (Delta 3.1+, and Databricks), and a log that keeps `tables_log_retention_h`
+    of commits (Delta deletes older entries when it checkpoints), since Delta lists the whole
+    log at every snapshot update."""
+    hours = settings.tables_log_retention_h
+    retention = f"interval {hours:g} hours" if hours == int(hours) else f"interval {round(hours * 3600)} seconds"
+    return {"delta.autoOptimize.autoCompact": "true", "delta.logRetentionDuration": retention}
+
+
+def table_defaults(settings: Settings) -> dict[str, str]:
+    """`table_properties` as session defaults: the properties of the tables a session makes."""
+    prefix = "spark.databricks.delta.properties.defaults."
+    return {prefix + name.removeprefix("delta."): value for name, value in table_properties(settings).items()}
+
+
+def keep_table_properties(spark: SparkSession, settings: Settings) -> None:
+    """Set `table_properties` on the tables that exist and lack them (tables made before a
+    setting changed, or before the project set them): one commit for a table that needs it."""
+    wanted = table_properties(settings)
+    for table in TABLES:
+        path = settings.table_for(table)
+        if read_delta(spark, path) is None:
+            continue
+        have = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["properties"]
+        stale = {name: value for name, value in wanted.items() if have.get(name) != value}
+        if stale:
+            listed = ", ".join(f"'{name}' = '{value}'" for name, value in stale.items())
+            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({listed})")
+            log.info("tables: %s now has %s", table, listed)
+
+
 @contextmanager
 def session_conf(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
     """`values` set on the session while the block runs, then put back. A streaming query
@@ -571,8 +602,9 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
     carried = stateless_checkpoint_offsets(spark, settings)
     if carried is not None:
         settings = settings.replace(starting_offsets=carried)
+    keep_table_properties(spark, settings)
     source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
-    query_conf = {"spark.sql.shuffle.partitions": str(settings.tables_state_partitions), **TABLE_DEFAULTS}
+    query_conf = {"spark.sql.shuffle.partitions": str(settings.tables_state_partitions), **table_defaults(settings)}
     if not settings.on_databricks:
         query_conf.update(LOCAL_STATE_STORE)
     with session_conf(spark, query_conf):

@@ -455,13 +455,17 @@ def bench_history(
     batches: int = typer.Option(20, min=1, help="Steady batches measured at each size (the median is reported)."),
     batch_rows: int = typer.Option(600, min=1, help="Events a batch: 600 is 20 events/s at a 30 s trigger."),
     trigger_s: float = typer.Option(30, help="The table writer's trigger while measuring, in seconds."),
-    log_commits: int = typer.Option(86_400, min=0, help="Commits in each big table's log: a month at a 30 s trigger."),
+    log_commits: Optional[int] = typer.Option(
+        None, min=0, help="Commits in each big table's log (default: what `tables_log_retention_h` keeps at 30 s)."
+    ),
 ) -> None:
     """The table writer's batch, start and memory on tables with a month of history, against an empty table."""
     from benchmarks.history import Options, history
 
     settings = settings_of(ctx)
     horizon = horizon_h if horizon_h is not None else settings.tables_horizon_h
+    if log_commits is None:
+        log_commits = round(settings.tables_log_retention_h * 3600 / 30)
     with _local_broker(settings, stop_after=False):
         raise typer.Exit(
             history(settings, console, rows, Options(rate, horizon, batches, batch_rows, trigger_s, log_commits))

@@ -118,6 +118,12 @@ class Settings(BaseSettings):
     # The table writer's state partitions (tasks per batch for the de-duplication). Spark fixes
     # the number at the query's first run; a change needs a new checkpoint.
     tables_state_partitions: int = Field(4, ge=1)
+    # How long each table's Delta log keeps its commits (`delta.logRetentionDuration`, set on
+    # the tables; Delta's default is 30 days). Delta lists a table's whole log folder at every
+    # snapshot update, so every append pays for each file the log keeps (docs/pipeline.md,
+    # "Table maintenance"). It also bounds time travel and how far behind a stream reading the
+    # tables may fall; reprocessing goes back to Kafka, not to the tables' versions.
+    tables_log_retention_h: float = Field(48.0, gt=0)
     # Locally, when the scorer and the table writer run in one command, the table writer runs
     # in a process of its own at this OS niceness (1-19), so its batches take the CPU the
     # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in

@@ -33,6 +33,11 @@ def test_a_month_of_rows_and_commits_that_the_writer_appends_after(spark, tmp_pa
     assert history.count() >= 90  # the month's commits (95, less what ends them on a tenth), as the log keeps them
     properties = DeltaTable.forPath(spark, settings.table_for(SCORED_TABLE)).detail().first()["properties"]
     assert properties.get("delta.autoOptimize.autoCompact") == "true"
+    assert properties.get("delta.logRetentionDuration") == "interval 48 hours"
+    log = tmp_path / "tables" / SCORED_TABLE / "_delta_log"
+    # Each commit with its checksum file, as Delta writes them; the newest hand-made one without.
+    made = sorted(p.stem for p in log.glob("*.json"))[-10:]
+    assert all((log / f"{stem}.crc").exists() for stem in made[:-1]) and not (log / f"{made[-1]}.crc").exists()
 
     # The writer appends after them, and that commit is a tenth: Delta checkpoints the log there.
     records = scorer_output([(1, envelope("tw-after", "after the month"))])
@@ -40,5 +45,4 @@ def test_a_month_of_rows_and_commits_that_the_writer_appends_after(spark, tmp_pa
         with_new_keys(spark, kafka_batch(spark, records), [("feedback-scored", "tw-after")]), 0
     )
     assert scored.count() == 3_001
-    log = tmp_path / "tables" / SCORED_TABLE / "_delta_log"
     assert list(log.glob("*.checkpoint.parquet"))

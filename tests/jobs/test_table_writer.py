@@ -171,9 +171,26 @@ def test_a_copy_is_recognised_within_the_horizon_and_written_again_past_it(topic
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
     assert sorted((r["id"], r["text"]) for r in scored) == [("tw-a", "first"), ("tw-a", "past"), ("tw-b", "new")]
     assert summary.scored_again == 1  # shown by `feedback pipeline summary`
-    # The tables compact their own small files (Delta's auto compaction).
+    # The tables maintain themselves: auto compaction, and a log kept for `tables_log_retention_h`.
     properties = DeltaTable.forPath(spark, settings.table_for(table_writer.SCORED_TABLE)).detail().first()
     assert properties["properties"].get("delta.autoOptimize.autoCompact") == "true"
+    assert properties["properties"].get("delta.logRetentionDuration") == "interval 48 hours"
+
+
+def test_tables_made_without_the_maintenance_properties_get_them_at_a_start(spark, tmp_path):
+    settings = load_settings(table_location=str(tmp_path / "tables"), tables_log_retention_h=1.5)
+    path = settings.table_for(table_writer.SCORED_TABLE)
+    spark.range(3).write.format("delta").save(path)  # as a table writer before the properties left it
+
+    table_writer.keep_table_properties(spark, settings)
+    table_writer.keep_table_properties(spark, settings)  # nothing left to set: no commit
+
+    table = DeltaTable.forPath(spark, path)
+    properties = table.detail().first()["properties"]
+    assert properties.get("delta.autoOptimize.autoCompact") == "true"
+    assert properties.get("delta.logRetentionDuration") == "interval 5400 seconds"
+    assert [row["operation"] for row in table.history().collect()] == ["SET TBLPROPERTIES", "WRITE"]
+    assert spark.read.format("delta").load(path).count() == 3
 
 
 def test_a_checkpoint_without_state_is_moved_aside_and_the_query_goes_on_from_its_offsets(
