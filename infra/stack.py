@@ -108,10 +108,10 @@ def guard_workspace_network(config: StackConfig) -> bool:
     deployed = existing_network(config.resource_group_name, config.workspace_name)
     wanted = config.workspace_network
     if problem := workspace_replacement_problem(
-        config.workspace_name, deployed, wanted, config.allow_workspace_replacement
+        config.workspace_name, deployed, wanted, config.allow_workspace_replacement, config.deploy_jobs
     ):
         raise ConfigError(problem)
-    if deployed is not None and deployed != wanted:
+    if deployed is not None and not deployed.same_workspace(wanted):
         pulumi.log.warn(
             f"the Databricks workspace {config.workspace_name} is replaced: it moves from "
             f"{deployed.describe()} to {wanted.describe()} (allowWorkspaceReplacement is true)"
@@ -289,6 +289,14 @@ def build_hdinsight(
             prefix=config.prefix,
             databricks_vnet_id=databricks_network.vnet_id if databricks_network else None,
             databricks_vnet_name=databricks_network.vnet_name if databricks_network else None,
+            waits_for=(
+                network.subnet,
+                *(
+                    (databricks_network.host_subnet, databricks_network.container_subnet, workspace)
+                    if databricks_network
+                    else ()
+                ),
+            ),
         ),
     )
     brokers = KafkaBrokerAccess(

@@ -318,6 +318,13 @@ def run(
         )
 
 
+# infra/components/databricks_jobs.py, "What `pulumi up` leaves alone".
+PAUSE_AND_PULUMI = (
+    "the pause lasts until `feedback databricks run`, or a `pulumi up` that changes this job: "
+    "run `pulumi up --refresh` to deploy a change and keep the job paused"
+)
+
+
 @app.command("pause")
 def pause(
     ctx: typer.Context,
@@ -345,6 +352,7 @@ def pause(
             else f"{where} was already paused",
             highlight=False,
         )
+        console.print(PAUSE_AND_PULUMI, highlight=False)
         if not active:
             console.print("no active run", highlight=False)
             return

@@ -25,6 +25,18 @@ pipeline means minutes without alerts; a task retry needs no new cluster.
 `control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or
 setting takes effect.
 
+What `pulumi up` leaves alone (`LEFT_TO_THE_WORKSPACE`, Pulumi's `ignore_changes`):
+- `continuous.pause_status`: it is UNPAUSED when a job is created, and from then on it belongs
+  to `feedback databricks pause`/`run`. An update of a job sends its whole settings
+  (`jobs/reset`), and the provider's default for `pause_status` is UNPAUSED, so without this a
+  `pulumi up` that changes a job would resume a paused one. With it, the update sends what
+  Pulumi's state holds: a `pulumi up --refresh` keeps a pause (the refresh reads PAUSED, and
+  `control_run_state` then stops the run instead of restarting it), while a plain `pulumi up`
+  that changes the job still resumes it, since its state was last read unpaused.
+- the job cluster's `single_user_name`: the clusters are SINGLE_USER without one, and the Jobs
+  service may fill it in as it does for interactive clusters (databricks/cli#4418); a
+  `pulumi up` must not send it back empty.
+
 Both job clusters run in dedicated access mode (`job_specs.ACCESS_MODE`), as the jobs' run-as
 identity: the identity that ran `pulumi up` and created them. That is what reaches Unity Catalog
 volumes and external locations; a `/Volumes/` or `abfss://` location needs its grants first
@@ -49,6 +61,9 @@ PIPELINE_CLUSTER, PRODUCERS_CLUSTER = "pipeline", "producers"
 # Databricks' single-node cluster: the driver runs everything, no workers.
 SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*, 4]"}
 SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
+# Job fields `pulumi up` does not send back once the job exists (Pulumi's property paths; the
+# bridge matches them exactly, so the one job cluster is `[0]`).
+LEFT_TO_THE_WORKSPACE = ("continuous.pauseStatus", "jobClusters[0].newCluster.singleUserName")
 
 
 @dataclass(frozen=True)
@@ -155,8 +170,11 @@ class DatabricksDeployment(pulumi.ComponentResource):
             databricks.JobTaskLibraryArgs(pypi=databricks.JobTaskLibraryPypiArgs(package=package))
             for package in args.pypi_packages
         ]
-        # The jobs start only once the secrets they reference and the wheel exist.
-        job_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*secrets, wheel_file]))
+        # The jobs start only once the secrets they reference and the wheel exist. Two fields
+        # are left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
+        job_opts = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[*secrets, wheel_file], ignore_changes=list(LEFT_TO_THE_WORKSPACE))
+        )
 
         pipeline = databricks.Job(
             f"{name}-pipeline",

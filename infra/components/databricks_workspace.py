@@ -10,18 +10,20 @@ cluster connectivity (`enableNoPublicIp`: no public address on any node).
 Azure cannot move a workspace to another network, so a change of mode or of the managed range
 means a new workspace. The program checks the workspace that exists in Azure before declaring
 this one (infra/stack.py, `guard_workspace_network`) and refuses such a change unless
-`feedback:allowWorkspaceReplacement` is true; then the workspace is replaced, delete first
-(its name and managed resource group are fixed).
+`feedback:allowWorkspaceReplacement` is true and the jobs are not deployed (they must go while
+their workspace exists); then the workspace is replaced, delete first (its name and managed
+resource group are fixed). New address ranges for an injected workspace are refused always
+(`infra/config/workspace.py`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import pulumi
-from pulumi_azure_native import databricks
+from pulumi_azure_native import databricks, network
 
 from infra.config import WorkspaceNetwork
 from infra.lib import network_rules
@@ -116,7 +118,30 @@ def existing_network(resource_group_name: str, workspace_name: str) -> Optional[
             f"could not read the Databricks workspace {workspace_name} in {resource_group_name} to "
             f"check its network before `pulumi up` changes it: {error}"
         ) from error
-    return deployed_network(found.parameters)
+    deployed = deployed_network(found.parameters)
+    if deployed.mode == "injected":
+        vnet_id = _value(getattr(found.parameters, "custom_virtual_network_id", None)) or ""
+        deployed = replace(deployed, ranges=_injected_ranges(vnet_id, deployed))
+    return deployed
+
+
+def _injected_ranges(vnet_id: str, deployed: WorkspaceNetwork) -> Optional[tuple[str, str, str]]:
+    """The address ranges of an injected workspace's VNet and subnets as Azure has them, or
+    None when Azure no longer has that VNet."""
+    group = re.search(r"/resourceGroups/([^/]+)/", vnet_id, re.IGNORECASE)
+    if group is None or deployed.vnet_name is None:
+        return None
+    try:
+        vnet = network.get_virtual_network(resource_group_name=group.group(1), virtual_network_name=deployed.vnet_name)
+    except Exception as error:  # noqa: BLE001 as for the workspace above
+        if _NOT_FOUND.search(str(error)):
+            return None
+        raise RuntimeError(
+            f"could not read the workspace's VNet {vnet_id} to check its address ranges: {error}"
+        ) from error
+    prefixes = {subnet.name: subnet.address_prefix or "" for subnet in vnet.subnets or []}
+    space = ",".join(vnet.address_space.address_prefixes or []) if vnet.address_space else ""
+    return (space, prefixes.get(deployed.host_subnet or "", ""), prefixes.get(deployed.container_subnet or "", ""))
 
 
 class DatabricksWorkspace(pulumi.ComponentResource):

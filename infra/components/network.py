@@ -108,6 +108,7 @@ class KafkaNetwork(pulumi.ComponentResource):
     vnet_id: pulumi.Output[str]
     vnet_name: pulumi.Output[str]
     subnet_id: pulumi.Output[str]
+    subnet: network.Subnet
     nsg_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -152,5 +153,6 @@ class KafkaNetwork(pulumi.ComponentResource):
         self.vnet_id = vnet.id
         self.vnet_name = vnet.name
         self.subnet_id = subnet.id
+        self.subnet = subnet
         self.nsg_id = nsg.id
         self.register_outputs({"vnet_id": vnet.id, "subnet_id": subnet.id, "nsg_id": nsg.id})

@@ -4,6 +4,14 @@ With the workspace's managed network the first direction is a workspace peering
 (databricks.VNetPeering; only it can reach into the managed resource group); with VNet
 injection both directions are ordinary network peerings between two networks of this stack.
 
+Azure refuses a peering created while a subnet of either network is being written (400
+`ReferencedResourceNotProvisioned`, "the last operation ... is PutSubnetOperation";
+pulumi/pulumi-azure-native#4340), and pulumi-azure-native retries only time-outs, 429, 5xx
+and a 409 `AnotherOperationInProgress` (its `client_azcore.go`), not that 400. So both
+peerings wait for every subnet of both networks (`waits_for`), and the second for the first,
+one peering operation at a time, as azurerm does for the same error
+(hashicorp/terraform-provider-azurerm#2605).
+
 Each peering reports its own state in the answer to its creation, and the first one created
 answers `Initiated`: the other side does not exist yet. The outputs are therefore read again
 from Azure once both sides exist (on every `pulumi up`), so `Connected` means connected now.
@@ -28,6 +36,9 @@ class PeeringArgs:
     # VNet injection: the Databricks network of this stack. None: the workspace's managed network.
     databricks_vnet_id: Optional[pulumi.Input[str]] = None
     databricks_vnet_name: Optional[pulumi.Input[str]] = None
+    # What both peerings wait for: the subnets of both networks, and with VNet injection the
+    # workspace, whose creation writes its network intent policy onto its subnets.
+    waits_for: tuple[pulumi.Resource, ...] = ()
 
 
 class NetworkPeering(pulumi.ComponentResource):
@@ -44,7 +55,7 @@ class NetworkPeering(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PeeringArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("feedback:infra:NetworkPeering", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.waits_for))
         to_kafka_name = f"{args.prefix}-databricks-to-kafka"
         to_databricks_name = f"{args.prefix}-kafka-to-databricks"
 
@@ -92,7 +103,17 @@ class NetworkPeering(pulumi.ComponentResource):
                 allow_virtual_network_access=True,
                 allow_forwarded_traffic=True,
             ),
-            opts=child,
+            # Azure does not let a peering change its remote network in place (azurerm marks
+            # remote_virtual_network_id ForceNew; azure-native would PUT it): a new remote
+            # (the other Databricks network mode) replaces the peering, the old one deleted first.
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=[to_kafka],
+                    replace_on_changes=["remoteVirtualNetwork"],
+                    delete_before_replace=True,
+                ),
+            ),
         )
 
         # Read both states back once both peerings exist (the create answers are stale).

@@ -400,8 +400,13 @@ class StackConfig(BaseModel):
         """The network this config gives the workspace; a change of it replaces the workspace."""
         if self.databricks_injected:
             host, container = self.databricks_subnet_names
+            subnets = (self.databricks_host_subnet_cidr, self.databricks_container_subnet_cidr)
             return WorkspaceNetwork(
-                "injected", vnet_name=self.databricks_vnet_name, host_subnet=host, container_subnet=container
+                "injected",
+                vnet_name=self.databricks_vnet_name,
+                host_subnet=host,
+                container_subnet=container,
+                ranges=(self.databricks_vnet_cidr, *subnets) if all(subnets) else None,  # type: ignore[arg-type]
             )
         return WorkspaceNetwork("managed", managed_prefix=network_rules.managed_vnet_prefix(self.databricks_vnet_cidr))
 

@@ -350,15 +350,41 @@ def test_the_replacement_guard_names_the_line_that_keeps_the_workspace():
         host_subnet="databricks-host",
         container_subnet="databricks-container",
     )
-    assert workspace_replacement_problem("ws", None, injected, False) is None  # nothing in Azure yet
-    assert workspace_replacement_problem("ws", injected, injected, False) is None  # no change
-    assert workspace_replacement_problem("ws", managed, injected, True) is None  # allowed
-    to_injected = workspace_replacement_problem("ws", managed, injected, False)
+    assert workspace_replacement_problem("ws", None, injected, False, True) is None  # nothing in Azure yet
+    assert workspace_replacement_problem("ws", injected, injected, False, True) is None  # no change
+    assert workspace_replacement_problem("ws", managed, injected, True, False) is None  # allowed, no jobs
+    to_injected = workspace_replacement_problem("ws", managed, injected, False, True)
     assert to_injected and "`pulumi config set feedback:databricksNetwork managed`" in to_injected
-    to_managed = workspace_replacement_problem("ws", injected, managed, False)
+    to_managed = workspace_replacement_problem("ws", injected, managed, False, True)
     assert to_managed and "`pulumi config set feedback:databricksNetwork injected`" in to_managed
     new_range = workspace_replacement_problem(
-        "ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"), False
+        "ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"), False, True
     )
     assert new_range and "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in new_range
     assert "pulumi config rm feedback:allowWorkspaceReplacement" in new_range
+
+
+def test_a_replacement_with_the_jobs_deployed_is_refused_with_the_steps_that_work():
+    managed = WorkspaceNetwork("managed", managed_prefix="10.139")
+    injected = WorkspaceNetwork("injected", vnet_name="v", host_subnet="h", container_subnet="c")
+    steps = workspace_replacement_problem("ws", managed, injected, True, True)
+    # The Databricks provider cannot delete the jobs of a workspace that is gone: they go first.
+    assert steps and "(1) `pulumi config set feedback:deployJobs false` and `pulumi up`" in steps
+    assert (
+        "(3) `pulumi config rm feedback:allowWorkspaceReplacement`, `pulumi config set feedback:deployJobs true`"
+        in steps
+    )
+
+
+def test_new_ranges_for_an_injected_workspace_are_refused_even_when_a_replacement_is_allowed():
+    def injected(ranges):
+        return WorkspaceNetwork("injected", vnet_name="v", host_subnet="h", container_subnet="c", ranges=ranges)
+
+    deployed = injected(("10.139.0.0/16", "10.139.0.0/18", "10.139.64.0/18"))
+    wider = injected(("10.139.0.0/16", "10.139.0.0/17", "10.139.128.0/17"))
+    for allowed in (False, True):
+        problem = workspace_replacement_problem("ws", deployed, wider, allowed, False)
+        assert problem and "InUsePrefixCannotBeDeleted" in problem
+        assert "databricksHostSubnetCidr 10.139.0.0/18 -> 10.139.0.0/17" in problem
+        assert "`pulumi config set feedback:databricksContainerSubnetCidr 10.139.64.0/18`" in problem
+    assert workspace_replacement_problem("ws", deployed, injected(None), False, True) is None  # ranges not known

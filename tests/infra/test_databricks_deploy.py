@@ -733,3 +733,14 @@ def test_the_jobs_are_created_after_the_topics_they_read_and_write(run_program, 
     assert topic_urns, f"no {topics_type} in the program"
     for job in stack.of_type(JOB):
         assert topic_urns <= job.dependencies, f"{job.name} does not wait for the topics"
+
+
+def test_a_pause_and_the_server_filled_cluster_owner_are_not_sent_back_by_an_update(run_program):
+    stack = run_program()
+    jobs = stack.of_type("databricks:index/job:Job")
+    assert len(jobs) == 2
+    for job in jobs:
+        assert job.ignore_changes == ("continuous.pauseStatus", "jobClusters[0].newCluster.singleUserName")
+        # The paths name what the job sends (the bridge matches them exactly).
+        assert "pauseStatus" in job.inputs["continuous"] and len(job.inputs["jobClusters"]) == 1
+        assert job.inputs["jobClusters"][0]["newCluster"]["dataSecurityMode"] == "SINGLE_USER"

@@ -18,6 +18,7 @@ import ipaddress
 import pytest
 
 from infra.config import ConfigError
+from infra.lib import network_rules
 from tests.support.nsg import nsg_verdict
 from tests.support.pulumi_mocks import NAT_IP
 
@@ -137,6 +138,20 @@ def test_the_two_networks_are_peered_both_ways_and_report_the_state_read_after_b
     assert stack.outputs["databricksVnetId"] == databricks_vnet.id
 
 
+def test_the_peerings_wait_for_every_subnet_and_the_workspace_and_go_one_at_a_time(stack):
+    peerings = {p.inputs["virtualNetworkPeeringName"]: p for p in stack.of_type(PEERING)}
+    to_kafka, to_databricks = peerings["fbk01-databricks-to-kafka"], peerings["fbk01-kafka-to-databricks"]
+    subnets = {r.urn for r in stack.of_type(SUBNET)}
+    assert len(subnets) == 3  # the Kafka subnet and the two Databricks ones
+    for peering in (to_kafka, to_databricks):
+        # Azure refuses a peering while a subnet of either network is being written.
+        assert subnets <= peering.dependencies
+        assert stack.one(WORKSPACE).urn in peering.dependencies  # it writes its subnets' intent policy
+    assert to_kafka.urn in to_databricks.dependencies
+    # A new remote network (a mode switch) replaces the way back rather than PUT it in place.
+    assert to_databricks.replace_on_changes == ("remoteVirtualNetwork",) and to_databricks.delete_before_replace
+
+
 def test_kafka_admits_9092_from_the_two_databricks_subnets_only(stack):
     rules = under(stack, NSG, "feedback:infra:KafkaNetwork")[0].inputs["securityRules"]
     peered = ["10.10.0.0/16", "10.139.0.0/16"]
@@ -166,6 +181,14 @@ def test_configured_subnets_are_used_as_given(run_program):
 
 # -- the guard: a workspace Azure already has ---------------------------------------------------
 
+INJECTED_WORKSPACE = {
+    "customVirtualNetworkId": {
+        "value": "/subscriptions/s/resourceGroups/fbk01-rg/providers/Microsoft.Network/virtualNetworks/fbk01-databricks-vnet"
+    },
+    "customPublicSubnetName": {"value": "databricks-host"},
+    "customPrivateSubnetName": {"value": "databricks-container"},
+}
+
 
 def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(run_program):
     with pytest.raises(ConfigError) as raised:
@@ -179,15 +202,7 @@ def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(ru
 def test_the_same_network_as_in_azure_updates_in_place(run_program):
     stack = run_program(existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed")
     assert stack.one(WORKSPACE).replace_on_changes == ()
-    injected = {
-        "customVirtualNetworkId": {
-            "value": "/subscriptions/s/resourceGroups/fbk01-rg/providers/"
-            "Microsoft.Network/virtualNetworks/fbk01-databricks-vnet"
-        },
-        "customPublicSubnetName": {"value": "databricks-host"},
-        "customPrivateSubnetName": {"value": "databricks-container"},
-    }
-    assert run_program(existing_workspace=injected).one(WORKSPACE).replace_on_changes == ()
+    assert run_program(existing_workspace=INJECTED_WORKSPACE).one(WORKSPACE).replace_on_changes == ()
 
 
 def test_a_new_managed_range_is_refused_with_the_line_that_keeps_the_old_one(run_program):
@@ -198,8 +213,33 @@ def test_a_new_managed_range_is_refused_with_the_line_that_keeps_the_old_one(run
     assert "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in str(raised.value)
 
 
+def test_allowing_the_replacement_with_the_jobs_deployed_is_refused_with_the_steps(run_program):
+    with pytest.raises(ConfigError) as raised:
+        run_program(existing_workspace=MANAGED_WORKSPACE, allowWorkspaceReplacement="true")
+    assert "`pulumi config set feedback:deployJobs false`" in str(raised.value)
+
+
+def test_new_subnet_ranges_for_the_injected_workspace_in_azure_are_refused(run_program):
+    host, container = network_rules.injected_subnets("10.139.0.0/16")[:2]
+    vnet = {
+        "addressSpace": {"addressPrefixes": ["10.139.0.0/16"]},
+        "subnets": [
+            {"name": "databricks-host", "addressPrefix": host},
+            {"name": "databricks-container", "addressPrefix": container},
+        ],
+    }
+    assert run_program(existing_workspace=INJECTED_WORKSPACE, existing_vnet=vnet).one(WORKSPACE)  # as in Azure
+    with pytest.raises(ConfigError) as raised:
+        run_program(
+            existing_workspace=INJECTED_WORKSPACE, existing_vnet=vnet, databricksHostSubnetCidr="10.139.192.0/18"
+        )
+    message = str(raised.value)
+    assert f"databricksHostSubnetCidr {host} -> 10.139.192.0/18" in message
+    assert f"`pulumi config set feedback:databricksHostSubnetCidr {host}`" in message
+
+
 def test_allowing_the_replacement_replaces_the_workspace_delete_first(run_program):
-    stack = run_program(existing_workspace=MANAGED_WORKSPACE, allowWorkspaceReplacement="true")
+    stack = run_program(existing_workspace=MANAGED_WORKSPACE, allowWorkspaceReplacement="true", deployJobs="false")
     workspace = stack.one(WORKSPACE)
     assert workspace.replace_on_changes == ("parameters",) and workspace.delete_before_replace
     assert workspace.inputs["parameters"]["enableNoPublicIp"] == {"value": True}

@@ -226,6 +226,8 @@ def test_the_networks_are_peered_in_both_directions_and_report_the_state_read_af
     assert to_databricks.inputs["remoteVirtualNetwork"] == {"id": databricks_vnet_id("fbk01-databricks-managed")}
     for peering in (to_kafka, to_databricks):
         assert peering.inputs["allowVirtualNetworkAccess"] is True
+        assert stack.one("azure-native:network:Subnet").urn in peering.dependencies  # not while it is written
+    assert to_kafka.urn in to_databricks.dependencies  # one peering operation at a time
     # The first peering's create answer says Initiated (the way back did not exist yet); the
     # outputs are read again once both exist.
     assert to_kafka.outputs["peeringState"] == "Initiated"

@@ -147,13 +147,17 @@ def databricks_vnet_id(managed_group: str) -> str:
 class AzureMocks(pulumi.runtime.Mocks):
     """Outputs shaped like Azure's answers; invokes answered like the provider's functions."""
 
-    def __init__(self, existing_workspace: Optional[dict[str, Any]] = None) -> None:
+    def __init__(
+        self, existing_workspace: Optional[dict[str, Any]] = None, existing_vnet: Optional[dict[str, Any]] = None
+    ) -> None:
         self.calls: list[str] = []
         self.invokes: list[tuple[str, dict[str, Any]]] = []
         self.workspace_managed_group: Optional[str] = None
         self.job_ids = itertools.count(1001)
         # What getWorkspace answers: the `parameters` of a workspace already in Azure, or None (404).
         self.existing_workspace = existing_workspace
+        # What getVirtualNetwork answers for an injected workspace's VNet (`addressSpace`, `subnets`), or None (404).
+        self.existing_vnet = existing_vnet
         self.peerings: set[str] = set()  # the peerings created so far, by name
 
     def peering_state(self) -> str:
@@ -168,6 +172,11 @@ class AzureMocks(pulumi.runtime.Mocks):
             if self.existing_workspace is None:
                 return {}, [("", NOT_FOUND)]
             return {"name": args.args["workspaceName"], "parameters": self.existing_workspace}, []
+        if args.token == "azure-native:network:getVirtualNetwork":
+            assert args.args.get("resourceGroupName") and args.args.get("virtualNetworkName"), args.args
+            if self.existing_vnet is None:
+                return {}, [("", NOT_FOUND)]
+            return {"name": args.args["virtualNetworkName"], **self.existing_vnet}, []
         if args.token in ("azure-native:databricks:getVNetPeering", "azure-native:network:getVirtualNetworkPeering"):
             name = args.args.get("peeringName") or args.args.get("virtualNetworkPeeringName")
             assert name in self.peerings, f"{name} read before it was created"
@@ -353,13 +362,18 @@ def use_config(values: dict[str, str], secret_keys: Optional[list[str]] = None) 
     set_all_config(values, secret_keys)
 
 
-def run_stack(existing_workspace: Optional[dict[str, Any]] = None, **overrides: Optional[str]) -> Stack:
+def run_stack(
+    existing_workspace: Optional[dict[str, Any]] = None,
+    existing_vnet: Optional[dict[str, Any]] = None,
+    **overrides: Optional[str],
+) -> Stack:
     """Run the real program (`build(load_config())`) under fresh mocks with the given config;
-    `existing_workspace` is the `parameters` of a workspace Azure already has (None: none)."""
+    `existing_workspace` is the `parameters` of a workspace Azure already has (None: none), and
+    `existing_vnet` what Azure answers for an injected workspace's VNet (None: none)."""
     from infra.config import load_config
     from infra.stack import build
 
-    mocks = AzureMocks(existing_workspace)
+    mocks = AzureMocks(existing_workspace, existing_vnet)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
     use_config(base_config(**overrides))

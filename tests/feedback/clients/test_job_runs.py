@@ -393,6 +393,7 @@ def test_pause_sets_paused_first_then_cancels_the_active_run(workspace):
     assert invoke(*fast(workspace, "status")).exit_code == 0  # more requests: still no new run
     assert list(workspace.runs) == [run.run_id]
     assert "paused feedback-pipeline" in result.output
+    assert "run `pulumi up --refresh` to deploy a change and keep the job paused" in " ".join(result.output.split())
 
 
 def test_pause_with_keep_run_leaves_the_active_run_going(workspace):
