@@ -189,7 +189,15 @@ def _url(run: job_runs.RunState) -> str:
     return f" - {run.run_page_url}" if run.run_page_url else ""
 
 
+def _print_stopped(job: str, stopped: list[job_runs.StoppedTask]) -> None:
+    for task in stopped:
+        console.print(
+            f"{job}: task {task.task_key} (task run {task.run_id}) ended: {escape(task.reason)}", highlight=False
+        )
+
+
 def _print_errors(report: job_runs.RunErrors, run: job_runs.RunState) -> None:
+    _print_stopped(f"run {run.run_id}", report.stopped)
     for history in report.recovered + report.retrying:
         failed = ", ".join(
             f"attempt {a.attempt_number} {a.termination_code or a.life_cycle_state}" for a in history.earlier_failures
@@ -412,6 +420,9 @@ def status(
                 last.run_page_url or "",
             )
         console.print(table)
+        for row in rows:
+            if row.last_run is not None:
+                _print_stopped(row.job.name, job_runs.stopped_tasks(w, row.last_run.run_id))
         if not rows:
             console.print("no jobs in the workspace: they are deployed by `pulumi up` (see docs/databricks.md)")
 

@@ -3,6 +3,13 @@
 Each producer runs until SIGTERM or Ctrl-C, then flushes, saves its position under
 `state_dir/producers/` and prints what it did; it exits 1 when something was not
 delivered, 2 when a setting is missing.
+
+On Databricks (`on_databricks`) the producers are tasks of one continuous job, whose retry
+mode cancels the whole run, healthy producers included, once a task keeps failing
+(infra/components/databricks_jobs.py). So there an error that retrying cannot fix (a setting,
+a refused credential or query, X's credits spent: `_FOR_GOOD`) prints one line holding
+`STOPPED_FOR_GOOD` and ends the task as a success: that producer stops alone, and `feedback
+databricks status` shows the line. Other errors still fail the task, which is retried.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from typing import Iterator, Optional
 import typer
 from rich.console import Console
 
+from feedback.core.errors import STOPPED_FOR_GOOD
 from feedback.core.settings import Settings, SettingsError
 
 app = typer.Typer(help="Event sources: X, Slack and prices into Kafka, and the Slack simulator.", no_args_is_help=True)
@@ -27,21 +35,40 @@ def _settings(ctx: typer.Context) -> Settings:
     return ctx.find_root().obj
 
 
+def _for_good() -> tuple[type[Exception], ...]:
+    """The errors that retrying cannot fix: they need a setting, a credential or a query changed."""
+    from feedback.clients.alerts import SlackChannelError
+    from producers.prices import PriceAccessDenied
+    from producers.x import XAccessError, XCreditsError, XQueryError
+
+    return (SettingsError, SlackChannelError, PriceAccessDenied, XAccessError, XCreditsError, XQueryError)
+
+
 @contextmanager
-def _reported(what: str) -> Iterator[None]:
-    """Turn the producers' errors into a one-line message and an exit code."""
+def _reported(what: str, alone: bool = False) -> Iterator[None]:
+    """Turn the producers' errors into a one-line message and an exit code. With `alone` (a
+    producer task on Databricks), an error that retrying cannot fix prints the line `status`
+    looks for and returns: the task ends, and the job's other producers keep running."""
     from producers.prices import PriceAccessDenied
     from producers.sink import DeliveryFailed
     from producers.x import XAccessError
 
     try:
         yield
-    except SettingsError as error:
-        err.print(f"[red]error:[/red] {what}: {error}", highlight=False)
-        raise typer.Exit(2)
     except (DeliveryFailed, PriceAccessDenied, XAccessError, ValueError, RuntimeError) as error:
+        if alone and isinstance(error, _for_good()):
+            console.print(
+                f"producer {what} {STOPPED_FOR_GOOD} {type(error).__name__}: {error} (fix it, then restart the "
+                "job's run: `pulumi up` with the new setting, or `feedback databricks pause` and `run`)",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return
+        if isinstance(error, SettingsError):
+            err.print(f"[red]error:[/red] {what}: {error}", highlight=False)
+            raise typer.Exit(2) from None
         err.print(f"[red]error:[/red] {what}: {type(error).__name__}: {error}", highlight=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
 
 
 def _summary(what: str, report) -> None:
@@ -69,7 +96,11 @@ def prices(
     from producers.sink import Sink
 
     settings = _settings(ctx)
-    with _reported("prices"), stop_on_signals() as stop, Sink(settings.require_complete(), PRICES_TOPIC) as sink:
+    with (
+        _reported("prices", settings.on_databricks),
+        stop_on_signals() as stop,
+        Sink(settings.require_complete(), PRICES_TOPIC) as sink,
+    ):
         report = PriceProducer(settings, sink).run(stop, max_polls=polls)
         _summary("prices", report)
 
@@ -127,7 +158,7 @@ def slack(ctx: typer.Context) -> None:
     from producers.slack import TOPIC, SlackProducer
 
     settings = _settings(ctx)
-    with _reported("slack"), stop_on_signals() as stop:
+    with _reported("slack", settings.on_databricks), stop_on_signals() as stop:
         settings.require_complete("slack_app_token", "slack_bot_token")
         with Sink(settings, TOPIC) as sink:
             report = SlackProducer(settings, sink).run(stop)
@@ -175,7 +206,7 @@ def x(
     from producers.x import TOPIC, XProducer
 
     settings = _settings(ctx)
-    with _reported("x"), stop_on_signals() as stop:
+    with _reported("x", settings.on_databricks), stop_on_signals() as stop:
         settings.require_complete("x_bearer_token")
         with Sink(settings, TOPIC) as sink:
             report = XProducer(settings, sink).run(stop, max_polls=polls)

@@ -42,6 +42,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, Optional
 
+from feedback.core.errors import STOPPED_FOR_GOOD
+
 # The SDK is imported where it is called, not here: importing it loads every service it covers,
 # about 2 s that each `feedback` command (this module is part of the CLI) would pay, `--help`
 # and the producers' tasks included, for the few commands that call Databricks.
@@ -148,17 +150,29 @@ class TaskError:
 
 
 @dataclass(frozen=True)
+class StoppedTask:
+    """A task that ended as a success after saying it stopped for good (a producer on
+    Databricks, feedback/cli/produce.py): the line it printed, from its output's `logs`."""
+
+    task_key: str
+    run_id: Optional[int]
+    reason: str
+
+
+@dataclass(frozen=True)
 class RunErrors:
     """What went wrong in a run, task by task, judged by each task's last attempt.
 
     `failures`: tasks whose last attempt failed (with its error). `recovered`: tasks that
     failed, were retried and then succeeded; not errors. `retrying`: tasks that failed and
-    whose retry has not ended yet (a continuous job's task retry mode ON_FAILURE).
+    whose retry has not ended yet (a continuous job's task retry mode ON_FAILURE). `stopped`:
+    tasks that ended on an error retrying cannot fix, which they reported and did not fail on.
     """
 
     failures: list[TaskError]
     recovered: list[TaskHistory]
     retrying: list[TaskHistory]
+    stopped: list[StoppedTask] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -472,7 +486,8 @@ def run_errors(w: WorkspaceClient, run_id: int) -> RunErrors:
     """
     run = w.jobs.get_run(run_id=run_id)
     failures, recovered, retrying = [], [], []
-    for history in task_histories(run):
+    histories = task_histories(run)
+    for history in histories:
         latest = history.latest
         if latest.failed:
             error = trace = None
@@ -493,7 +508,35 @@ def run_errors(w: WorkspaceClient, run_id: int) -> RunErrors:
             )
         elif history.earlier_failures:
             (recovered if latest.succeeded else retrying).append(history)
-    return RunErrors(failures, recovered, retrying)
+    return RunErrors(failures, recovered, retrying, _stopped(w, run, histories))
+
+
+def stopped_tasks(w: WorkspaceClient, run_id: int) -> list[StoppedTask]:
+    """The run's tasks that stopped for good (see `StoppedTask`)."""
+    run = w.jobs.get_run(run_id=run_id)
+    return _stopped(w, run, task_histories(run))
+
+
+def _stopped(w: WorkspaceClient, run: Run, histories: list[TaskHistory]) -> list[StoppedTask]:
+    """In a continuous job's run, where a task that ends as a success is not the rule, each
+    such task's output (`jobs/runs/get-output`: `logs`, the last 5 MB of its stdout and stderr
+    for a Python wheel task) searched for the line of `stop_reason`."""
+    if run.trigger is None or not run.trigger.value.startswith("CONTINUOUS"):
+        return []
+    stopped = []
+    for history in histories:
+        latest = history.latest
+        if latest.succeeded and latest.run_id:
+            reason = stop_reason(w.jobs.get_run_output(run_id=latest.run_id).logs or "")
+            if reason:
+                stopped.append(StoppedTask(history.task_key, latest.run_id, reason))
+    return stopped
+
+
+def stop_reason(logs: str) -> Optional[str]:
+    """The last line of `logs` that says a producer stopped for good, or None."""
+    lines = [line.strip() for line in logs.splitlines() if STOPPED_FOR_GOOD in line]
+    return lines[-1] if lines else None
 
 
 def last_run(w: WorkspaceClient, job_id: int) -> Optional[RunState]:

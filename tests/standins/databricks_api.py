@@ -29,8 +29,8 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
   RUNNING or TERMINATING; `active_only` and `completed_only` both true is 400.
 - `POST /api/2.2/jobs/runs/cancel` with `{"run_id"}` -> `{}`; the run is cancelled
   asynchronously: the next `runs/get` says TERMINATING, the one after TERMINATED/USER_CANCELED.
-- `GET /api/2.2/jobs/runs/get-output?run_id=` -> `{"metadata", "error", "error_trace"}` for one
-  task's run; for a multi-task run's own id it is 400 `INVALID_PARAMETER_VALUE`, as documented
+- `GET /api/2.2/jobs/runs/get-output?run_id=` -> `{"metadata", "error", "error_trace", "logs"}`
+  for one task's run (`logs`: its stdout and stderr, for a Python wheel task); for a multi-task run's own id it is 400 `INVALID_PARAMETER_VALUE`, as documented
   ("retrieve the output of each individual task run instead").
 - Errors: `{"error_code", "message"}`; a request without a bearer token is 401 `UNAUTHENTICATED`;
   a wrong or expired one is what the service answers (databricks/databricks-sdk-go#873): 403
@@ -105,6 +105,9 @@ class Job:
     retried_tasks: dict[str, int] = field(default_factory=dict)  # task key -> failed attempts before the last
     retry_error: str = ""
     retry_error_trace: str = ""
+    # task key -> its output's `logs`: a task that ended as a success once the run is RUNNING
+    # (a producer stopped for good), while the run and its other tasks go on
+    stopped_tasks: dict[str, str] = field(default_factory=dict)
     _scheduler_wait: Optional[int] = None
 
     def settings(self, *, with_tasks: bool) -> dict:
@@ -200,6 +203,7 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         retried_tasks: Optional[dict[str, int]] = None,
         retry_error: str = "",
         retry_error_trace: str = "",
+        stopped_tasks: Optional[dict[str, str]] = None,
     ) -> int:
         job = Job(
             self._new_id(),
@@ -215,6 +219,7 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             dict(retried_tasks or {}),
             retry_error,
             retry_error_trace,
+            dict(stopped_tasks or {}),
         )
         self.jobs[job.job_id] = job
         return job.job_id
@@ -438,6 +443,8 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             message = TERMINATION["FAILED"]["message"]
         elif result == "FAILED":
             result = "SUCCESS"  # the run failed because of another task
+        if key in run.job.stopped_tasks and life_cycle in ("RUNNING", "TERMINATING", "TERMINATED"):
+            life_cycle, result = "TERMINATED", "SUCCESS"
         status, state = _states(life_cycle, result, message)
         task = {
             "task_key": key,
@@ -553,6 +560,8 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                         "attempt_number": attempt,
                     }
                 }
+                if key in run.job.stopped_tasks:
+                    body["logs"] = run.job.stopped_tasks[key]
                 if attempt < run.job.retried_tasks.get(key, 0):
                     body["error"], body["error_trace"] = run.job.retry_error, run.job.retry_error_trace
                 elif run.state()[1] == "FAILED" and key == run.job.failing_task:

@@ -8,9 +8,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from feedback.cli.main import app
+from feedback.cli.main import app, task
 from feedback.cli.produce import _reported
 from feedback.core.catalogue import PRICES_TOPIC
+from feedback.core.errors import STOPPED_FOR_GOOD, SettingsError
+from producers.sink import DeliveryFailed
 from producers.x import XCreditsError, XQueryError
 from tests.support.kafka import TopicWatch
 from tests.support.settings import settings_for
@@ -117,3 +119,25 @@ def test_the_x_command_reports_these_refusals_in_one_line_and_exits_1(error, cap
             raise error
     assert exited.value.exit_code == 1
     assert f"x: {type(error).__name__}: {error}" in " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize("error", [XQueryError("bad query"), XCreditsError("no credits"), SettingsError("no token")])
+def test_on_databricks_a_refusal_that_retrying_cannot_fix_stops_that_producer_alone(error, capsys):
+    with _reported("x", alone=True):  # returns: the task ends as a success, the job's run goes on
+        raise error
+    line = " ".join(capsys.readouterr().out.split())
+    assert f"producer x {STOPPED_FOR_GOOD} {type(error).__name__}: {error}" in line
+
+
+def test_on_databricks_a_delivery_failure_still_fails_the_task_so_it_is_retried(capsys):
+    with pytest.raises(typer.Exit) as exited:
+        with _reported("x", alone=True):
+            raise DeliveryFailed("the broker is down")
+    assert exited.value.exit_code == 1
+
+
+def test_the_producer_task_without_its_token_ends_as_a_success_saying_why(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("FEEDBACK_ON_DATABRICKS", "true")
+    monkeypatch.delenv("FEEDBACK_X_BEARER_TOKEN", raising=False)
+    assert task(["--state-dir", str(tmp_path), "producer", "x"]) == 0
+    assert f"producer x {STOPPED_FOR_GOOD} SettingsError" in " ".join(capsys.readouterr().out.split())

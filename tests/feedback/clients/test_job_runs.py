@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from feedback.cli.databricks import app as databricks_app
 from feedback.clients import job_runs
+from feedback.core.errors import STOPPED_FOR_GOOD
 from feedback.core.settings import load_settings
 from tests.standins.databricks_api import ENDLESS_SCRIPT, FAILED_SCRIPT, SUCCESS_SCRIPT, DatabricksJobsStandIn
 from tests.support.repo import REPO
@@ -586,3 +587,24 @@ def test_every_command_in_the_docs_parses(workspace):
         result = invoke(*args)
         assert "Usage:" not in result.output, (args, result.output)
         assert result.exit_code == 2 and "no Databricks workspace URL" in " ".join(result.output.split()), args
+
+
+def test_a_producer_that_stopped_for_good_is_shown_by_status_and_errors_while_the_others_run(workspace):
+    said = f"producer x {STOPPED_FOR_GOOD} XCreditsError: X answered 402: no credits left"
+    workspace.add_job(
+        "feedback-producers",
+        tasks=("x", "slack", "prices"),
+        script=ENDLESS_SCRIPT,
+        continuous=RUNNING_CONTINUOUSLY,
+        stopped_tasks={"x": f"connecting to Kafka\n{said} (fix it, then restart the job's run)\n"},
+    )
+    invoke(*fast(workspace, "status"))  # the scheduler starts the run
+    result = invoke(*fast(workspace, "status"))
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "feedback-producers: task x (task run" in output and said in output
+    assert "task slack" not in output and "RUNNING" in output  # the run and the other producers go on
+
+    errors = invoke(*fast(workspace, "errors", "--job", "feedback-producers"))
+    assert errors.exit_code == 0, errors.output
+    assert said in " ".join(errors.output.split())
