@@ -65,7 +65,15 @@ def _unavailable(
 ) -> KafkaUnavailable:
     """The error for a client that did not connect within the bound. `login_failed`: the broker
     was reached (TLS included) but the client still got no connection, so the login is what
-    failed, whether or not kafka-python read the broker's refusal before the socket closed."""
+    failed, whether or not kafka-python read the broker's refusal before the socket closed.
+
+    Event Hubs refuses at the login more than a wrong password: an address its IP firewall does
+    not allow is "rejected as unauthorized", the answer not always naming the rule ("Network
+    security for Azure Event Hubs", Microsoft Learn; the broker's text, when the client reads it,
+    is "The request was rejected by firewall checks"), and a Basic-tier namespace has no Kafka
+    endpoint and is refused the same way ("Apache Kafka troubleshooting guide for Event Hubs").
+    So the message names the cause the broker gave, or else every likely one.
+    """
     seconds = settings.kafka_connect_timeout_ms / 1000
     address = bootstrap_servers(settings)
     setting = _credentials_setting(settings, role)
@@ -73,13 +81,30 @@ def _unavailable(
         f"check {setting} (FEEDBACK_{setting.upper()}): it must be the namespace's connection string of a shared "
         "access policy with the rights this command needs"
     )
+    causes = (
+        f"(1) {setting} (FEEDBACK_{setting.upper()}) is not this namespace's connection string, or its shared "
+        "access policy lacks the rights this command needs; (2) the namespace is on the Basic tier, which has no "
+        "Kafka endpoint (`az eventhubs namespace show -g GROUP -n NAMESPACE --query sku.tier`); (3) the "
+        "namespace's networking rules do not allow this client's address (`az eventhubs namespace network-rule-set "
+        "show -g GROUP --namespace-name NAMESPACE`)"
+    )
+    said = f" Event Hubs said: {last_failure.strip()}" if last_failure else ""
+    if last_failure and "firewall" in last_failure.lower():
+        return KafkaUnavailable(
+            f"the Event Hubs namespace at {address} refused this client's address (its networking rules: IP "
+            f"firewall or selected networks).{said} Allow this address in the namespace's Networking settings, or "
+            "run from a network it allows"
+        )
     if last_failure and "SaslAuthenticationFailed" in last_failure:
-        return KafkaUnavailable(f"the broker at {address} refused the credentials (SASL authentication failed): {fix}")
+        return KafkaUnavailable(
+            f"the broker at {address} refused the login (SASL authentication failed).{said} Event Hubs refuses a "
+            f"login when {causes}"
+        )
     if login_failed:
         return KafkaUnavailable(
             f"the broker at {address} accepted the connection and the TLS handshake, then closed the connection "
-            f"during the login (SASL) within {seconds:g} s, which is how a wrong password ends when the client does "
-            f"not get to read the refusal: {fix}"
+            f"during the login (SASL) within {seconds:g} s without a reason the client could read. Event Hubs does "
+            f"so when {causes}"
         )
     hints = {
         "local": "is it running? `feedback kafka status` tells, `feedback kafka start` starts it",
