@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Optional
 from feedback.core.catalogue import TOPICS, Topic
 from infra.config.errors import NAMESPACE
 from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, set_line
-from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication
+from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication, vm_sizes
 
 # Microsoft Learn, "Deploy Azure Databricks in your Azure virtual network (VNet injection)":
 # "A CIDR block between /16 and /24 for the VNet"; "Each subnet should use a CIDR block that is
@@ -237,8 +237,26 @@ def injected_network_problems(vnet_cidr: str, subnet_cidrs: tuple[Optional[str],
 
 
 def kafka_cluster(keys: StackConfig) -> Found:
-    """Enough workers for every replica; the replication factor against Microsoft's recommendation."""
+    """Enough workers for every replica; the replication factor against Microsoft's recommendation;
+    node sizes HDInsight still creates; no more data disks a worker than its size takes."""
     found = Found()
+    for key, size in (
+        ("headVmSize", keys.head_vm_size),
+        ("workerVmSize", keys.worker_vm_size),
+        ("zookeeperVmSize", keys.zookeeper_vm_size),
+    ):
+        if problem := vm_sizes.retired_problem(size):
+            found.problems.append(fix(key, f"{NAMESPACE}:{key}: {problem}", vm_sizes.replacement(size)))
+    disks, limit = keys.disks_per_worker, vm_sizes.data_disk_limit(keys.worker_vm_size)
+    if disks is not None and limit is not None and disks > limit:
+        found.problems.append(
+            fix(
+                "disksPerWorker",
+                f"{NAMESPACE}:disksPerWorker is {disks}, and a {keys.worker_vm_size} worker takes at most {limit} data "
+                "disks (Microsoft's size pages, 'Max data disks'); use a larger workerVmSize, or add workers",
+                str(limit),
+            )
+        )
     factor, workers, fault_domains = keys.replication_factor, keys.worker_count, keys.fault_domains
     if factor is not None and workers is not None and (problem := replication.replication_problem(factor, workers)):
         found.problems.append(fix("workerCount", problem, str(factor)))

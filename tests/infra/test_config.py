@@ -122,10 +122,30 @@ def test_the_kafka_cluster_is_protected_unless_the_config_says_otherwise():
     assert load_config().protect_kafka_cluster is False
 
 
-@pytest.mark.parametrize("disks", ["1", "16"])
-def test_one_to_sixteen_disks_per_worker_are_taken(disks):
-    use_config(base_config(disksPerWorker=disks))
+@pytest.mark.parametrize(("disks", "size"), [("1", "Standard_E4_v3"), ("8", "Standard_E4_v3"), ("16", "Standard_E8_v3")])
+def test_up_to_what_the_worker_size_takes_and_sixteen_disks_per_worker_are_taken(disks, size):
+    use_config(base_config(disksPerWorker=disks, workerVmSize=size))
     assert load_config().disks_per_worker == int(disks)
+
+
+def test_more_disks_than_the_worker_size_takes_are_refused_with_the_size_s_limit():
+    message = problems_of(disksPerWorker="9")  # the default Standard_E4_v3 takes 8
+    assert "feedback:disksPerWorker is 9, and a Standard_E4_v3 worker takes at most 8 data disks" in message
+    assert "`pulumi config set feedback:disksPerWorker 8`" in message
+
+
+@pytest.mark.parametrize(
+    ("key", "size", "instead"),
+    [
+        ("workerVmSize", "Standard_D13_v2", "Standard_E8ads_v5"),
+        ("headVmSize", "Standard_DS4_v2", "Standard_E8ads_v5"),
+        ("zookeeperVmSize", "Standard_A4", "Standard_A4_v2"),
+    ],
+)
+def test_sizes_hdinsight_no_longer_creates_are_refused_with_their_replacement(key, size, instead):
+    message = problems_of(**{key: size})
+    assert f"feedback:{key}: {size} is a" in message
+    assert f"`pulumi config set feedback:{key} {instead}`" in message
 
 
 @pytest.mark.parametrize("disks", ["17", "32"])
