@@ -100,6 +100,15 @@ def deployed_network(parameters: Any) -> WorkspaceNetwork:
 
 # Azure Resource Manager's answer when the group or the workspace does not exist.
 _NOT_FOUND = re.compile(r"\b404\b|NotFound")  # ResourceNotFound, ResourceGroupNotFound
+# A subscription where Microsoft.Databricks is not registered answers 409
+# MissingSubscriptionRegistration ("... See https://aka.ms/rps-not-found"). The provider's
+# client (azcore's registration policy) then registers it and polls for up to 5 minutes; an
+# identity without the register action gets AuthorizationFailed on
+# "Microsoft.Databricks/register/action", and a registration that never ends "exceeded attempts
+# to register" (Azure/azure-sdk-for-go, sdk/azcore/arm/runtime/policy_register_rp.go).
+_UNREGISTERED = re.compile(
+    r"MissingSubscriptionRegistration|register/action|exceeded attempts to register|rps-not-found", re.IGNORECASE
+)
 
 
 def existing_network(resource_group_name: str, workspace_name: str) -> Optional[WorkspaceNetwork]:
@@ -112,6 +121,8 @@ def existing_network(resource_group_name: str, workspace_name: str) -> Optional[
     try:
         found = databricks.get_workspace(resource_group_name=resource_group_name, workspace_name=workspace_name)
     except Exception as error:  # noqa: BLE001 the invoke reports Azure's errors as plain Exceptions
+        if _UNREGISTERED.search(str(error)):
+            raise RuntimeError(unregistered_message(str(error))) from error
         if _NOT_FOUND.search(str(error)):
             return None
         raise RuntimeError(
@@ -123,6 +134,21 @@ def existing_network(resource_group_name: str, workspace_name: str) -> Optional[
         vnet_id = _value(getattr(found.parameters, "custom_virtual_network_id", None)) or ""
         deployed = replace(deployed, ranges=_injected_ranges(vnet_id, deployed))
     return deployed
+
+
+def unregistered_message(error: str) -> str:
+    """What to do when the subscription has not enabled Microsoft.Databricks and `pulumi up`
+    could not enable it (see `_UNREGISTERED`)."""
+    cause = "this identity may not register it" if "register/action" in error else "registering it did not finish"
+    said = error.strip().splitlines()[0] if error.strip() else "no detail"
+    return (
+        f"Azure has not enabled the Microsoft.Databricks resource provider for this subscription yet, and {cause} "
+        f"({said}). Register it once: `az provider register --namespace Microsoft.Databricks --wait`, which needs the "
+        "Microsoft.Databricks/register/action permission (in the Contributor and Owner roles: ask someone who has "
+        "one if you do not); `az provider show --namespace Microsoft.Databricks --query registrationState` says "
+        "Registered when it is done. Then run `pulumi up` again. The stack also uses Microsoft.Network, "
+        "Microsoft.HDInsight, Microsoft.Storage and Microsoft.EventHub (docs/deploy-azure.md, Prerequisites)"
+    )
 
 
 def _injected_ranges(vnet_id: str, deployed: WorkspaceNetwork) -> Optional[tuple[str, str, str]]:

@@ -122,7 +122,9 @@ def test_the_kafka_cluster_is_protected_unless_the_config_says_otherwise():
     assert load_config().protect_kafka_cluster is False
 
 
-@pytest.mark.parametrize(("disks", "size"), [("1", "Standard_E4_v3"), ("8", "Standard_E4_v3"), ("16", "Standard_E8_v3")])
+@pytest.mark.parametrize(
+    ("disks", "size"), [("1", "Standard_E4_v3"), ("8", "Standard_E4_v3"), ("16", "Standard_E8_v3")]
+)
 def test_up_to_what_the_worker_size_takes_and_sixteen_disks_per_worker_are_taken(disks, size):
     use_config(base_config(disksPerWorker=disks, workerVmSize=size))
     assert load_config().disks_per_worker == int(disks)

@@ -259,3 +259,28 @@ def test_a_workspace_azure_cannot_be_asked_about_stops_the_program(run_program, 
         RuntimeError, match="(?s)could not read the Databricks workspace fbk01-databricks.*AuthorizationFailed"
     ):
         run_program()
+
+
+@pytest.mark.parametrize(
+    ("answer", "cause"),
+    [
+        (
+            "AuthorizationFailed: The client 'ci' does not have authorization to perform action "
+            "'Microsoft.Databricks/register/action' over scope '/subscriptions/s'",
+            "this identity may not register it",
+        ),
+        ("exceeded attempts to register Microsoft.Databricks", "registering it did not finish"),
+    ],
+)
+def test_a_subscription_without_the_databricks_provider_is_told_how_to_register_it(monkeypatch, answer, cause):
+    from infra.components import databricks_workspace
+
+    def refused(**_):
+        raise Exception(answer)  # as the invoke reports Azure's errors
+
+    monkeypatch.setattr(databricks_workspace.databricks, "get_workspace", refused)
+    with pytest.raises(RuntimeError) as raised:
+        databricks_workspace.existing_network("fbk01-rg", "fbk01-databricks")
+    message = str(raised.value)
+    assert cause in message and "`az provider register --namespace Microsoft.Databricks --wait`" in message
+    assert "could not read the Databricks workspace" not in message
