@@ -8,11 +8,11 @@ A digest shows its most extreme alerts and names this command for the rest.
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from feedback.cli.common import console, settings_of
+
 app = typer.Typer(help="The alerts the dispatcher posted to Slack (or the alerts file).", no_args_is_help=True)
-console = Console()
 
 
 @app.command("show")
@@ -21,7 +21,7 @@ def show(ctx: typer.Context, message_id: str = typer.Argument(..., help="The id 
     from feedback.core.alert_messages import excerpt
     from jobs.alerts_log import read_log, whole_alerts
 
-    settings = ctx.find_root().obj
+    settings = settings_of(ctx)
     record = read_log(settings, settings.dispatcher_group).get(message_id)
     if record is None:
         console.print(

@@ -31,18 +31,16 @@ from dataclasses import dataclass
 from typing import Iterator, List, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from feedback.cli.common import console, fail
 from feedback.clients import job_runs
 
 app = typer.Typer(
     help="The Databricks jobs (databricks-sdk): start or pause, status, a run's errors.", no_args_is_help=True
 )
-console = Console()
-err = Console(stderr=True)
 
 EXIT_FAILED, EXIT_CONFIG, EXIT_TIMED_OUT = 1, 2, 3
 
@@ -127,35 +125,35 @@ def _failures(connection: Connection) -> Iterator[None]:
     try:
         yield
     except Failure as failure:
-        raise _exit(str(failure), failure.code)
+        raise fail(str(failure), failure.code)
     except (job_runs.JobNotFound, job_runs.AmbiguousJob, job_runs.NotContinuous, job_runs.RunStatusMissing) as error:
-        raise _exit(str(error), EXIT_FAILED)
+        raise fail(str(error), EXIT_FAILED)
     except (job_runs.RunTimedOut, job_runs.NoRunStarted) as error:
-        raise _exit(str(error), EXIT_TIMED_OUT)
+        raise fail(str(error), EXIT_TIMED_OUT)
     except Unauthenticated as error:
-        raise _exit(
+        raise fail(
             f"the workspace {where} refused the credentials (401 {error.error_code}: {_sdk_message(error)}): "
             f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired",
             EXIT_CONFIG,
         )
     except PermissionDenied as error:
         if "invalid access token" in str(error).lower():  # how the service refuses a wrong or expired token
-            raise _exit(
+            raise fail(
                 f"the workspace {where} refused the credentials (403: {_sdk_message(error)}): "
                 f"{CREDENTIALS_HINT}; a token in DATABRICKS_TOKEN may have expired",
                 EXIT_CONFIG,
             )
-        raise _exit(
+        raise fail(
             f"the workspace {where} denied the call (403 {error.error_code}: {_sdk_message(error)}): the identity "
             "needs CAN MANAGE RUN on the job to run or cancel it, and CAN MANAGE (or IS OWNER) to pause or "
             f"resume a continuous job, which edits its settings; or {CREDENTIALS_HINT}",
             EXIT_CONFIG,
         )
     except DatabricksError as error:
-        raise _exit(f"the Databricks API at {where} answered {error.error_code}: {error}", EXIT_FAILED)
+        raise fail(f"the Databricks API at {where} answered {error.error_code}: {error}", EXIT_FAILED)
     except TimeoutError as error:
         # The SDK's bounded retries (429, 503, connection refused) ran out.
-        raise _exit(
+        raise fail(
             f"no usable answer from the Databricks API at {where} within --retry-timeout "
             f"{connection.retry_timeout_s}s ({error}); check the URL and the workspace's state",
             EXIT_FAILED,
@@ -168,11 +166,6 @@ def _sdk_message(error: Exception) -> str:
     message = text.split(" Config: ", 1)[0].rstrip(". ")
     auth = re.search(r"\bauth_type=([\w-]+)", text)
     return f"{message}; credentials tried: {auth.group(1)}" if auth else message
-
-
-def _exit(message: str, code: int) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", highlight=False)
-    return typer.Exit(code)
 
 
 def _connection(ctx: typer.Context) -> Connection:

@@ -6,17 +6,15 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from feedback.cli.common import console, fail, settings_of
+
 app = typer.Typer(help="The sentiment pipeline (Spark): run, summary, reprocess, report.", no_args_is_help=True)
-console = Console()
 
 
 def _settings(ctx: typer.Context, **changes):
-    settings = ctx.find_root().obj
-    given = {key: value for key, value in changes.items() if value is not None}
-    return (settings.replace(**given) if given else settings).require_complete()
+    return settings_of(ctx, **changes).require_complete()
 
 
 @app.command("run")
@@ -113,8 +111,7 @@ def report(
     try:
         console.print(str(render(spark_session(settings, "feedback-report"), settings, out).resolve()))
     except NothingToDraw as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
-        raise typer.Exit(1)
+        raise fail(str(error)) from None
 
 
 @app.command("price-trend")

@@ -152,7 +152,7 @@ class TaskError:
 @dataclass(frozen=True)
 class StoppedTask:
     """A task that ended as a success after saying it stopped for good (a producer on
-    Databricks, feedback/cli/produce.py): the line it printed, from its output's `logs`."""
+    Databricks, feedback/cli/producer.py): the line it printed, from its output's `logs`."""
 
     task_key: str
     run_id: Optional[int]

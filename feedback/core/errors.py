@@ -7,6 +7,6 @@ class SettingsError(ValueError):
 
 
 # What a producer task prints when an error that retrying cannot fix stops it on Databricks
-# (feedback/cli/produce.py): the task then ends as a success, so the job's other producers keep
+# (feedback/cli/producer.py): the task then ends as a success, so the job's other producers keep
 # running, and `feedback databricks status` and `errors` find the line in the task's output.
 STOPPED_FOR_GOOD = "stopped for good:"

@@ -24,7 +24,7 @@ failing runs ("Run jobs continuously"). A new run waits minutes for its cluster,
 pipeline means minutes without alerts; a task retry needs no new cluster. So a producer whose
 error retrying cannot fix (a setting, a refused credential or query, X's credits spent) does
 not fail its task, which would end in the whole run cancelled, the healthy producers with it:
-it prints why and ends as a success (feedback/cli/produce.py), the others keep running, and
+it prints why and ends as a success (feedback/cli/producer.py), the others keep running, and
 `feedback databricks status` shows the line. If every producer stops so, the run ends and
 Databricks starts a new one within a minute, where each stops again until the setting is fixed.
 `control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or

@@ -486,7 +486,7 @@ def test_the_real_build_is_reproducible_and_matches_pyproject(tmp_path):
         names = {info.filename for info in infos}
     # Every entry has the fixed timestamp, so the same code gives the same bytes and path.
     assert {info.date_time for info in infos} == {(1980, 1, 1, 0, 0, 0)}
-    assert {"jobs/sentiment_pipeline.py", "feedback/core/settings.py", "feedback/cli/produce.py"} <= names
+    assert {"jobs/sentiment_pipeline.py", "feedback/core/settings.py", "feedback/cli/producer.py"} <= names
     assert not any(name.startswith(("tests/", "notebooks/")) for name in names)
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert wheel.console_scripts(built.path) == scripts

@@ -1,4 +1,4 @@
-"""`feedback producer ...` (feedback/cli/produce.py): help, credentials, the price series, a
+"""`feedback producer ...` (feedback/cli/producer.py): help, credentials, the price series, a
 replay that resumes, a clean stop on SIGTERM, and how a refusal is reported. What each
 producer does is tested in tests/producers/."""
 
@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from feedback.cli.main import app, task
-from feedback.cli.produce import _reported
+from feedback.cli.producer import _reported
 from feedback.core.catalogue import PRICES_TOPIC
 from feedback.core.errors import STOPPED_FOR_GOOD, SettingsError
 from producers.sink import DeliveryFailed
