@@ -34,6 +34,7 @@ from typing import Optional
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import PRICES_TOPIC
 from feedback.core.schema import price_struct
 from feedback.core.settings import Settings
@@ -212,7 +213,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         overrides, options = job_parameters(args[1:], own=("out", "window"))
         if options.get("window", TUMBLING.name) not in windows:
             raise SettingsError(f"--window {options['window']!r}: expected one of {', '.join(windows)}")
-        settings = load_settings(**overrides).require_complete()
+        settings = load_settings(read_scope=read_scope, **overrides).require_complete()
     except SettingsError as error:
         raise SystemExit(f"error: {error}") from None
     out, window = Path(options.get("out", "price-trend.png")), windows[options.get("window", TUMBLING.name)]

@@ -43,6 +43,7 @@ from pyspark.sql import SparkSession
 
 from feedback.clients.alerts import Notifier, notifier_for
 from feedback.clients.kafka_client import end_offsets
+from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
 from feedback.core.triggers import parse_trigger
@@ -306,7 +307,7 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
             if options["part"] not in PARTS:
                 raise SettingsError(f"--part {options['part']!r}: expected one of {', '.join(PARTS)}")
             parts = [options["part"]]
-        settings = load_settings(**overrides).require_complete()
+        settings = load_settings(read_scope=read_scope, **overrides).require_complete()
         parse_trigger(settings.trigger, settings.on_databricks)
         parse_trigger(settings.tables_trigger, settings.on_databricks)
     except SettingsError as error:

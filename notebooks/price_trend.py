@@ -14,10 +14,12 @@ dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821
 
 from pathlib import Path
 
+from feedback.clients.secret_scope import read_scope
 from feedback.core.settings import load_settings
 from jobs import price_trend
 
 settings = load_settings(
+    read_scope=read_scope,
     on_databricks=True,
     databricks_secret_scope="feedback",  # the scope `pulumi up` fills  # pragma: allowlist secret
     trigger="available-now",

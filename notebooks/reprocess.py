@@ -14,10 +14,12 @@ dbutils.widgets.text("from_timestamp", "")  # noqa: F821  ISO-8601 UTC, empty: e
 
 # COMMAND ----------
 
+from feedback.clients.secret_scope import read_scope
 from feedback.core.settings import load_settings
 from jobs.reprocess import reprocess
 
 settings = load_settings(
+    read_scope=read_scope,
     on_databricks=True,
     databricks_secret_scope="feedback",  # the scope `pulumi up` fills  # pragma: allowlist secret
     backend=dbutils.widgets.get("backend"),  # noqa: F821

@@ -33,6 +33,7 @@ from feedback.cli.databricks import app as databricks_app
 from feedback.cli.pipeline import app as pipeline_app
 from feedback.cli.produce import produce
 from feedback.cli.producer import app as producers_app
+from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import TOPICS
 from feedback.core.settings import SettingsError, load_settings
 
@@ -85,6 +86,7 @@ def main(
     try:
         ctx.obj = load_settings(
             config_file=config,
+            read_scope=read_scope,
             backend=backend,
             bootstrap_servers=bootstrap_servers,
             state_dir=state_dir,

@@ -11,7 +11,9 @@ Every setting has one name and comes from one precedence order, highest first:
 
 On Databricks one more source sits below the config file: with `databricks_secret_scope`
 set (the deployed notebooks set it; the stack names the scope `feedback`), a secret that
-none of the above gives is read from that secret scope through `dbutils.secrets`.
+none of the above gives is read from that secret scope, by the reader the entry point passes
+(`feedback.clients.secret_scope.read_scope`, `dbutils.secrets`): this module says which keys,
+and reads the environment and the config file, but does no other I/O.
 
 The backend is one setting: `local`, `hdinsight` or `eventhubs`. Code that needs Kafka
 client or Spark options never looks at the backend itself: it calls the builders in
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any, Collection, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Callable, Collection, Literal, Mapping, Optional, Sequence
 
 from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
@@ -299,7 +301,7 @@ _HINTS = {
 
 
 # The key of each secret setting in the Databricks secret scope the stack fills: the one
-# table both sides use (infra/lib/job_specs.py writes these keys, scope_secrets reads them).
+# table both sides use (infra/lib/job_specs.py writes these keys, load_settings reads them).
 SECRET_SCOPE_KEYS = {
     "eventhubs_connection_string": "eventhubs-send-connection-string",
     "eventhubs_listen_connection_string": "eventhubs-listen-connection-string",
@@ -311,56 +313,66 @@ SECRET_SCOPE_KEYS = {
 }
 
 
-def scope_secrets(settings: Settings, dbutils: Any = None) -> dict[str, str]:
-    """The secret settings `settings` lacks that its secret scope holds, read with `dbutils`.
-
-    `dbutils` defaults to databricks-sdk's: the runtime's own inside a notebook or job, and
-    outside Databricks one that calls the workspace's Secrets API with the SDK's sign-in.
-    """
-    scope = settings.databricks_secret_scope
-    if not scope:
-        return {}
-    if dbutils is None:
-        from databricks.sdk.runtime import dbutils
-    wanted = {key: name for name, key in SECRET_SCOPE_KEYS.items() if getattr(settings, name) is None}
-    present = {item.key for item in dbutils.secrets.list(scope)}
-    return {wanted[key]: dbutils.secrets.get(scope, key) for key in wanted if key in present}
+# What reads a secret scope: (scope, keys) -> the values of the keys it holds. The I/O is
+# feedback.clients.secret_scope's; core only says which keys it wants.
+ScopeReader = Callable[[str, Collection[str]], Mapping[str, str]]
 
 
-def load_settings(config_file: Optional[Path] = None, dbutils: Any = None, **overrides: Any) -> Settings:
-    """Build the settings from flags (`overrides`; None means "not given"), env and file.
+def _with_config_file(config_file: Path) -> type[Settings]:
+    """`Settings` reading `config_file` instead of FEEDBACK_CONFIG's or the default file."""
+
+    class FromFile(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file))
+
+    return FromFile
+
+
+def load_settings(
+    config_file: Optional[Path] = None, read_scope: Optional[ScopeReader] = None, **overrides: Any
+) -> Settings:
+    """Build the settings from flags (`overrides`; None means "not given"), env and file, and
+    the secrets that are still unset from `databricks_secret_scope` when it is set, read with
+    `read_scope` (feedback.clients.secret_scope.read_scope; None: no scope may be set).
 
     Raises SettingsError with a readable message for a wrong value or an unknown key.
     """
     given = {key: value for key, value in overrides.items() if value is not None}
-    previous = os.environ.get(f"{ENV_PREFIX}CONFIG")
     try:
-        if config_file is not None:
-            if not Path(config_file).is_file():
-                raise SettingsError(f"config file {config_file} does not exist")
-            os.environ[f"{ENV_PREFIX}CONFIG"] = str(config_file)
-        settings = Settings(**given)
+        if config_file is not None and not Path(config_file).is_file():
+            raise SettingsError(f"config file {config_file} does not exist")
+        made = (_with_config_file(Path(config_file)) if config_file is not None else Settings)(**given)
+        settings = Settings.model_validate(made.model_dump()) if type(made) is not Settings else made
+        scope = settings.databricks_secret_scope
+        if not scope:
+            return settings
+        if read_scope is None:
+            raise SettingsError(
+                f"databricks_secret_scope {scope!r} is set, but this entry point reads no secret scope: unset it"
+            )
+        wanted = {key: name for name, key in SECRET_SCOPE_KEYS.items() if getattr(settings, name) is None}
         try:
-            found = scope_secrets(settings, dbutils)
+            found = read_scope(scope, list(wanted))
         except Exception as error:  # the SDK's NotFound, PermissionDenied, an unreachable workspace
             raise SettingsError(
-                f"databricks_secret_scope {settings.databricks_secret_scope!r}: cannot read it "
-                f"({type(error).__name__}: {error}); `pulumi up` creates the scope `feedback`, or set "
-                f"{where_to_set('databricks_secret_scope')} to the right one"
+                f"databricks_secret_scope {scope!r}: cannot read it ({type(error).__name__}: {error}); `pulumi up` "
+                f"creates the scope `feedback`, or set {where_to_set('databricks_secret_scope')} to the right one"
             ) from None
-        return settings.replace(**found) if found else settings
+        return settings.replace(**{wanted[key]: value for key, value in found.items()}) if found else settings
     except ValidationError as error:
         problems = []
         for item in error.errors():
             name = ".".join(str(part) for part in item["loc"]) or "settings"
             problems.append(f"  {name}: {item['msg']} (set it with {where_to_set(name)})")
         raise SettingsError("invalid settings:\n" + "\n".join(problems)) from None
-    finally:
-        if config_file is not None:
-            if previous is None:
-                os.environ.pop(f"{ENV_PREFIX}CONFIG", None)
-            else:
-                os.environ[f"{ENV_PREFIX}CONFIG"] = previous
 
 
 def job_parameters(

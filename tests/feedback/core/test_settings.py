@@ -5,10 +5,8 @@ job's parameters into settings, one way for every entry point."""
 from pathlib import Path
 
 import pytest
-from databricks.sdk import WorkspaceClient
 
 from feedback.core.settings import SECRET_SCOPE_KEYS, SettingsError, job_parameters, load_settings
-from tests.standins.databricks_api import TOKEN
 
 
 def test_defaults_to_the_local_backend():
@@ -147,31 +145,3 @@ def test_a_secret_is_never_a_parameter_and_the_error_says_where_it_goes(name):
         job_parameters([flag, "s3cr3t"])
     with pytest.raises(SettingsError, match=f"{name} is a secret"):
         job_parameters([], {name: "s3cr3t"})
-
-
-# -- on Databricks: unset secrets from the secret scope ------------------------------------------
-
-
-def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
-    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-from-scope", "x-bearer-token": "bearer-from-scope"}
-    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    settings = load_settings(databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", dbutils=dbutils)
-    assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
-    assert settings.x_bearer_token.get_secret_value() == "bearer-from-scope"
-    assert settings.slack_app_token is None  # not in the scope: stays unset, require_complete names it
-    asked = [(r.path, r.query.get("key")) for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
-    assert asked == [("/api/2.0/secrets/list", None), ("/api/2.0/secrets/get", "x-bearer-token")]
-
-
-def test_without_a_scope_setting_no_secret_is_looked_up(workspace):
-    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    assert load_settings(dbutils=dbutils).x_bearer_token is None
-    assert not [r for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
-
-
-def test_a_missing_scope_is_a_clear_error(workspace):
-    dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
-    with pytest.raises(
-        SettingsError, match="databricks_secret_scope 'nope'.*ResourceDoesNotExist: Scope nope does not exist"
-    ):
-        load_settings(databricks_secret_scope="nope", dbutils=dbutils)  # pragma: allowlist secret
