@@ -8,6 +8,7 @@ deployment itself (secret scope, wheel, notebooks, jobs) follows `feedback:deplo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -80,6 +81,15 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
             tags=config.tags,
         ),
     )
+    hdinsight = (
+        build_hdinsight(config, group, workspace, databricks_network, client.subscription_id)
+        if config.builds_hdinsight
+        else None
+    )
+    eventhubs = build_event_hubs(config, group) if config.builds_eventhubs else None
+    jobs_bootstrap = jobs_bootstrap_servers(config.jobs_backend, hdinsight, eventhubs)
+    deployment = build_databricks_jobs(config, workspace, jobs_bootstrap, eventhubs) if config.deploy_jobs else None
+
     outputs: dict[str, pulumi.Output] = {
         "resourceGroupName": group.name,
         "databricksNetwork": pulumi.Output.from_input(config.databricks_network),
@@ -89,13 +99,21 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     }
     if databricks_network:
         outputs["databricksEgressIp"] = databricks_network.egress_ip
-    if config.builds_hdinsight:
-        outputs.update(build_hdinsight(config, group, workspace, databricks_network, client.subscription_id))
-    if config.builds_eventhubs:
-        outputs.update(build_event_hubs(config, group))
-    outputs.update(jobs_outputs(config.jobs_backend, outputs))
-    if config.deploy_jobs:
-        outputs.update(build_databricks_jobs(config, workspace, outputs))
+    if hdinsight:
+        outputs.update(hdinsight.exports())
+    if eventhubs:
+        outputs.update(event_hubs_exports(config, eventhubs))
+    outputs["jobsBackend"] = pulumi.Output.from_input(config.jobs_backend)
+    outputs["jobsBootstrapServers"] = jobs_bootstrap
+    if deployment:
+        outputs.update(
+            {
+                "databricksPipelineJobId": deployment.pipeline_job_id,
+                "databricksProducersJobId": deployment.producers_job_id,
+                "databricksSecretScope": deployment.secret_scope,
+                "databricksWheelPath": deployment.wheel_path,
+            }
+        )
     return outputs
 
 
@@ -142,8 +160,11 @@ def build_databricks_network(config: StackConfig, group: resources.ResourceGroup
 
 
 def build_databricks_jobs(
-    config: StackConfig, workspace: DatabricksWorkspace, outputs: dict[str, pulumi.Output]
-) -> dict[str, pulumi.Output]:
+    config: StackConfig,
+    workspace: DatabricksWorkspace,
+    bootstrap_servers: pulumi.Output[str],
+    eventhubs: Optional[EventHubsNamespace],
+) -> DatabricksDeployment:
     """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs."""
     built = wheel.wheel_for(config.jobs_wheel, REPO, WHEEL_DIR)
     if missing := wheel.missing_entry_points(built.path, job_specs.ENTRY_POINTS):
@@ -155,15 +176,16 @@ def build_databricks_jobs(
         key: pulumi.Output.secret(value.get_secret_value()) for key, value in config.job_secrets().items()
     }
     if config.jobs_backend == "eventhubs":
-        secrets["eventhubs-send-connection-string"] = outputs["eventhubsSendConnectionString"]
-        secrets["eventhubs-listen-connection-string"] = outputs["eventhubsListenConnectionString"]
+        assert eventhubs is not None  # checked: the jobs' backend is one the stack builds
+        secrets["eventhubs-send-connection-string"] = eventhubs.send_connection_string
+        secrets["eventhubs-listen-connection-string"] = eventhubs.listen_connection_string
     deployment = DatabricksDeployment(
         "databricks-jobs",
         DatabricksDeploymentArgs(
             workspace_url=workspace.workspace_url,
             workspace_resource_id=workspace.workspace_resource_id,
             jobs_backend=config.jobs_backend,
-            bootstrap_servers=outputs["jobsBootstrapServers"],
+            bootstrap_servers=bootstrap_servers,
             wheel=built,
             pypi_packages=job_specs.pinned_requirements((REPO / "requirements.txt").read_text()),
             notebooks=sorted((REPO / "notebooks").glob("*.py")),
@@ -181,12 +203,7 @@ def build_databricks_jobs(
             tags=config.tags,
         ),
     )
-    return {
-        "databricksPipelineJobId": deployment.pipeline_job_id,
-        "databricksProducersJobId": deployment.producers_job_id,
-        "databricksSecretScope": deployment.secret_scope,
-        "databricksWheelPath": deployment.wheel_path,
-    }
+    return deployment
 
 
 def secret_output(value: Optional[SecretStr]) -> Optional[pulumi.Output[str]]:
@@ -194,21 +211,25 @@ def secret_output(value: Optional[SecretStr]) -> Optional[pulumi.Output[str]]:
     return None if value is None else pulumi.Output.secret(value.get_secret_value())
 
 
-def jobs_outputs(jobs_backend: str, outputs: dict[str, pulumi.Output]) -> dict[str, pulumi.Output]:
-    """What the deployed jobs use: their backend and its bootstrap address (the credentials are
-    that backend's own outputs: none for hdinsight, the eventhubs*ConnectionString secrets)."""
-    eventhubs = jobs_backend == "eventhubs"
-    bootstrap = outputs["eventhubsBootstrapServers" if eventhubs else "kafkaBootstrapServers"]
-    # The address is handed on only once the topics (or hubs) exist, so the jobs, which take
-    # it as a parameter, are created after them and never start against a missing topic.
-    topics = outputs["eventhubsTopics" if eventhubs else "kafkaTopics"]
-    ready = pulumi.Output.all(bootstrap, topics).apply(lambda values: values[0])
-    return {"jobsBackend": pulumi.Output.from_input(jobs_backend), "jobsBootstrapServers": ready}
+def jobs_bootstrap_servers(
+    jobs_backend: str, hdinsight: Optional[HDInsightBuilt], eventhubs: Optional[EventHubsNamespace]
+) -> pulumi.Output[str]:
+    """The bootstrap address the deployed jobs use (their credentials are that backend's own:
+    none for hdinsight, the Event Hubs rules' connection strings), handed on only once the
+    topics (or hubs) exist, so the jobs, which take it as a parameter, are created after them
+    and never start against a missing topic."""
+    if jobs_backend == "eventhubs":
+        assert eventhubs is not None  # checked: the jobs' backend is one the stack builds
+        bootstrap, topics = eventhubs.bootstrap_servers, eventhubs.hub_names
+    else:
+        assert hdinsight is not None
+        bootstrap, topics = hdinsight.brokers.bootstrap_servers, hdinsight.topics.topics_created
+    return pulumi.Output.all(bootstrap, topics).apply(lambda values: values[0])
 
 
-def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> dict[str, pulumi.Output]:
+def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> EventHubsNamespace:
     """The namespace, a hub per catalogue topic, and the Send-only and Listen-only rules."""
-    hubs = EventHubsNamespace(
+    return EventHubsNamespace(
         "eventhubs",
         EventHubsArgs(
             resource_group_name=group.name,
@@ -220,6 +241,9 @@ def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> dic
             tags=config.tags,
         ),
     )
+
+
+def event_hubs_exports(config: StackConfig, hubs: EventHubsNamespace) -> dict[str, pulumi.Output]:
     return {
         "eventhubsNamespace": hubs.namespace_name,
         "eventhubsBootstrapServers": hubs.bootstrap_servers,
@@ -233,13 +257,38 @@ def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> dic
     }
 
 
+@dataclass(frozen=True)
+class HDInsightBuilt:
+    """What the HDInsight part made that the rest of the stack uses, and its exports."""
+
+    network: KafkaNetwork
+    cluster: KafkaCluster
+    peering: NetworkPeering
+    brokers: KafkaBrokerAccess
+    topics: KafkaTopicCatalogue
+
+    def exports(self) -> dict[str, pulumi.Output]:
+        return {
+            "kafkaBootstrapServers": self.brokers.bootstrap_servers,
+            "kafkaClusterName": self.cluster.cluster_name,
+            "ambariUrl": self.cluster.ambari_url,
+            "kafkaVnetId": self.network.vnet_id,
+            "kafkaSubnetId": self.network.subnet_id,
+            "databricksVnetId": self.peering.databricks_vnet_id,
+            "databricksToKafkaPeeringState": self.peering.databricks_to_kafka_state,
+            "kafkaToDatabricksPeeringState": self.peering.kafka_to_databricks_state,
+            "storageAccountName": self.cluster.storage_account_name,
+            "kafkaTopics": self.topics.topics_created,
+        }
+
+
 def build_hdinsight(
     config: StackConfig,
     group: resources.ResourceGroup,
     workspace: DatabricksWorkspace,
     databricks_network: Optional[DatabricksNetwork],
     subscription_id: pulumi.Output[str],
-) -> dict[str, pulumi.Output]:
+) -> HDInsightBuilt:
     """The Kafka network, cluster, peering, IP advertising, broker discovery and topics."""
     assert config.operator_cidr is not None and config.cluster_login_password is not None  # checked
     login_password = secret_output(config.cluster_login_password)
@@ -323,15 +372,4 @@ def build_hdinsight(
             bootstrap_servers=brokers.bootstrap_servers,
         ),
     )
-    return {
-        "kafkaBootstrapServers": brokers.bootstrap_servers,
-        "kafkaClusterName": cluster.cluster_name,
-        "ambariUrl": cluster.ambari_url,
-        "kafkaVnetId": network.vnet_id,
-        "kafkaSubnetId": network.subnet_id,
-        "databricksVnetId": peering.databricks_vnet_id,
-        "databricksToKafkaPeeringState": peering.databricks_to_kafka_state,
-        "kafkaToDatabricksPeeringState": peering.kafka_to_databricks_state,
-        "storageAccountName": cluster.storage_account_name,
-        "kafkaTopics": topics.topics_created,
-    }
+    return HDInsightBuilt(network, cluster, peering, brokers, topics)

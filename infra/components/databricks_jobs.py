@@ -112,21 +112,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
             raise ValueError(
                 f"no job uses the secrets {', '.join(unknown)}; known: {', '.join(job_specs.SECRETS_BY_KEY)}"
             )
-        problems = [
-            f"{key} {problem}"
-            for key, problem in (
-                ("feedback:jobsCheckpointLocation", job_specs.location_problem(args.checkpoint_location)),
-                ("feedback:jobsTableLocation", job_specs.location_problem(args.table_location)),
-                ("feedback:jobsStateDir", job_specs.state_dir_problem(args.state_dir)),
-            )
-            if problem
-        ]
-        if problems:
-            raise ValueError(
-                "the jobs cannot use these locations: "
-                + "; ".join(problems)
-                + "; fix them with `pulumi config set feedback:<key> <path>`"
-            )
+        # The locations were checked with the stack config (infra/config/keys.py, Location and StateDir).
         super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
         for location in (args.checkpoint_location, args.table_location, args.state_dir):
             if prerequisite := job_specs.location_prerequisite(location):
