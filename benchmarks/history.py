@@ -16,8 +16,11 @@ same sitting) it builds, in a folder of its own:
 
 then it runs the table writer as it runs (a processing-time trigger) on a steady stream:
 `batches` batches of `batch_rows` events each (20 events/s at a 30 s trigger: 600), and
-measures each batch (Spark's `triggerExecution`), the bytes read from the local file
-system during it (Hadoop's statistics: the Delta logs, the data files, the state checkpoint), the driver's memory (the JVM's resident set; locally the driver and the
+measures each batch (Spark's `triggerExecution`), the bytes the JVM read during it (the
+kernel's count of its read calls, `rchar` in /proc/PID/io: the Delta logs, the data files and
+the state checkpoint, and the batch's events from Kafka, which are the same at every size;
+Hadoop's file-system statistics miss the reads of Spark's task threads), the driver's memory
+(the JVM's resident set; locally the driver and the
 executor are one JVM), and the start: a stop, then the time from `start()` to the first
 batch of events committed. Each size runs in a process (and a JVM) of its own, so no size
 inherits the memory or the cached table logs of another.
@@ -220,13 +223,11 @@ def _produce(settings: Settings, records: list[tuple[str, bytes, bytes]]) -> Non
         producer.close()
 
 
-def _fs_read(spark) -> int:
-    """Bytes read from the local file system so far, by every thread of the JVM (Hadoop's statistics)."""
-    return sum(
-        s.getBytesRead()
-        for s in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics()
-        if s.getScheme() == "file"
-    )
+def _jvm_read(spark) -> int:
+    """Bytes the JVM has read so far through read calls: files, whether cached or not, and sockets."""
+    import psutil
+
+    return psutil.Process(spark._jvm.java.lang.ProcessHandle.current().pid()).io_counters().read_chars
 
 
 def _jvm_rss(spark) -> int:
@@ -287,10 +288,10 @@ def measure(spark, settings: Settings, rows: int, options: Options, work: Path, 
         times, read = [], []
         try:
             for n in range(batches + 1):
-                before = _fs_read(spark)
+                before = _jvm_read(spark)
                 _produce(settings, _scored_records(batch_rows, f"s{tag}-{n}", datetime.now(timezone.utc)))
                 progress = _wait_batch(query, last)
-                after = _fs_read(spark)
+                after = _jvm_read(spark)
                 last = progress["batchId"]
                 if n == 1:
                     console.log(f"a steady batch's durations (ms): {progress['durationMs']}")
