@@ -151,9 +151,9 @@ LOCAL_STATE_STORE = {
 def _timestamp(column: str) -> Column:
     """An ISO-8601 UTC string (the scorer's own output) as a timestamp, null if it is not one.
 
-    Spark's cast has a parser of its own for ISO-8601, about a third faster here than a
-    pattern (`try_to_timestamp` with one goes through java.time's formatter); `try_cast`
-    gives null rather than an error under ANSI mode, as the pattern did.
+    Spark's cast has a parser of its own for ISO-8601, which is faster than a pattern
+    (`try_to_timestamp` with one goes through java.time's formatter); `try_cast` gives null
+    rather than an error under ANSI mode.
     """
     return F.col(column).try_cast("timestamp")
 

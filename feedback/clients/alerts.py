@@ -112,8 +112,9 @@ SCOPES_PAGE = "https://api.slack.com/apps (your app > OAuth & Permissions > Bot 
 class SlackChannelError(LookupError, ValueError):
     """A configured channel the bot cannot use (unknown, not joined, or outside the token's scopes).
 
-    The message says what to change. A LookupError, as an unknown channel always was here, and a
-    ValueError, so the producer commands report it as a setting to fix (exit 1, no traceback).
+    The message says what to change. A LookupError, which is what the dispatcher catches to
+    leave an alert unposted rather than stop, and a ValueError, so the producer commands
+    report it as a setting to fix (exit 1, no traceback).
     """
 
 
