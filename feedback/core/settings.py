@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any, Callable, Collection, Literal, Mapping, Optional, Sequence
+from typing import Annotated, Any, Callable, ClassVar, Collection, Literal, Mapping, Optional, Sequence
 
 from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
@@ -201,6 +201,10 @@ class Settings(BaseSettings):
     # 8,640 calls in a 30-day month.
     prices_poll_interval_s: float = Field(300, gt=0)
 
+    # The config file this class reads (None: FEEDBACK_CONFIG's, or feedback.toml); a class of
+    # its own per file (`load_settings`), so no process-wide variable is written to pass it.
+    _config_file: ClassVar[Optional[Path]] = None
+
     @field_validator("bootstrap_servers")
     @classmethod
     def _strip_bootstrap(cls, value: Optional[str]) -> Optional[str]:
@@ -218,7 +222,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        config_file = Path(os.environ.get(f"{ENV_PREFIX}CONFIG", DEFAULT_CONFIG_FILE))
+        config_file = cls._config_file or Path(os.environ.get(f"{ENV_PREFIX}CONFIG", DEFAULT_CONFIG_FILE))
         return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file))
 
     # -- what each backend needs -------------------------------------------------------
@@ -320,20 +324,7 @@ ScopeReader = Callable[[str, Collection[str]], Mapping[str, str]]
 
 def _with_config_file(config_file: Path) -> type[Settings]:
     """`Settings` reading `config_file` instead of FEEDBACK_CONFIG's or the default file."""
-
-    class FromFile(Settings):
-        @classmethod
-        def settings_customise_sources(
-            cls,
-            settings_cls: type[BaseSettings],
-            init_settings: PydanticBaseSettingsSource,
-            env_settings: PydanticBaseSettingsSource,
-            dotenv_settings: PydanticBaseSettingsSource,
-            file_secret_settings: PydanticBaseSettingsSource,
-        ) -> tuple[PydanticBaseSettingsSource, ...]:
-            return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file))
-
-    return FromFile
+    return type("FromFile", (Settings,), {"_config_file": config_file})
 
 
 def load_settings(
