@@ -28,7 +28,7 @@ from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import FEEDBACK_FIELDS, feedback_struct
 from feedback.core.settings import Settings
 from jobs.streaming import kafka_source
-from jobs.transforms import TIMESTAMP_FORMAT
+from jobs.transforms import utc_timestamp
 
 QUERY_NAME = "sentiment-continuous"
 
@@ -67,7 +67,7 @@ def route(kafka: DataFrame) -> DataFrame:
     reason = reason.when(event["schema_version"] != 1, F.lit("schema_version is not supported (this code reads 1)"))
     for name in ("created_at", "ingested_at"):
         reason = reason.when(
-            F.try_to_timestamp(event[name], F.lit(TIMESTAMP_FORMAT)).isNull(),
+            utc_timestamp(event[name]).isNull(),
             F.lit(f"{name} must be an ISO-8601 UTC time"),
         )
     routed = parsed.select(

@@ -38,10 +38,10 @@ from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import PRICES_TOPIC
 from feedback.core.schema import price_struct
 from feedback.core.settings import Settings
+from jobs.transforms import utc_timestamp
 
 log = logging.getLogger(__name__)
 
-TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
 WATERMARK = "10 minutes"
 
 
@@ -71,8 +71,7 @@ def parse_prices(kafka: DataFrame) -> DataFrame:
     parsed = kafka.select(quote.alias("q")).select(
         F.upper(F.col("q.currency")).alias("currency"),
         F.col("q.rate").alias("rate"),
-        # try_: under ANSI mode (Spark 4) a malformed time is a null here, not a failed batch
-        F.try_to_timestamp(F.col("q.timestamp"), F.lit(TIMESTAMP_FORMAT)).alias("event_time"),
+        utc_timestamp(F.col("q.timestamp")).alias("event_time"),
     )
     return parsed.where(F.col("currency").isNotNull() & F.col("event_time").isNotNull() & (F.col("rate") > 0))
 

@@ -24,10 +24,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
-from feedback.core.schema import feedback_struct
+from feedback.core.schema import SPARK_UTC_ISO, feedback_struct
 from jobs.scoring import parse_record
-
-TIMESTAMP_FORMAT = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
 
 
 def problem_of(value: Optional[bytes]) -> Optional[str]:
@@ -76,8 +74,14 @@ def dead_letters(parsed: DataFrame) -> DataFrame:
     )
 
 
+def utc_timestamp(column: Column) -> Column:
+    """An ISO-8601 UTC time as `utc_iso` writes it, as a timestamp; null if it is not one
+    (`try_`: under ANSI mode, Spark 4's default, a malformed time is a null, not a failed batch)."""
+    return F.try_to_timestamp(column, F.lit(SPARK_UTC_ISO))
+
+
 def _timestamp(column: str) -> Column:
-    return F.try_to_timestamp(F.col(f"event.{column}"), F.lit(TIMESTAMP_FORMAT))
+    return utc_timestamp(F.col(f"event.{column}"))
 
 
 def valid_events(parsed: DataFrame) -> DataFrame:

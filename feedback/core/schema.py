@@ -80,6 +80,11 @@ def utc_iso(moment: datetime, timespec: str = "milliseconds") -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
+# The Spark datetime pattern that reads what `utc_iso` writes (with or without milliseconds,
+# or with microseconds); jobs.transforms.utc_timestamp applies it.
+SPARK_UTC_ISO = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
+
+
 def utc_now_iso() -> str:
     return utc_iso(datetime.now(timezone.utc))
 
