@@ -36,6 +36,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -46,7 +47,7 @@ from feedback.clients.kafka_client import end_offsets
 from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
-from feedback.core.triggers import parse_trigger
+from feedback.core.triggers import Trigger, parse_trigger
 from jobs import dispatcher, scorer, table_writer
 
 log = logging.getLogger(__name__)
@@ -79,8 +80,7 @@ def run_backlog(
 
         def dispatch() -> None:
             try:
-                result = alerts.run(threading.Event(), until=until, timeout_s=3600)
-                report.__dict__.update(result.__dict__)
+                report.add(alerts.run(threading.Event(), until=until, timeout_s=3600))
             except BaseException as error:  # raised in the caller's thread below
                 failures.append(error)
             finally:
@@ -160,19 +160,31 @@ def tables_process(settings: Settings) -> subprocess.Popen:
 
 
 class Running:
-    """The parts started by `start`: wait for them or stop them together."""
+    """The parts started by `start`: wait for them or stop them together. The dispatcher, if
+    any, runs on a thread of its own that this starts; its failure stops the others."""
 
     def __init__(
         self,
         queries: list,
-        alerts: Optional[dispatcher.Dispatcher],
-        stop: threading.Event,
-        thread: Optional[threading.Thread],
+        alerts: Optional[dispatcher.Dispatcher] = None,
         tables: Optional[subprocess.Popen] = None,
     ):
-        self.queries, self.dispatcher, self._stop, self._thread = queries, alerts, stop, thread
-        self.tables = tables
+        self.queries, self.dispatcher, self.tables = queries, alerts, tables
         self.failure: Optional[BaseException] = None
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        if alerts is not None:
+            self._thread = threading.Thread(target=self._dispatch, args=(alerts,), name="alert-dispatcher", daemon=True)
+            self._thread.start()
+
+    def _dispatch(self, alerts: dispatcher.Dispatcher) -> None:
+        try:
+            alerts.run(self._stop)
+        except BaseException as error:  # reported by stop; the queries are stopped too
+            self.failure = error
+            log.exception("the alert dispatcher failed")
+        finally:
+            alerts.close()
 
     def query(self, name: str):
         return next(q for q in self.queries if q.name == name)
@@ -249,25 +261,8 @@ def start(
             tables = tables_process(settings)
         else:
             queries.append(_in_pool(spark, "tables", table_writer.start, settings))
-    stop = threading.Event()
-    alerts = thread = None
-    running = Running(queries, None, stop, None, tables)
-    if "dispatcher" in parts:
-        alerts = dispatcher.Dispatcher(settings, notifier or notifier_for(settings))
-
-        def dispatch() -> None:
-            try:
-                alerts.run(stop)
-            except BaseException as error:  # reported by Running.stop; the queries are stopped too
-                running.failure = error
-                log.exception("the alert dispatcher failed")
-            finally:
-                alerts.close()
-
-        thread = threading.Thread(target=dispatch, name="alert-dispatcher", daemon=True)
-        thread.start()
-    running.dispatcher, running._thread = alerts, thread
-    return running
+    alerts = dispatcher.Dispatcher(settings, notifier or notifier_for(settings)) if "dispatcher" in parts else None
+    return Running(queries, alerts, tables)
 
 
 def run(
@@ -285,6 +280,39 @@ def run(
         start(spark, settings, notifier, parts).await_termination(timeout_s)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What running a set of parts takes, checked before anything starts (`plan`)."""
+
+    parts: tuple[str, ...]
+    trigger: Trigger  # the scorer's
+    tables_apart: bool  # the table writer in a process of its own (tables_process)
+
+    @property
+    def needs_spark(self) -> bool:
+        return set(self.parts) != {"dispatcher"}
+
+
+def plan(settings: Settings, parts: Sequence[str]) -> Plan:
+    """Check `parts` and both triggers for where they run; SettingsError names what is wrong."""
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown or not parts:
+        named = ", ".join(repr(part) for part in unknown) or "none"
+        raise SettingsError(f"--part {named}: expected one of {', '.join(PARTS)}")
+    trigger = parse_trigger(settings.trigger, settings.on_databricks)
+    parse_trigger(settings.tables_trigger, settings.on_databricks)
+    return Plan(tuple(dict.fromkeys(parts)), trigger, tables_apart(settings, parts, trigger.kind))
+
+
+def run_plan(settings: Settings, planned: Plan, timeout_s: Optional[float] = None) -> None:
+    """Run what `plan` checked, in a Spark session of this process when a part needs one: the
+    one way both `feedback pipeline run` and the Databricks task (`main`) run parts."""
+    from jobs.spark import spark_session
+
+    spark = spark_session(settings, APP_NAME) if planned.needs_spark else None
+    run(spark, settings, timeout_s=timeout_s, parts=planned.parts)
+
+
 def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     """Entry point of the Databricks Python wheel tasks (and `python -m jobs.sentiment_pipeline`).
 
@@ -296,20 +324,13 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     parts stop.
     """
     from feedback.core.settings import job_parameters, load_settings
-    from jobs.spark import spark_session
 
     try:
         overrides, options = job_parameters(
             sys.argv[1:] if argv is None and not parameters else (argv or []), parameters, own=("part",)
         )
-        parts = list(PARTS)
-        if "part" in options:
-            if options["part"] not in PARTS:
-                raise SettingsError(f"--part {options['part']!r}: expected one of {', '.join(PARTS)}")
-            parts = [options["part"]]
         settings = load_settings(read_scope=read_scope, **overrides).require_complete()
-        parse_trigger(settings.trigger, settings.on_databricks)
-        parse_trigger(settings.tables_trigger, settings.on_databricks)
+        planned = plan(settings, [options["part"]] if "part" in options else PARTS)
     except SettingsError as error:
         raise SystemExit(f"error: {error}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -317,8 +338,7 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     # cleanly, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     _follow_parent()
-    spark = spark_session(settings, APP_NAME) if parts != ["dispatcher"] else None
-    run(spark, settings, parts=parts)
+    run_plan(settings, planned)
     return 0
 
 

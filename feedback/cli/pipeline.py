@@ -32,24 +32,22 @@ def run(
     timeout: Optional[float] = typer.Option(None, help="Stop after this many seconds (default: run until stopped)."),
 ) -> None:
     """Run the pipeline's parts on the configured backend until stopped (or through the backlog, with available-now)."""
-    from feedback.core.triggers import parse_trigger
+    from feedback.core.settings import SettingsError
     from jobs import sentiment_pipeline
-    from jobs.spark import spark_session
 
-    unknown = sorted(set(part) - set(sentiment_pipeline.PARTS))
-    if unknown:
-        raise typer.BadParameter(f"{', '.join(unknown)}: expected scorer, dispatcher or tables", param_hint="--part")
-    settings = _settings(ctx, trigger=trigger, tables_trigger=tables_trigger)
-    spark = spark_session(settings, sentiment_pipeline.APP_NAME) if set(part) != {"dispatcher"} else None
-    kind = parse_trigger(settings.trigger, settings.on_databricks).kind
-    if sentiment_pipeline.tables_apart(settings, part, kind):
+    try:
+        settings = _settings(ctx, trigger=trigger, tables_trigger=tables_trigger)
+        planned = sentiment_pipeline.plan(settings, part)
+    except SettingsError as error:
+        raise fail(str(error), 2) from None
+    if planned.tables_apart:
         console.print(
             f"the table writer runs in a process of its own at niceness {settings.tables_nice} "
             f"(setting tables_nice); its log: {sentiment_pipeline.tables_log(settings)}"
         )
-    if kind != "available-now":
+    if planned.trigger.kind != "available-now":
         console.print("`feedback status` in another terminal shows each part's lag, progress and latency")
-    sentiment_pipeline.run(spark, settings, timeout_s=timeout, parts=part)
+    sentiment_pipeline.run_plan(settings, planned, timeout_s=timeout)
     summary(ctx)
 
 

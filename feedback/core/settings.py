@@ -251,8 +251,12 @@ class Settings(BaseSettings):
         return self
 
     def replace(self, **changes: Any) -> "Settings":
-        """A validated copy with `changes` (values are checked as if they came from a flag)."""
-        return type(self).model_validate({**self.model_dump(), **changes})
+        """A validated copy with `changes` (values are checked as if they came from a flag);
+        SettingsError names a wrong one."""
+        try:
+            return type(self).model_validate({**self.model_dump(), **changes})
+        except ValidationError as error:
+            raise invalid_settings(error) from None
 
     def as_environment(self) -> dict[str, str]:
         """Every setting that is set, as the `FEEDBACK_<NAME>` variables that give it to a
@@ -359,11 +363,16 @@ def load_settings(
             ) from None
         return settings.replace(**{wanted[key]: value for key, value in found.items()}) if found else settings
     except ValidationError as error:
-        problems = []
-        for item in error.errors():
-            name = ".".join(str(part) for part in item["loc"]) or "settings"
-            problems.append(f"  {name}: {item['msg']} (set it with {where_to_set(name)})")
-        raise SettingsError("invalid settings:\n" + "\n".join(problems)) from None
+        raise invalid_settings(error) from None
+
+
+def invalid_settings(error: ValidationError) -> SettingsError:
+    """Pydantic's validation error as one SettingsError, a line per wrong setting with where to set it."""
+    problems = []
+    for item in error.errors():
+        name = ".".join(str(part) for part in item["loc"]) or "settings"
+        problems.append(f"  {name}: {item['msg']} (set it with {where_to_set(name)})")
+    return SettingsError("invalid settings:\n" + "\n".join(problems))
 
 
 def job_parameters(
