@@ -29,10 +29,9 @@ from typing import Any, Optional
 import pandas as pd
 
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.core.schema import utc_iso, validate_feedback
+from feedback.core.schema import ALERT_FIELDS, EVENT_FIELDS, names, utc_iso, validate_feedback
 
 OUTPUT_SCHEMA = "topic string, key string, value string"
-EVENT_FIELDS = ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at")
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
     if valid:
         scores = analyzer.score([event["text"] for event, _ in valid])
         for (event, position), score in zip(valid, scores):
-            row = {name: event.get(name) for name in EVENT_FIELDS}
+            row = {name: event.get(name) for name in names(EVENT_FIELDS)}
             row.update(
                 score=score, analyzer=analyzer.name, analyzer_version=analyzer.version, scored_at=scored_at, **position
             )
@@ -132,20 +131,6 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
                 key = f"{row['id']}|{channel}"
                 topics.append(ALERTS_TOPIC)
                 keys.append(channel)  # a channel's alerts in one partition: one dispatcher paces it
-                values.append(
-                    _dumps(
-                        {
-                            "key": key,
-                            "event_id": row["id"],
-                            "channel": channel,
-                            "source": row["source"],
-                            "author": row["author"],
-                            "text": row["text"],
-                            "score": score,
-                            "url": row["url"],
-                            **position,
-                            "scored_at": scored_at,
-                        }
-                    )
-                )
+                alert = {**row, "key": key, "event_id": row["id"], "channel": channel}
+                values.append(_dumps({name: alert[name] for name in names(ALERT_FIELDS)}))
     return pd.DataFrame({"topic": topics, "key": keys, "value": values}, columns=["topic", "key", "value"])

@@ -76,7 +76,17 @@ from feedback.core.catalogue import (
     SCORED_TABLE,
     SCORED_TOPIC,
 )
-from feedback.core.schema import encode, feedback_envelope, utc_iso
+from feedback.core.schema import (
+    EVENT_FIELDS,
+    POSITION_FIELDS,
+    SCORE_FIELDS,
+    deadletter_struct,
+    encode,
+    feedback_envelope,
+    names,
+    scored_struct,
+    utc_iso,
+)
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.delta_table import read_delta
@@ -88,51 +98,13 @@ log = logging.getLogger(__name__)
 QUERY_NAME = "tables"
 POSITION = ("source_topic", "partition", "offset")
 
-_POSITION_FIELDS = [
-    T.StructField("source_topic", T.StringType()),
-    T.StructField("partition", T.IntegerType()),
-    T.StructField("offset", T.LongType()),
-    T.StructField("kafka_timestamp", T.StringType()),
-]
-SCORED_RECORD = T.StructType(
-    [
-        T.StructField(name, T.StringType())
-        for name in ("id", "source", "author", "text", "created_at", "lang", "url", "channel", "ingested_at")
-    ]
-    + [
-        T.StructField("score", T.DoubleType()),
-        T.StructField("analyzer", T.StringType()),
-        T.StructField("analyzer_version", T.StringType()),
-        T.StructField("scored_at", T.StringType()),
-    ]
-    + _POSITION_FIELDS
-)
-SCORED_COLUMNS = (
-    "id",
-    "source",
-    "author",
-    "text",
-    "created_at",
-    "lang",
-    "url",
-    "channel",
-    "ingested_at",
-    "event_date",
-    *POSITION,
-    "kafka_timestamp",
-    "score",
-    "analyzer",
-    "analyzer_version",
-    "scored_at",
-)
+SCORED_RECORD = scored_struct()
+# The columns of feedback_scored: the record's, with the event's date after the event's own.
+SCORED_COLUMNS = (*names(EVENT_FIELDS), "event_date", *names(POSITION_FIELDS), *names(SCORE_FIELDS))
 _TIMES = ("created_at", "ingested_at", "kafka_timestamp", "scored_at")
-DEADLETTER_RECORD = T.StructType(
-    [T.StructField("reason", T.StringType())]
-    + _POSITION_FIELDS
-    + [T.StructField("raw_value", T.StringType()), T.StructField("raw_encoding", T.StringType())]
-)
+DEADLETTER_RECORD = deadletter_struct()
 # What both records carry that decides them: the event id (scored) and the source position.
-_KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + _POSITION_FIELDS[:3])
+_KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + [SCORED_RECORD[name] for name in POSITION])
 # The marked stream's rows: a record (`new_key` null) or a key read for the first time (`new_key` true).
 RECORD, NEW_KEY = "record", "new key"
 TABLES = (SCORED_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, BATCHES_TABLE)

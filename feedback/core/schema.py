@@ -9,6 +9,9 @@ Their fields are declared once below; from that one declaration come
   returning a list of problems (empty when the event is good), and
 * `feedback_struct()` / `price_struct()`: the Spark `StructType`s the jobs parse with.
 
+The records the scorer derives from an event (`SCORED_FIELDS`, `DEADLETTER_FIELDS`,
+`ALERT_FIELDS`) are declared here too, with the Spark schemas the table writer reads them with.
+
 The Kafka key of a feedback event is its `id` (stable, taken from the source), so retries
 keep per-key order and downstream can keep one row per id. A price quote is keyed by its
 currency.
@@ -32,7 +35,7 @@ MAX_TEXT_CHARS = 100_000
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # "string", "timestamp", "int", "double"
+    kind: str  # "string", "timestamp", "int", "long", "double"
     required: bool
     doc: str
 
@@ -48,6 +51,44 @@ FEEDBACK_FIELDS: tuple[Field, ...] = (
     Field("url", "string", False, "Link to the message at the source."),
     Field("channel", "string", False, "Channel or stream the message came from."),
     Field("ingested_at", "timestamp", True, "When the producer read it, ISO-8601 in UTC."),
+)
+
+# What the scorer writes (jobs/scoring.py), each record from one event read at a source
+# position, and what the table writer and the alert dispatcher read back.
+POSITION_FIELDS: tuple[Field, ...] = (
+    Field("source_topic", "string", True, "The topic the event was read from."),
+    Field("partition", "int", True, "Its partition there."),
+    Field("offset", "long", True, "Its offset there: with the topic and partition, its source position."),
+    Field("kafka_timestamp", "timestamp", True, "The Kafka record's timestamp, ISO-8601 in UTC."),
+)
+EVENT_FIELDS: tuple[Field, ...] = tuple(f for f in FEEDBACK_FIELDS if f.name != "schema_version")
+SCORE_FIELDS: tuple[Field, ...] = (
+    Field("score", "double", True, "The sentiment score, 0 (negative) to 1 (positive)."),
+    Field("analyzer", "string", True, "The analyzer that scored it: vader, azure-language."),
+    Field("analyzer_version", "string", True, "Its version."),
+    Field("scored_at", "timestamp", True, "When the scorer scored it, ISO-8601 in UTC."),
+)
+# `feedback-scored`, keyed by the event id: the event, its score, its source position.
+SCORED_FIELDS: tuple[Field, ...] = EVENT_FIELDS + SCORE_FIELDS + POSITION_FIELDS
+# `feedback-deadletter`, keyed by `topic:partition:offset`: a record that is not a valid event.
+DEADLETTER_FIELDS: tuple[Field, ...] = (
+    Field("reason", "string", True, "Why the record is not a valid feedback event."),
+    *POSITION_FIELDS,
+    Field("raw_value", "string", False, "The record's value: as text, or base64 when it is not UTF-8."),
+    Field("raw_encoding", "string", False, "base64 when raw_value is, else null."),
+)
+# `feedback-alerts`, keyed by the channel: an event past a threshold, for one channel.
+ALERT_FIELDS: tuple[Field, ...] = (
+    Field("key", "string", True, "event id|channel: an event alerts a channel once."),
+    Field("event_id", "string", True, "The event's id."),
+    Field("channel", "string", True, "The Slack channel it alerts."),
+    Field("source", "string", True, "As in the event."),
+    Field("author", "string", True, "As in the event."),
+    Field("text", "string", True, "As in the event."),
+    Field("score", "double", True, "As scored."),
+    Field("url", "string", False, "As in the event."),
+    *POSITION_FIELDS,
+    Field("scored_at", "timestamp", True, "As scored."),
 )
 
 PRICE_FIELDS: tuple[Field, ...] = (
@@ -202,6 +243,7 @@ def _spark_struct(fields: Iterable[Field]):
         # time is a dead letter with a reason instead of a silent null.
         "timestamp": T.StringType(),
         "int": T.IntegerType(),
+        "long": T.LongType(),
         "double": T.DoubleType(),
     }
     return T.StructType([T.StructField(f.name, kinds[f.kind], nullable=True) for f in fields])
@@ -215,3 +257,17 @@ def feedback_struct():
 def price_struct():
     """The Spark schema of a price quote."""
     return _spark_struct(PRICE_FIELDS)
+
+
+def scored_struct():
+    """The Spark schema of a `feedback-scored` record."""
+    return _spark_struct(SCORED_FIELDS)
+
+
+def deadletter_struct():
+    """The Spark schema of a `feedback-deadletter` record."""
+    return _spark_struct(DEADLETTER_FIELDS)
+
+
+def names(fields: Iterable[Field]) -> tuple[str, ...]:
+    return tuple(f.name for f in fields)

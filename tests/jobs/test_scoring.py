@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 
+from feedback.core.schema import ALERT_FIELDS, DEADLETTER_FIELDS, SCORED_FIELDS, names
 from jobs.scoring import AlertRules, parse_record, route
 from tests.support.events import envelope
 
@@ -100,3 +101,14 @@ def test_parse_record_gives_the_event_or_the_reason():
     event, reason = parse_record(envelope("1", "ok"))
     assert reason is None and event["id"] == "1"
     assert parse_record(b"{}")[0] is None and "id is missing" in parse_record(b"{}")[1]
+
+
+def test_each_record_the_scorer_writes_has_the_fields_its_topic_declares_in_their_order():
+    values = [envelope("1", "0.1 awful"), b"{broken"]
+    out = by_topic(route(records(values), FixedScores(), RULES))
+    [(_, scored)] = out["feedback-scored"]
+    [(_, alert)] = out["feedback-alerts"]
+    [(_, dead)] = out["feedback-deadletter"]
+    assert tuple(scored) == names(SCORED_FIELDS)
+    assert tuple(alert) == names(ALERT_FIELDS)
+    assert tuple(dead) == names(DEADLETTER_FIELDS)
