@@ -201,6 +201,7 @@ def build_databricks_jobs(
             eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
             azure_language_endpoint=config.azure_language_endpoint,
             tags=config.tags,
+            catalog=config.jobs_catalog,
         ),
     )
     return deployment

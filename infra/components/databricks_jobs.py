@@ -96,6 +96,8 @@ class DatabricksDeploymentArgs:
     eventhubs_tier: Optional[str] = None
     azure_language_endpoint: Optional[str] = None
     tags: dict[str, str] = field(default_factory=dict)
+    # A Unity Catalog catalog to make the jobs' schema and volume in (job_specs.volume_locations).
+    catalog: Optional[str] = None
 
 
 class DatabricksDeployment(pulumi.ComponentResource):
@@ -114,7 +116,12 @@ class DatabricksDeployment(pulumi.ComponentResource):
             )
         # The locations were checked with the stack config (infra/config/keys.py, Location and StateDir).
         super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
+        own_volume = (
+            f"/Volumes/{args.catalog}/{job_specs.STATE_SCHEMA}/{job_specs.STATE_VOLUME}/" if args.catalog else None
+        )
         for location in (args.checkpoint_location, args.table_location, args.state_dir):
+            if own_volume and location.startswith(own_volume):
+                continue  # made below, and owned by the identity running `pulumi up` (the jobs' run-as)
             if prerequisite := job_specs.location_prerequisite(location):
                 pulumi.log.warn(prerequisite, resource=self)
         provider = databricks.Provider(
@@ -137,6 +144,34 @@ class DatabricksDeployment(pulumi.ComponentResource):
             )
             for key, value in sorted(args.secrets.items())
         ]
+
+        # The jobs' state in Unity Catalog: a schema and a managed volume, owned by their creator
+        # (the jobs' run-as), so no grant is needed; `Grant`, not `Grants`, if one ever is
+        # (`Grants` is authoritative and would take the catalog's existing grants away).
+        volume: list[pulumi.Resource] = []
+        if args.catalog:
+            schema = databricks.Schema(
+                f"{name}-schema",
+                databricks.SchemaArgs(
+                    catalog_name=args.catalog,
+                    name=job_specs.STATE_SCHEMA,
+                    comment="The feedback jobs' checkpoints, tables and producer positions. Deployed by Pulumi.",
+                ),
+                opts=child,
+            )
+            volume.append(
+                databricks.Volume(
+                    f"{name}-volume",
+                    databricks.VolumeArgs(
+                        catalog_name=args.catalog,
+                        schema_name=schema.name,
+                        name=job_specs.STATE_VOLUME,
+                        volume_type="MANAGED",
+                        comment="Checkpoints, path-based Delta tables and producer positions of the feedback jobs.",
+                    ),
+                    opts=child,
+                )
+            )
 
         wheel_file = databricks.WorkspaceFile(
             f"{name}-wheel",
@@ -164,7 +199,10 @@ class DatabricksDeployment(pulumi.ComponentResource):
         # The jobs start only once the secrets they reference and the wheel exist. Two fields
         # are left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
         job_opts = pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(depends_on=[*secrets, wheel_file], ignore_changes=list(LEFT_TO_THE_WORKSPACE))
+            child,
+            pulumi.ResourceOptions(
+                depends_on=[*secrets, wheel_file, *volume], ignore_changes=list(LEFT_TO_THE_WORKSPACE)
+            ),
         )
 
         pipeline = databricks.Job(

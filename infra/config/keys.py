@@ -228,6 +228,16 @@ def _jobs_backend_default(keys: dict[str, Any]) -> str:
     return "hdinsight" if keys["backend"] == "both" else keys["backend"]
 
 
+def _in_catalog(index: int, dbfs_default: str) -> Callable[[dict[str, Any]], str]:
+    """With jobsCatalog, that location in the volume the program makes (job_specs.volume_locations); else DBFS's."""
+
+    def default(keys: dict[str, Any]) -> str:
+        catalog = keys.get("jobs_catalog")
+        return job_specs.volume_locations(catalog)[index] if catalog else dbfs_default
+
+    return default
+
+
 def _injected_subnet_default(index: int) -> Callable[[dict[str, Any]], Optional[str]]:
     """With `injected`, a quarter of the network's range (network_rules.injected_subnets)."""
 
@@ -324,10 +334,23 @@ class StackConfig(BaseModel):
     deploy_jobs: Switch = True
     job_node_type: str = "Standard_D4ds_v5"
     job_workers: WholeNumber = 1
-    jobs_checkpoint_location: Location = "dbfs:/feedback/checkpoints"
-    jobs_table_location: Location = "dbfs:/feedback/tables"
-    # The producers' saved positions, through the job cluster's FUSE mount of DBFS.
-    jobs_state_dir: StateDir = "/dbfs/feedback/producers-state"
+    # A Unity Catalog catalog the program makes a schema `feedback` and a managed volume `state`
+    # in, for the jobs' checkpoints, tables and the producers' positions (the defaults of the
+    # three keys below then point there). Unset: DBFS, which new workspaces may have disabled
+    # (docs/deploy-azure.md, "Where the jobs keep their state").
+    jobs_catalog: Optional[Annotated[str, BeforeValidator(_problem_rule(job_specs.catalog_problem))]] = Field(
+        None, examples=["<workspace catalog>"]
+    )
+    jobs_checkpoint_location: Location = Field(
+        default_factory=_in_catalog(0, "dbfs:/feedback/checkpoints"), examples=["dbfs:/feedback/checkpoints"]
+    )
+    jobs_table_location: Location = Field(
+        default_factory=_in_catalog(1, "dbfs:/feedback/tables"), examples=["dbfs:/feedback/tables"]
+    )
+    # The producers' saved positions, through the job cluster's FUSE mount of DBFS or the volume.
+    jobs_state_dir: StateDir = Field(
+        default_factory=_in_catalog(2, "/dbfs/feedback/producers-state"), examples=["/dbfs/feedback/producers-state"]
+    )
     # The pipeline's triggers: the scorer's and the table writer's, by default the jobs' own.
     jobs_trigger: Trigger = Settings.model_fields["trigger"].default
     jobs_tables_trigger: Trigger = Settings.model_fields["tables_trigger"].default

@@ -107,6 +107,12 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
     "x": (SECRET_SCOPE_KEYS["x_bearer_token"],),
 }
 LOCATION = re.compile(r"^(dbfs:/|abfss://|/Volumes/)\S+$")
+# With feedback:jobsCatalog, the schema and managed volume the program makes in that catalog for
+# the jobs' checkpoints, tables and the producers' positions (`volume_locations`).
+STATE_SCHEMA, STATE_VOLUME = "feedback", "state"
+# Unity Catalog names: no period, space, forward slash or control character ("Names",
+# Unity Catalog's object naming rules); hive_metastore is the legacy metastore, which holds no volumes.
+CATALOG_NAME = re.compile(r"^[^./\s\x00-\x1f]+$")
 # A path in a volume: /Volumes/<catalog>/<schema>/<volume>[/...], as a path or a dbfs: URI
 # ("What are Unity Catalog volumes?": "/Volumes/<catalog>/<schema>/<volume>/<path>/<file-name>").
 VOLUME_PATH = re.compile(r"^(dbfs:)?/Volumes/[^/\s]+/[^/\s]+/[^/\s]+(/\S*)?$")
@@ -312,6 +318,24 @@ def location_problem(location: str) -> Optional[str]:
     if location.startswith("abfss://") and not ABFSS_PATH.match(location):
         return f"{location!r} is not abfss://<container>@<storage-account>.dfs.core.windows.net/<folder>"
     return None
+
+
+def catalog_problem(catalog: str) -> Optional[str]:
+    """Why the jobs' schema and volume cannot go in the Unity Catalog catalog `catalog`, or None."""
+    if not CATALOG_NAME.match(catalog):
+        return f"{catalog!r} is not a Unity Catalog catalog name (no period, space, slash or control character)"
+    if catalog.lower() == "hive_metastore":
+        return "hive_metastore is the legacy Hive metastore, which holds no volumes: name a Unity Catalog catalog"
+    return None
+
+
+def volume_locations(catalog: str) -> tuple[str, str, str]:
+    """The checkpoints, the tables and the producers' positions in the volume the program makes
+    in `catalog`: Databricks' recommendation for a workspace with Unity Catalog ("Structured
+    Streaming checkpoints": a `/Volumes/` checkpoint location; path-based Delta files in a
+    volume are supported, "What are Unity Catalog volumes?")."""
+    root = f"/Volumes/{catalog}/{STATE_SCHEMA}/{STATE_VOLUME}"
+    return f"{root}/checkpoints", f"{root}/tables", f"{root}/producers-state"
 
 
 def state_dir_problem(state_dir: str) -> Optional[str]:

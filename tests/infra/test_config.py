@@ -410,3 +410,8 @@ def test_new_ranges_for_an_injected_workspace_are_refused_even_when_a_replacemen
         assert "databricksHostSubnetCidr 10.139.0.0/18 -> 10.139.0.0/17" in problem
         assert "`pulumi config set feedback:databricksContainerSubnetCidr 10.139.64.0/18`" in problem
     assert workspace_replacement_problem("ws", deployed, injected(None), False, True) is None  # ranges not known
+
+
+def test_a_catalog_that_cannot_hold_a_volume_is_refused():
+    assert "hive_metastore is the legacy Hive metastore" in problems_of(jobsCatalog="hive_metastore")
+    assert "is not a Unity Catalog catalog name" in problems_of(jobsCatalog="main.feedback")

@@ -744,3 +744,29 @@ def test_a_pause_and_the_server_filled_cluster_owner_are_not_sent_back_by_an_upd
         # The paths name what the job sends (the bridge matches them exactly).
         assert "pauseStatus" in job.inputs["continuous"] and len(job.inputs["jobClusters"]) == 1
         assert job.inputs["jobClusters"][0]["newCluster"]["dataSecurityMode"] == "SINGLE_USER"
+
+
+def test_with_a_catalog_the_jobs_keep_their_state_in_a_volume_the_program_makes(run_program):
+    stack = run_program(jobsCatalog="fbk01_ws")
+    schema = stack.one("databricks:index/schema:Schema")
+    volume = stack.one("databricks:index/volume:Volume")
+    assert (schema.inputs["catalogName"], schema.inputs["name"]) == ("fbk01_ws", "feedback")
+    assert (volume.inputs["catalogName"], volume.inputs["schemaName"], volume.inputs["name"]) == (
+        "fbk01_ws",
+        "feedback",
+        "state",
+    )
+    assert volume.inputs["volumeType"] == "MANAGED"
+    assert not stack.of_type("databricks:index/grants:Grants")  # it would replace the catalog's grants
+    root = "/Volumes/fbk01_ws/feedback/state"
+    for job in stack.of_type(JOB):
+        assert volume.urn in job.dependencies  # the jobs start once their volume exists
+        parameters = [p for task in job.inputs["tasks"] for p in task["pythonWheelTask"]["parameters"]]
+        assert any(p.startswith(root) for p in parameters), parameters
+        assert not any(p.startswith(("dbfs:", "/dbfs/")) for p in parameters), parameters
+    pipeline = jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"][0]["pythonWheelTask"]["parameters"]
+    assert f"{root}/checkpoints" in pipeline and f"{root}/tables" in pipeline
+
+
+def test_without_a_catalog_the_jobs_keep_their_state_on_dbfs_and_no_volume_is_made(stack):
+    assert not stack.of_type("databricks:index/volume:Volume") and not stack.of_type("databricks:index/schema:Schema")

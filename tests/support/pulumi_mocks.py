@@ -49,7 +49,17 @@ NAME_INPUTS = {
     "azure-native:eventhub:EventHub": "eventHubName",
     "azure-native:eventhub:NamespaceAuthorizationRule": "authorizationRuleName",
 }
-NAME_INPUTS.update(dict.fromkeys(("databricks:index/secretScope:SecretScope", "databricks:index/job:Job"), "name"))
+NAME_INPUTS.update(
+    dict.fromkeys(
+        (
+            "databricks:index/secretScope:SecretScope",
+            "databricks:index/job:Job",
+            "databricks:index/schema:Schema",
+            "databricks:index/volume:Volume",
+        ),
+        "name",
+    )
+)
 PROVIDERS = {
     "azure-native:network:NetworkSecurityGroup": "Microsoft.Network/networkSecurityGroups",
     "azure-native:network:VirtualNetwork": "Microsoft.Network/virtualNetworks",
