@@ -1,6 +1,6 @@
 """A Databricks secret scope, read with dbutils: the secrets `load_settings` still lacks.
 
-load_settings(read_scope=read_scope, databricks_secret_scope="feedback")
+load_settings(read_scope=read_scope)     # reads the scope `databricks_secret_scope` names
 """
 
 from __future__ import annotations
