@@ -23,12 +23,12 @@ def test_a_scope_without_a_reader_is_refused_rather_than_ignored():
 
 
 def test_unset_secrets_come_from_the_secret_scope_through_the_sdks_dbutils(workspace):
-    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-from-scope", "x-bearer-token": "bearer-from-scope"}
+    workspace.secrets["feedback"] = {"slack-bot-token": "xoxb-scope", "x-bearer-token": "bearer-from-scope"}
     dbutils = WorkspaceClient(host=workspace.origin, token=TOKEN).dbutils
     settings = load_settings(
-        databricks_secret_scope="feedback", slack_bot_token="xoxb-from-flag", read_scope=reader(dbutils)
+        databricks_secret_scope="feedback", slack_bot_token="xoxb-flag", read_scope=reader(dbutils)
     )
-    assert settings.slack_bot_token.get_secret_value() == "xoxb-from-flag"  # a flag wins over the scope
+    assert settings.slack_bot_token.get_secret_value() == "xoxb-flag"  # a flag wins over the scope
     assert settings.x_bearer_token.get_secret_value() == "bearer-from-scope"
     assert settings.slack_app_token is None  # not in the scope: stays unset, require_complete names it
     asked = [(r.path, r.query.get("key")) for r in workspace.requests if r.path.startswith("/api/2.0/secrets/")]
