@@ -46,7 +46,7 @@ import time
 import uuid
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta, timezone
 from typing import Optional
 
@@ -114,6 +114,7 @@ class Outcome:
     retry_after_s: float = 0.0
     error: Optional[str] = None
     payload: bool = False  # a refusal of the message itself
+    answered_at: Optional[float] = None  # time.monotonic() when Slack answered a post, if one was made
 
 
 def starting_position(starting_offsets: str, partition: int) -> Optional[int]:
@@ -505,14 +506,16 @@ class Dispatcher:
         try:
             ref = self.notifier.post(OutgoingMessage(record.message_id, record.channel, alerts, arguments))
         except RateLimited as error:
-            return Outcome("rate-limited", retry_after_s=error.retry_after_s, error=str(error))
+            outcome = Outcome("rate-limited", retry_after_s=error.retry_after_s, error=str(error))
         except Refused as error:
-            return Outcome("refused", error=error.error, payload=error.payload)
+            outcome = Outcome("refused", error=error.error, payload=error.payload)
         except LookupError as error:  # the channel cannot be used (SlackChannelError): not posted
-            return Outcome("refused", error=str(error))
+            outcome = Outcome("refused", error=str(error))
         except Exception as error:
-            return Outcome("unknown", error=f"{type(error).__name__}: {error}"[:500])
-        return Outcome("sent", ref=ref)
+            outcome = Outcome("unknown", error=f"{type(error).__name__}: {error}"[:500])
+        else:
+            outcome = Outcome("sent", ref=ref)
+        return replace(outcome, answered_at=time.monotonic())
 
     def finish_posts(self, partitions: set[int]) -> None:
         """Wait for the posts under way for `partitions` (at most a Slack time-out and a
@@ -539,6 +542,8 @@ class Dispatcher:
 
     def _record_outcome(self, record: MessageRecord, outcome: Outcome, report: RoundReport) -> None:
         now = time.monotonic()
+        if outcome.answered_at is not None:
+            self.pacer.answered(record.channel, outcome.answered_at)
         if outcome.kind in ("sent", "found"):
             record.status, record.sent_at, record.ref, record.last_error = "sent", utc_now_iso(), outcome.ref, None
             self._write(record)

@@ -10,9 +10,14 @@ minute" on the chat.postMessage page; unset, only the channels' rates apply). A 
 its channel for the `Retry-After` Slack names; an outage holds it for `alert_retry_s`.
 Channels are paced apart, so one channel's wait never holds another.
 
-Posts are spaced by the interval plus `MARGIN_S`: a post's time on the wire varies, and
-two posts sent exactly an interval apart can reach Slack less than an interval apart (then
-answered 429, and the message waits a whole `Retry-After`).
+A channel's next post waits an interval from the *answer* to its last one (`answered`), not
+from its start: Slack counts a post when it arrives, which is after the request starts and
+before its answer comes back, so two posts spaced that way reach Slack at least an interval
+apart whatever their time on the wire (posts sent exactly an interval apart can arrive closer,
+and are then answered 429 and wait a whole `Retry-After`). The cost is one round trip per
+message. The workspace interval is counted the same way, from each post's start and answer;
+posts to different channels may be on the wire at once, so it holds across channels only as
+nearly as their times on the wire agree.
 
 Times are `time.monotonic()` seconds, passed in, so a test can drive the clock.
 """
@@ -21,8 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Optional
-
-MARGIN_S = 0.1
 
 
 @dataclass
@@ -34,7 +37,7 @@ class Pacer:
 
     @classmethod
     def of_rates(cls, channel_rate: float, workspace_rate: Optional[float]) -> "Pacer":
-        return cls(1 / channel_rate + MARGIN_S, 1 / workspace_rate + MARGIN_S if workspace_rate else None)
+        return cls(1 / channel_rate, 1 / workspace_rate if workspace_rate else None)
 
     def ready_at(self, channel: str) -> float:
         """The earliest time a message may be posted to `channel`."""
@@ -44,7 +47,12 @@ class Pacer:
         return self.ready_at(channel) <= now
 
     def posting(self, channel: str, now: float) -> None:
-        """A post to `channel` starts now: the next waits a channel interval (and a workspace one)."""
+        """A post to `channel` starts now: the next waits a channel interval (and a workspace one),
+        from its answer (`answered`) when that comes later."""
+        self.answered(channel, now)
+
+    def answered(self, channel: str, now: float) -> None:
+        """Slack answered a post to `channel` now: the next waits an interval from here."""
         self._channel_next[channel] = max(self._channel_next.get(channel, 0.0), now + self.channel_interval_s)
         if self.workspace_interval_s:
             self._workspace_next = max(self._workspace_next, now + self.workspace_interval_s)

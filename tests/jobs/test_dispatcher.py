@@ -145,6 +145,27 @@ def test_a_slow_channel_does_not_hold_the_other(topics_ready):
     }
 
 
+def test_a_channels_next_message_waits_an_interval_from_slacks_answer_to_the_last(topics_ready):
+    with SlackWebStandIn(channel_rate=1, slow_channels={"negative-feedback": 2}) as slack:
+        settings = settings_for(topics_ready, slack, alert_channel_rate=1, slack_timeout_s=10)
+        dispatcher = Dispatcher(settings, SlackNotifier(settings))
+        stop = threading.Event()
+        thread = threading.Thread(target=dispatcher.run, args=(stop,))
+        try:
+            thread.start()
+            produce(topics_ready, [alert("answer", 0)])
+            slack.wait_for(lambda: len(slack.posts_to("negative-feedback")) == 1, 60)
+            produce(topics_ready, [alert("answer", 1)])  # waits for the answer (2 s), then an interval
+            slack.wait_for(lambda: len(slack.posts_to("negative-feedback")) == 2, 60)
+        finally:
+            stop.set()
+            thread.join(timeout=30)
+            dispatcher.close()
+    first, second = (float(p.ts) for p in slack.posts_to("negative-feedback"))
+    assert second - first >= 2 + 1 - 0.001  # ts has six decimals
+    assert slack.rate_limited == 0
+
+
 def test_a_429_is_waited_out_on_its_channel_and_the_same_message_posted_once(topics_ready):
     with SlackWebStandIn(faults=["429"]) as slack:
         settings = settings_for(topics_ready, slack)

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from jobs.pacing import MARGIN_S, Pacer
+from jobs.pacing import Pacer
 
 
 def test_a_channel_gets_one_message_an_interval_and_the_other_channel_is_not_held():
     pacer = Pacer.of_rates(1.0, None)
     assert pacer.ready("#neg", 100.0)
     pacer.posting("#neg", 100.0)
-    assert not pacer.ready("#neg", 101.0) and pacer.ready("#neg", 101.0 + MARGIN_S)  # a margin for the wire
+    assert not pacer.ready("#neg", 100.99) and pacer.ready("#neg", 101.0)
     assert pacer.ready("#pos", 100.0)
+
+
+def test_the_next_post_waits_an_interval_from_the_answer_to_the_last():
+    pacer = Pacer.of_rates(1.0, None)
+    pacer.posting("#neg", 100.0)
+    pacer.answered("#neg", 100.3)  # it reached Slack somewhere in between
+    assert not pacer.ready("#neg", 101.29) and pacer.ready("#neg", 101.3)
 
 
 def test_retry_after_holds_its_channel_only_and_never_shortens_a_wait():
@@ -18,10 +25,13 @@ def test_retry_after_holds_its_channel_only_and_never_shortens_a_wait():
     pacer.posting("#neg", 100.0)
     pacer.hold("#neg", 130.0)
     pacer.hold("#neg", 105.0)
+    pacer.answered("#neg", 100.2)
     assert pacer.ready_at("#neg") == 130.0 and pacer.ready("#pos", 100.0)
 
 
 def test_the_workspace_rate_spaces_posts_across_channels():
     pacer = Pacer.of_rates(1.0, 4.0)
     pacer.posting("#neg", 100.0)
-    assert not pacer.ready("#pos", 100.25) and pacer.ready("#pos", 100.25 + MARGIN_S)
+    assert not pacer.ready("#pos", 100.2) and pacer.ready("#pos", 100.25)
+    pacer.answered("#neg", 100.1)
+    assert not pacer.ready("#pos", 100.3) and pacer.ready("#pos", 100.35)
