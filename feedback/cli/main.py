@@ -12,6 +12,7 @@
     feedback alerts show MESSAGE_ID      every alert of a message (a digest) the dispatcher posted
     feedback bench producer              this project's producer against Kafka's own
     feedback bench dispatcher-start      the alert dispatcher's start on a long run's record
+    feedback size --rate N               the stack a target rate needs, each number with its reason
 
 Global options set the most-used settings; every setting can also come from the
 environment (FEEDBACK_<NAME>) or the config file (feedback.toml): see feedback/core/settings.py.
@@ -33,6 +34,7 @@ from feedback.cli.databricks import app as databricks_app
 from feedback.cli.pipeline import app as pipeline_app
 from feedback.cli.produce import produce
 from feedback.cli.producer import app as producers_app
+from feedback.cli.size import size_command
 from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import TOPICS
 from feedback.core.settings import SettingsError, load_settings
@@ -52,6 +54,7 @@ app.command("produce")(produce)
 app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(databricks_app, name="databricks")
 app.add_typer(alerts_app, name="alerts")
+app.command("size")(size_command)
 
 
 @app.callback()

@@ -1,0 +1,118 @@
+"""`feedback size`: the stack a target rate needs, each number with its reason (docs/sizing.md).
+
+    feedback size --rate 10000                                   # Event Hubs, 1 KB events
+    feedback size --rate 10000 --backend hdinsight --event-bytes 2048
+    feedback size --rate 10000 --rates d4ds-v5-rates.json       # rates measured on the target's node type
+
+The per-core rates come from the file `feedback bench pipeline` writes (`<state dir>/bench/
+pipeline-rates.json` by default, or --rates); without one, from docs/benchmarks.md, and it says
+so. The arithmetic is feedback.core.sizing's; this module reads the file and prints.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.markup import escape
+
+from feedback.cli.common import console, fail, settings_of
+from feedback.core.sizing import (
+    BACKENDS,
+    FALLBACK_RATES,
+    MeasuredRates,
+    Sizing,
+    Target,
+    config_lines,
+    rates_path,
+    size,
+)
+
+
+def read_rates(path: Optional[Path], default: Path) -> tuple[MeasuredRates, Optional[str]]:
+    """The rates in `path` (given), else in `default` if it exists, else the fallback; with a note
+    when the fallback is used. A given file that cannot be read is an error."""
+    chosen = path or (default if default.exists() else None)
+    if chosen is None:
+        return FALLBACK_RATES, (
+            f"no rates file at {default}: the per-core rates are the FALLBACK of docs/benchmarks.md "
+            f"({FALLBACK_RATES.machine}, {FALLBACK_RATES.measured_at}), not a measurement of your nodes. "
+            "Run `feedback bench pipeline` on a VM of the target node type (docs/sizing.md)"
+        )
+    try:
+        data = json.loads(chosen.read_text(encoding="utf-8"))
+        return MeasuredRates.from_json(data, source=f"measured, {chosen}"), None
+    except (OSError, json.JSONDecodeError, ValueError) as error:
+        raise fail(
+            f"cannot read the rates file {chosen}: {error}; run `feedback bench pipeline` to write one, "
+            "or leave out --rates to use docs/benchmarks.md's figures",
+            2,
+        ) from None
+
+
+def size_command(
+    ctx: typer.Context,
+    rate: float = typer.Option(..., "--rate", min=1, help="Events a second to carry (the peak, not the average)."),
+    event_bytes: int = typer.Option(1024, "--event-bytes", min=1, help="Bytes an event, as the producers send it."),
+    backend: str = typer.Option("eventhubs", "--backend", help="eventhubs | hdinsight."),
+    rates: Optional[Path] = typer.Option(
+        None, "--rates", help="A rates file of `feedback bench pipeline` (default: this machine's, if any)."
+    ),
+) -> None:
+    """The stack a target rate needs: partitions, Event Hubs units or HDInsight workers and disks, Databricks workers, what the alerts do."""
+    if backend not in BACKENDS:
+        raise fail(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}", 2)
+    settings = settings_of(ctx)
+    measured, note = read_rates(rates, rates_path(settings.state_dir))
+    target = Target(
+        rate=rate,
+        backend=backend,
+        event_bytes=event_bytes,
+        alert_channel_rate=settings.alert_channel_rate,
+        max_offsets_per_trigger=settings.max_offsets_per_trigger,
+        trigger=settings.trigger,
+        tables_trigger=settings.tables_trigger,
+    )
+    print_sizing(size(target, measured), note)
+
+
+def _section(title: str, value: str, reasons: tuple[str, ...]) -> None:
+    console.print(f"\n[bold]{escape(title)}[/bold]: {escape(value)}", highlight=False)
+    for reason in reasons:
+        console.print(f"  - {escape(reason)}", highlight=False)
+
+
+def print_sizing(sizing: Sizing, note: Optional[str]) -> None:
+    target = sizing.target
+    console.print(
+        f"[bold]{target.rate:,.0f} events/s of {target.event_bytes:,} bytes on {target.backend}[/bold]", highlight=False
+    )
+    console.print(f"per-core rates: {escape(sizing.rates.describe())}", highlight=False)
+    if note:
+        console.print(f"[yellow]{escape(note)}[/yellow]", highlight=False)
+    _section("partitions per feedback topic", str(sizing.partitions.value), sizing.partitions.reasons)
+    if sizing.eventhubs:
+        hubs = sizing.eventhubs
+        kind = {"standard": "throughput", "premium": "processing", "dedicated": "capacity"}[hubs.tier]
+        value = f"{hubs.tier}, {hubs.units} {kind} unit(s)" + ("" if hubs.throughput_known else " (at least)")
+        _section("Event Hubs", value, hubs.reasons)
+    if sizing.hdinsight:
+        kafka = sizing.hdinsight
+        value = f"{kafka.workers} workers of {kafka.worker_vm_size}, {kafka.disks_per_worker} disks each"
+        _section("HDInsight Kafka", value, kafka.reasons)
+    spark = sizing.databricks
+    _section("Databricks pipeline job", f"{spark.workers} worker(s) of {spark.node_type}", spark.reasons)
+    alerts = sizing.alerts
+    _section(
+        "alerts",
+        f"about {alerts.negative_per_s:,.0f} negative and {alerts.positive_per_s:,.0f} positive a second",
+        alerts.reasons,
+    )
+    if sizing.design_limits:
+        _section("where the pipeline's own design meets a limit", "", sizing.design_limits)
+    console.print("\n[bold]stack config[/bold]:")
+    for line in config_lines(sizing):
+        console.print(f"  {escape(line)}", highlight=False)
+    _section("what this cannot know", "", sizing.unknowns)

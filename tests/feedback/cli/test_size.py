@@ -1,0 +1,54 @@
+"""`feedback size` (feedback/cli/size.py): the rates it reads, and what it prints."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from feedback.cli.main import app
+from feedback.core.sizing import MeasuredRates, rates_path
+
+RATES = MeasuredRates(
+    10_000, 1.0, 2.0, 2, 1, 20_000.0, "2026-11-26T10:00:00.000Z", "8 cores (x86_64), test CPU", "abc1234"
+)
+
+
+def run(tmp_path, *args: str):
+    return CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", *args], catch_exceptions=False)
+
+
+def test_without_a_rates_file_it_says_the_rates_are_the_docs_fallback_and_how_to_measure(tmp_path):
+    result = run(tmp_path, "--rate", "1000")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (
+        "FALLBACK of docs/benchmarks.md" in text
+        and "Run `feedback bench pipeline` on a VM of the target node type" in text
+    )
+    assert "Event Hubs: standard, 3 throughput unit(s)" in text
+    assert "pulumi config set feedback:eventhubsCapacity 3" in text
+    assert "what this cannot know" in text
+
+
+def test_the_rates_file_of_this_machine_is_read_by_default(tmp_path):
+    path = rates_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(RATES.to_json()), encoding="utf-8")
+    text = " ".join(run(tmp_path, "--rate", "10000", "--backend", "hdinsight").output.split())
+    assert "per-core rates: measured," in text and "8 cores (x86_64), test CPU" in text and "FALLBACK" not in text
+    assert "the scorer: 5,000 events/s a core" in text  # 10,000 events in 1 s on 2 cores
+    assert "HDInsight Kafka: 6 workers of Standard_E4_v3, 8 disks each" in text
+
+
+def test_a_rates_file_given_that_cannot_be_read_fails_with_what_to_do(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"events": 1}', encoding="utf-8")
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--rates", str(bad)])
+    assert result.exit_code == 2
+    assert "not a rates file" in " ".join(result.output.split())
+
+
+def test_an_unknown_backend_is_refused(tmp_path):
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--backend", "local"])
+    assert result.exit_code == 2 and "expected one of eventhubs, hdinsight" in result.output
