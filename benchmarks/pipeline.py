@@ -8,7 +8,8 @@ Throughput: N valid events (the sample texts, new ids) are produced first; the s
 then scores them with `available-now` and the table writer writes them, each after a
 warm-up run from the same checkpoint; their rates (events over each run's wall time) are
 compared with VADER scoring the same texts in plain Python on the same number of
-processes as Spark's local cores (2), in the same run. Latency: the three parts run with
+processes as Spark's local cores (2), in the same run; the per-core rates, with this machine
+described, go to `<state dir>/bench/pipeline-rates.json`, which `feedback size` reads. Latency: the three parts run with
 their own triggers while events are sent at a fixed rate; latency is from the producer's
 send time (Kafka CreateTime) to the alert's post and to the commit of the table batch that
 wrote the event. With a Slack bot token set (`feedback bench latency` starts the Slack
@@ -21,6 +22,9 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import platform
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -33,6 +37,7 @@ from feedback.clients.kafka_client import connect, end_offsets
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC, SOURCE_TOPICS
 from feedback.core.schema import encode, feedback_key, utc_now_iso
 from feedback.core.settings import Settings
+from feedback.core.sizing import MeasuredRates, rates_path
 from jobs import scorer
 from producers.replay import sample_files
 
@@ -175,7 +180,46 @@ def throughput(settings: Settings, console: Console, events: int, warm_up: int =
         f"the first run after the start ({warm_up:,} events): scorer {seconds['scorer warm-up']:.1f} s, "
         f"table writer {seconds['tables warm-up']:.1f} s"
     )
+    rates = MeasuredRates(
+        events, scorer_s, tables_s, LOCAL_CORES, run_settings.tables_tasks, raw, utc_now_iso(), machine(), commit()
+    )
+    path = write_rates(rates_path(settings.state_dir), rates)
+    console.print(f"per-core rates for `feedback size`: {path}")
     return 0 if summary.scored == events + warm_up else 1
+
+
+def machine() -> str:
+    """This machine as the rates file describes it: cores, architecture, CPU model."""
+    model = platform.processor() or "unknown CPU"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{os.cpu_count()} cores ({platform.machine()}), {model}, Spark local[{LOCAL_CORES}] beside the broker"
+
+
+def commit() -> Optional[str]:
+    """The project's commit, when it runs from a clone."""
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return found.stdout.strip() or None
+
+
+def write_rates(path: Path, rates: MeasuredRates) -> Path:
+    """The rates file `feedback size` reads (feedback/core/sizing.py, MeasuredRates)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rates.to_json(), indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:

@@ -67,7 +67,7 @@ def bench_pipeline(
         2_000, min=1, help="Events each part runs over first, from the same checkpoint, before the measured backlog."
     ),
 ) -> None:
-    """The scorer's and the table writer's rates against raw VADER on the same texts and cores."""
+    """The scorer's and the table writer's rates against raw VADER on the same texts and cores; the per-core rates go to a file `feedback size` reads."""
     from benchmarks.pipeline import throughput
 
     settings = settings_of(ctx)

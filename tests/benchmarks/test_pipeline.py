@@ -82,3 +82,16 @@ def test_slack_figures_time_each_alert_to_the_message_carrying_it_and_count_mess
     assert figures.alerts_per_message == 2.0 and figures.in_two_messages == 0
     twice = slack_figures(messages + [message("#neg", base + 2.7, "m1")], alerts_of, "lat-")
     assert twice.in_two_messages == 1 and twice.most_in_a_second == {"#neg": 1}
+
+
+def test_the_rates_file_describes_the_machine_and_reads_back_for_feedback_size(tmp_path):
+    from benchmarks.pipeline import commit, machine, write_rates
+    from feedback.core.sizing import MeasuredRates, rates_path
+
+    rates = MeasuredRates(100_000, 8.0, 12.0, 2, 1, 20_000.0, "2026-11-26T10:00:00.000Z", machine(), commit())
+    path = write_rates(rates_path(tmp_path), rates)
+    assert path == tmp_path / "bench" / "pipeline-rates.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["scorer_events_per_s_per_core"] == 6250.0 and data["through_events_per_s_per_core"] == 2500.0
+    assert data["machine"].split(" cores")[0].isdigit() and "local[2]" in data["machine"]
+    assert MeasuredRates.from_json(data, source="measured").scorer_per_core == 6250.0
