@@ -17,6 +17,7 @@ from pulumi_azure_native import authorization, resources
 from pydantic import SecretStr
 
 from feedback.core.catalogue import TOPICS
+from feedback.core.sizing import scaled_topics
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
 from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs
 from infra.components.databricks_network import DatabricksNetwork, DatabricksNetworkArgs
@@ -229,15 +230,17 @@ def jobs_bootstrap_servers(
 
 
 def build_event_hubs(config: StackConfig, group: resources.ResourceGroup) -> EventHubsNamespace:
-    """The namespace, a hub per catalogue topic, and the Send-only and Listen-only rules."""
+    """The namespace of `eventhubsCapacity` units, a hub per catalogue topic (feedbackPartitions for
+    those the events flow through), and the Send-only and Listen-only rules."""
     return EventHubsNamespace(
         "eventhubs",
         EventHubsArgs(
             resource_group_name=group.name,
             location=config.location,
             namespace_name=config.eventhubs_namespace_name,
-            topics=TOPICS,
+            topics=scaled_topics(config.feedback_partitions, TOPICS),
             tier=config.eventhubs_tier,
+            capacity=config.eventhubs_capacity,
             cluster_id=config.eventhubs_cluster_id,
             tags=config.tags,
         ),
@@ -362,7 +365,7 @@ def build_hdinsight(
     topics = KafkaTopicCatalogue(
         "kafka-topics",
         TopicsArgs(
-            topics=TOPICS,
+            topics=scaled_topics(config.feedback_partitions, TOPICS),
             replication_factor=config.replication_factor,
             subscription_id=subscription_id,
             resource_group_name=group.name,

@@ -37,6 +37,9 @@ class EventHubsArgs:
     namespace_name: str
     topics: Sequence[Topic]
     tier: str = "standard"
+    # Throughput units (Standard) or processing units (Premium); a Dedicated namespace takes its
+    # cluster's capacity and is created with 1.
+    capacity: int = 1
     # The ARM id of an existing Event Hubs Dedicated cluster; required for tier "dedicated".
     cluster_id: Optional[str] = None
     tags: dict[str, str] = field(default_factory=dict)
@@ -85,7 +88,7 @@ class EventHubsNamespace(pulumi.ComponentResource):
             raise ValueError(problem)
         if args.tier == "dedicated" and not args.cluster_id:
             raise ValueError("tier 'dedicated' needs cluster_id, the ARM id of an Event Hubs Dedicated cluster")
-        problems = event_hubs_limits.catalogue_problems(args.topics, args.tier)
+        problems = event_hubs_limits.catalogue_problems(args.topics, args.tier, args.capacity)
         if problems:
             raise ValueError("the topic catalogue does not fit this namespace: " + "; ".join(problems))
         super().__init__("feedback:infra:EventHubsNamespace", name, None, opts)
@@ -98,7 +101,11 @@ class EventHubsNamespace(pulumi.ComponentResource):
                 resource_group_name=args.resource_group_name,
                 location=args.location,
                 namespace_name=args.namespace_name,
-                sku=eventhub.SkuArgs(name=SKU_NAMES[args.tier], tier=SKU_NAMES[args.tier], capacity=1),
+                sku=eventhub.SkuArgs(
+                    name=SKU_NAMES[args.tier],
+                    tier=SKU_NAMES[args.tier],
+                    capacity=1 if args.tier == "dedicated" else args.capacity,
+                ),
                 cluster_arm_id=args.cluster_id if args.tier == "dedicated" else None,
                 minimum_tls_version=eventhub.TlsVersion.TLS_VERSION_1_2,
                 # Kafka clients authenticate with SAS connection strings (SASL PLAIN).

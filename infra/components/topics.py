@@ -29,7 +29,9 @@ class TopicsArgs:
 
 class KafkaTopicCatalogue(pulumi.ComponentResource):
     """Uploads the generated `create-topics` script next to the cluster's data (HDInsight reads its
-    own storage accounts, so the blob stays private) and runs it on the head nodes."""
+    own storage accounts, so the blob stays private) and runs it on the head nodes. `topics` is the
+    catalogue as the stack sizes it (feedback.core.sizing.scaled_topics): a raised partition count
+    makes a new script, which adds the partitions to the existing topics."""
 
     topics_created: pulumi.Output[list]
     script_uri: pulumi.Output[str]

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from feedback.core import sizing
 from feedback.core.catalogue import TOPICS, Topic
 from infra.config.errors import NAMESPACE
 from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, set_line
@@ -308,8 +309,25 @@ def cluster_credentials(keys: StackConfig) -> Found:
     return found
 
 
+def capacity_problem(tier: str, capacity: int) -> Optional[str]:
+    """Why `capacity` is not a unit count of `tier`'s namespaces, or None. Pure."""
+    if tier == "standard" and capacity > sizing.STANDARD_MAX_UNITS:
+        return (
+            f"{NAMESPACE}:eventhubsCapacity is {capacity}; a Standard namespace takes 1 to "
+            f'{sizing.STANDARD_MAX_UNITS} throughput units ("Azure Event Hubs quotas and limits"); for more, '
+            f"use Premium or Dedicated"
+        )
+    if tier == "premium" and capacity not in sizing.PREMIUM_UNITS:
+        return (
+            f"{NAMESPACE}:eventhubsCapacity is {capacity}; a Premium namespace has "
+            f"{', '.join(map(str, sizing.PREMIUM_UNITS))} processing units"
+        )
+    return None
+
+
 def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
-    """The Dedicated cluster for tier `dedicated`, and the catalogue `topics` within the tier's limits."""
+    """The Dedicated cluster for tier `dedicated`, the units for the tier, and the catalogue `topics`
+    (with feedbackPartitions) within the tier's limits."""
     found = Found()
     tier = keys.eventhubs_tier
     if keys.eventhubs_cluster_id and tier != "dedicated":
@@ -319,6 +337,30 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
         )
     if tier is None or not keys.builds_eventhubs:
         return found
+    capacity, partitions = keys.eventhubs_capacity, keys.feedback_partitions
+    if capacity is not None:
+        if problem := capacity_problem(tier, capacity):
+            largest = str(sizing.STANDARD_MAX_UNITS if tier == "standard" else sizing.PREMIUM_UNITS[-1])
+            nearest = next((str(u) for u in sizing.PREMIUM_UNITS if u >= capacity), largest)
+            found.problems.append(fix("eventhubsCapacity", problem, largest if tier == "standard" else nearest))
+        elif tier == "dedicated" and capacity != 1:
+            found.warnings.append(
+                f"{NAMESPACE}:eventhubsCapacity {capacity} is not used with tier 'dedicated': the namespace "
+                f"uses its cluster's capacity units (remove it with `pulumi config rm {NAMESPACE}:eventhubsCapacity`)"
+            )
+    if partitions is not None:
+        per_hub = event_hubs_limits.LIMITS[tier].partitions_per_hub
+        if partitions > per_hub:
+            larger = next(
+                (t for t in event_hubs_limits.TIERS if event_hubs_limits.LIMITS[t].partitions_per_hub >= partitions),
+                None,
+            )
+            found.problems.append(
+                f"{NAMESPACE}:feedbackPartitions is {partitions}; a {tier} event hub has 1 to {per_hub} partitions: "
+                f"run `{set_line('feedbackPartitions', str(per_hub))}`"
+                + (f", or use a larger tier: `{set_line('eventhubsTier', larger)}`" if larger else "")
+            )
+        topics = sizing.scaled_topics(min(partitions, per_hub), topics)
     if tier == "dedicated":
         cluster = keys.eventhubs_cluster_id
         if not cluster or not EVENTHUBS_CLUSTER_ID.match(cluster):
@@ -331,20 +373,79 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
                     "not create one)",
                 )
             )
-    misfits = event_hubs_limits.catalogue_problems(topics, tier)
+    units = capacity if capacity is not None and not capacity_problem(tier, capacity) else 1
+    misfits = event_hubs_limits.catalogue_problems(topics, tier, units)
     if misfits:
         larger = next(
             (
                 t
                 for t in event_hubs_limits.TIERS[event_hubs_limits.TIERS.index(tier) + 1 :]
-                if not event_hubs_limits.catalogue_problems(topics, t)
+                if not event_hubs_limits.catalogue_problems(topics, t, units)
             ),
             None,
         )
         remedy = "change the topic in feedback/core/catalogue.py"
+        if tier == "premium" and units < sizing.PREMIUM_UNITS[-1]:
+            remedy += f", or add processing units: run `{set_line('eventhubsCapacity', str(sizing.PREMIUM_UNITS[-1]))}`"
         if larger:
             remedy += f", or use a larger tier: run `{set_line('eventhubsTier', larger)}`"
         found.problems.extend(f"{misfit}: {remedy}" for misfit in misfits)
+    return found
+
+
+def target_rate(keys: StackConfig) -> Found:
+    """With targetEventsPerSecond: each resource below what that rate needs (feedback.core.sizing,
+    with the per-core rates of docs/benchmarks.md), by how much, and the line that raises it; and,
+    on HDInsight, no broker over Kafka's partitions per broker."""
+    found = Found()
+    rate, event_bytes, partitions = keys.target_events_per_second, keys.event_bytes, keys.feedback_partitions
+    if partitions is not None and keys.builds_hdinsight and keys.replication_factor and keys.worker_count:
+        replicas = sum(t.partitions for t in sizing.scaled_topics(partitions)) * keys.replication_factor
+        if replicas > keys.worker_count * sizing.PARTITIONS_PER_BROKER:
+            found.warnings.append(
+                f"{NAMESPACE}:feedbackPartitions {partitions} makes {replicas:,} partition replicas, more than "
+                f"{sizing.PARTITIONS_PER_BROKER:,} a broker on {keys.worker_count} workers (Microsoft's limit for "
+                f"HDInsight Kafka): run `{set_line('workerCount', str(-(-replicas // sizing.PARTITIONS_PER_BROKER)))}`"
+            )
+    if rate is None or event_bytes is None or partitions is None:
+        return found
+    backends = [b for b, built in (("eventhubs", keys.builds_eventhubs), ("hdinsight", keys.builds_hdinsight)) if built]
+    for n, backend in enumerate(backends):
+        plan = sizing.size(
+            sizing.Target(
+                rate=rate,
+                backend=backend,
+                event_bytes=event_bytes,
+                replication_factor=keys.replication_factor or 3,
+                trigger=keys.jobs_trigger or sizing.Target.trigger,
+                tables_trigger=keys.jobs_tables_trigger or sizing.Target.tables_trigger,
+                node_type=keys.job_node_type,
+            )
+        )
+        below = sizing.shortfalls(
+            plan,
+            partitions=partitions,
+            eventhubs_tier=keys.eventhubs_tier if backend == "eventhubs" else None,
+            eventhubs_capacity=keys.eventhubs_capacity if backend == "eventhubs" else None,
+            worker_count=keys.worker_count if backend == "hdinsight" else None,
+            disks_per_worker=keys.disks_per_worker if backend == "hdinsight" else None,
+            job_node_type=keys.job_node_type if keys.deploy_jobs and backend == keys.jobs_backend else None,
+            job_workers=keys.job_workers if keys.deploy_jobs and backend == keys.jobs_backend else None,
+        )
+        if n == 0:  # the pipeline's own limits are the same on both backends
+            found.warnings.extend(
+                f"{NAMESPACE}:targetEventsPerSecond {rate:,}: {limit} (docs/sizing.md)" for limit in plan.design_limits
+            )
+        for key, message, value in below:
+            found.warnings.append(
+                f"{NAMESPACE}:targetEventsPerSecond {rate:,} on {backend}: {message}: run `{set_line(key, value)}` "
+                "(`feedback size` prints the whole sizing; docs/sizing.md)"
+            )
+        if backend == "eventhubs" and keys.eventhubs_tier in ("premium", "dedicated"):
+            found.warnings.append(
+                f"{NAMESPACE}:targetEventsPerSecond {rate:,}: {keys.eventhubs_tier} units are not compared with it, "
+                "since Microsoft publishes no throughput per unit: a load test shows whether they carry it"
+            )
     return found
 
 
@@ -414,6 +515,7 @@ def check(raw: Mapping[str, Any], plain_secrets: Iterable[str] = (), topics: tup
         kafka_cluster(keys),
         cluster_credentials(keys),
         event_hubs(keys, topics),
+        target_rate(keys),
         jobs(keys),
         stored_in_plain_text(plain_secrets),
     ):

@@ -34,6 +34,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
+from feedback.core import sizing
 from feedback.core.settings import Settings
 from infra.config.errors import NAMESPACE, command
 from infra.config.workspace import WorkspaceNetwork
@@ -324,11 +325,26 @@ class StackConfig(BaseModel):
 
     # -- Event Hubs
     eventhubs_tier: Annotated[str, BeforeValidator(_eventhubs_tier)] = "standard"
+    # Throughput units on Standard (1 to 40: 1,000 events/s or 1 MB/s in, 4,096 events/s or 2 MB/s
+    # out, each), processing units on Premium (1, 2, 4, 8 or 16); a Dedicated namespace uses its
+    # cluster's capacity units. checks.event_hubs holds the rule per tier; docs/sizing.md says how many.
+    eventhubs_capacity: WholeNumber = 1
     # Tier `dedicated` only: the Event Hubs Dedicated cluster the namespace goes in.
     eventhubs_cluster_id: Optional[str] = Field(
         None,
         examples=["/subscriptions/<subscription>/resourceGroups/<group>/providers/Microsoft.EventHub/clusters/<name>"],
     )
+
+    # -- Sizing (docs/sizing.md; `feedback size --rate N` prints these for a rate)
+    # Partitions of each topic the events flow through, on both backends (the feedback topics,
+    # feedback-scored, feedback-alerts, feedback-passthrough: feedback.core.sizing.SCALED_TOPICS);
+    # the default is the catalogue's. On Event Hubs Standard a hub's count is fixed at creation:
+    # a change replaces the hub, and its events with it.
+    feedback_partitions: WholeNumber = sizing.DEFAULT_PARTITIONS
+    # The rate the stack is meant to carry, events a second, and their size: unset, nothing is
+    # compared; set, `pulumi up` warns where a resource is below it (checks.target_rate).
+    target_events_per_second: Optional[WholeNumber] = Field(None, examples=["5000"])
+    event_bytes: WholeNumber = 1024
 
     # -- The Databricks jobs (infra/components/databricks_jobs.py)
     deploy_jobs: Switch = True

@@ -25,10 +25,11 @@ keys a compacted topic of the catalogue can hold there. REST API 2024-01-01 spel
 `retentionTimeInHours` is "only used when cleanupPolicy is Delete" (eventhubs.json,
 Azure/azure-rest-api-specs), so a compacted topic's retention is not checked against the tier.
 
-The program creates Premium namespaces with one processing unit and Dedicated namespaces
-share a cluster of at least one capacity unit, so the per-unit partition budget and Premium's
-"100 event hubs per PU" are checked for one unit: 200 partitions and 100 hubs on Premium,
-2000 partitions on Dedicated.
+A Premium namespace has `feedback:eventhubsCapacity` processing units, so the per-unit
+partition budget is checked for that many (200 partitions a unit); Premium's "100 event hubs
+per PU" is checked for one unit (the catalogue's 8 hubs fit it). A Dedicated namespace shares
+a cluster of at least one capacity unit: 2000 partitions. The partition limits are declared
+in feedback/core/sizing.py, which sizes a stack by them too.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Protocol
+
+from feedback.core.sizing import PARTITIONS_PER_HUB, PARTITIONS_PER_UNIT
 
 HOUR_MS = 60 * 60 * 1000
 KAFKA_NEEDS = "Event Hubs' Kafka endpoint needs the Standard tier or higher"
@@ -66,9 +69,12 @@ class TierLimits:
 
 
 LIMITS: dict[str, TierLimits] = {
-    "standard": TierLimits("standard", 32, 10, 7, None, False, 1),
-    "premium": TierLimits("premium", 100, 100, 90, 200, True, 250),
-    "dedicated": TierLimits("dedicated", 1024, 1000, 90, 2000, True, 250),
+    tier: TierLimits(tier, PARTITIONS_PER_HUB[tier], hubs, days, PARTITIONS_PER_UNIT[tier], grows, compacted_gb)
+    for tier, hubs, days, grows, compacted_gb in (
+        ("standard", 10, 7, False, 1),
+        ("premium", 100, 90, True, 250),
+        ("dedicated", 1000, 90, True, 250),
+    )
 }
 # Basic carries no Kafka client (tier_problem refuses it first); its row records what else it
 # lacks, so the checks below hold for every tier Microsoft documents.
@@ -132,8 +138,9 @@ def retention_hours(topic: TopicLike) -> int:
     return topic.retention_ms // HOUR_MS
 
 
-def catalogue_problems(topics: Iterable[TopicLike], tier: str) -> list[str]:
-    """Every way the catalogue does not fit one namespace of `tier`; empty when it fits."""
+def catalogue_problems(topics: Iterable[TopicLike], tier: str, units: int = 1) -> list[str]:
+    """Every way the catalogue does not fit one namespace of `tier` with `units` processing units
+    (Premium; other tiers' budgets are for one unit); empty when it fits."""
     limits = limits_for(tier)
     topics = list(topics)
     problems: list[str] = []
@@ -172,8 +179,11 @@ def catalogue_problems(topics: Iterable[TopicLike], tier: str) -> list[str]:
                 f"most {limits.retention_days} days"
             )
     total = sum(topic.partitions for topic in topics)
-    if limits.partitions_per_unit is not None and total > limits.partitions_per_unit:
+    units = units if tier == "premium" else 1
+    if limits.partitions_per_unit is not None and total > limits.partitions_per_unit * units:
         problems.append(
-            f"the catalogue has {total} partitions in all; one {tier} unit allows {limits.partitions_per_unit}"
+            f"the catalogue has {total} partitions in all; "
+            + (f"one {tier} unit allows" if units == 1 else f"{units} {tier} units allow")
+            + f" {limits.partitions_per_unit * units}"
         )
     return problems

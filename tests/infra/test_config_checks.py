@@ -314,3 +314,81 @@ def test_check_returns_the_typed_config_when_nothing_is_wrong():
 
 def check_of(**changes: Any) -> checks.Checked:
     return checks.check({**GOOD, **changes})
+
+
+# -- sizing: units, partitions and a target rate ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tier", "capacity", "fix_line"),
+    [
+        ("standard", "41", "pulumi config set feedback:eventhubsCapacity 40"),
+        ("premium", "3", "pulumi config set feedback:eventhubsCapacity 4"),
+        ("premium", "20", "pulumi config set feedback:eventhubsCapacity 16"),
+    ],
+)
+def test_eventhubs_capacity_is_a_unit_count_of_its_tier(tier, capacity, fix_line):
+    [problem] = checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier=tier, eventhubsCapacity=capacity)).problems
+    assert problem.startswith(f"feedback:eventhubsCapacity is {capacity}; a {tier.title()} namespace")
+    assert problem.endswith(f"`{fix_line}`")
+    assert checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier=tier, eventhubsCapacity="16")).problems == []
+
+
+def test_feedback_partitions_past_the_tiers_hub_limit_names_the_limit_and_a_tier_that_takes_them():
+    [problem] = checks.event_hubs(keys_of(backend="eventhubs", feedbackPartitions="40")).problems
+    assert problem == (
+        "feedback:feedbackPartitions is 40; a standard event hub has 1 to 32 partitions: run "
+        "`pulumi config set feedback:feedbackPartitions 32`, or use a larger tier: "
+        "`pulumi config set feedback:eventhubsTier premium`"
+    )
+    assert checks.event_hubs(keys_of(backend="eventhubs", feedbackPartitions="32")).problems == []
+
+
+def test_premiums_partitions_are_budgeted_per_processing_unit():
+    # 5 flowing topics of 60 partitions and 3 of 1: 303 partitions, two units' worth
+    one = checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="60"))
+    [problem] = one.problems
+    assert "303 partitions in all; one premium unit allows 200" in problem
+    assert "pulumi config set feedback:eventhubsCapacity 16" in problem
+    two = keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="60", eventhubsCapacity="2")
+    assert checks.event_hubs(two).problems == []
+
+
+def test_without_a_target_rate_nothing_is_compared():
+    assert checks.target_rate(keys_of(**GOOD)) == checks.Found()
+
+
+def test_a_target_rate_warns_of_each_resource_below_it_on_each_backend_built():
+    found = checks.target_rate(keys_of(**GOOD, backend="both", targetEventsPerSecond="10000"))
+    assert found.problems == []
+    on = {
+        (w.split(" on ")[1].split(":")[0], w.split(": ")[1].split(" ")[0]) for w in found.warnings if " on " in w[:45]
+    }
+    assert {("eventhubs", "eventhubsCapacity"), ("eventhubs", "feedbackPartitions"), ("hdinsight", "workerCount")} <= on
+    [disks] = [w for w in found.warnings if "workerCount 4 x disksPerWorker 2" in w]
+    assert "10,000 events/s needs 48" in disks and disks.endswith(
+        "run `pulumi config set feedback:workerCount 24` (`feedback size` prints the whole sizing; docs/sizing.md)"
+    )
+    # the table writer's batch cap, once for both backends
+    assert len([w for w in found.warnings if "the table writer reads at most 50,000" in w]) == 1
+
+
+def test_a_stack_sized_for_its_target_gets_no_warning_about_its_resources():
+    sized = keys_of(**GOOD, backend="eventhubs", targetEventsPerSecond="1000", eventhubsCapacity="3")
+    assert checks.target_rate(sized).warnings == []
+
+
+def test_premium_units_are_not_compared_with_the_target_and_it_says_why():
+    found = checks.target_rate(keys_of(backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="1000"))
+    assert found.warnings == [
+        "feedback:targetEventsPerSecond 1,000: premium units are not compared with it, since Microsoft publishes no "
+        "throughput per unit: a load test shows whether they carry it"
+    ]
+
+
+def test_more_partition_replicas_than_a_broker_takes_is_a_warning_with_the_workers_that_hold_them():
+    [warning] = checks.target_rate(keys_of(**GOOD, feedbackPartitions="600")).warnings
+    assert warning.startswith(
+        "feedback:feedbackPartitions 600 makes 9,009 partition replicas, more than 2,000 a broker"
+    )
+    assert warning.endswith("`pulumi config set feedback:workerCount 5`")

@@ -203,3 +203,34 @@ def test_the_component_refuses_a_cleanup_policy_event_hubs_does_not_have():
                 resource_group_name="rg", location="westeurope", namespace_name="fbk01-eventhubs", topics=both
             ),
         )
+
+
+def test_the_namespace_takes_eventhubscapacity_and_the_flowing_topics_take_feedbackpartitions(run_program):
+    from feedback.core.sizing import SCALED_TOPICS
+
+    stack = run_program(**EVENTHUBS_ONLY, eventhubsCapacity="12", feedbackPartitions="16")
+    assert stack.one(NAMESPACE).inputs["sku"] == {"name": "Standard", "tier": "Standard", "capacity": 12}
+    counts = {hub.inputs["eventHubName"]: hub.inputs["partitionCount"] for hub in stack.of_type(HUB)}
+    assert counts == {t.name: 16 if t.name in SCALED_TOPICS else t.partitions for t in TOPICS}
+
+
+def test_pulumi_up_warns_which_resource_is_below_the_target_rate_and_by_how_much(run_program, monkeypatch):
+    import pulumi
+
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    run_program(**EVENTHUBS_ONLY, targetEventsPerSecond="2000")
+    [capacity] = [w for w in warned if "eventhubsCapacity 1 gives" in w]
+    assert capacity.startswith(
+        "feedback:targetEventsPerSecond 2,000 on eventhubs: eventhubsCapacity 1 gives 1,000 events/s and 1.0 MB/s in; "
+        "2,000 events/s writes 4,704 events/s, 5.6 MB/s and reads 7.8 MB/s: it needs 6: run "
+        "`pulumi config set feedback:eventhubsCapacity 6`"
+    )
+    warned.clear()
+    run_program(**EVENTHUBS_ONLY, targetEventsPerSecond="500", eventhubsCapacity="2")
+    assert not [w for w in warned if "targetEventsPerSecond" in w]  # the stack carries 500 events/s
+
+
+def test_a_premium_namespace_gets_its_processing_units(run_program):
+    stack = run_program(**EVENTHUBS_ONLY, eventhubsTier="premium", eventhubsCapacity="4")
+    assert stack.one(NAMESPACE).inputs["sku"] == {"name": "Premium", "tier": "Premium", "capacity": 4}

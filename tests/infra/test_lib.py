@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedback.core.catalogue import TOPICS
+from infra.config.keys import MAX_DISKS_PER_WORKER
 from infra.lib import (
     azure_names,
     event_hubs_limits,
@@ -19,7 +20,9 @@ from infra.lib import (
     passwords,
     provider_inputs,
     replication,
+    vm_sizes,
 )
+from infra.lib import topics_script as topics_script_module
 from infra.lib.topics_script import script_digest, topics_script
 from tests.standins.ambari import KAFKA_BROKER_PROPERTIES, KAFKA_ENV_TEMPLATE
 
@@ -241,6 +244,31 @@ def test_topics_script_gives_each_topic_its_cleanup_policy_the_compacted_one_com
     assert sorted(name for name, found in configs.items() if "cleanup.policy=compact" in found) == ["alerts-log"]
 
 
+def test_topics_script_adds_partitions_only_to_a_topic_that_has_fewer(tmp_path):
+    # A stand-in for kafka-topics.sh: `--describe` answers as Kafka 3 does from a file of counts,
+    # `--alter` records the call; both head nodes racing is the second `--alter` failing.
+    counts = tmp_path / "counts"
+    counts.write_text("twitter-feedback 4\nslack-feedback 12\n")
+    fake = tmp_path / "kafka-topics.sh"
+    fake.write_text(
+        "#!/usr/bin/env bash\n"
+        'args="$*"; topic="$(sed -n \'s/.*--topic \\([^ ]*\\).*/\\1/p\' <<<"$args")"\n'
+        'case "$args" in\n'
+        '  *--describe*) printf "Topic: %s\\tTopicId: x\\tPartitionCount: %s\\tReplicationFactor: 3\\n" "$topic" '
+        '"$(awk -v t="$topic" \'$1 == t {print $2}\' ' + str(counts) + ')";;\n'
+        '  *--alter*) echo "$args" >> ' + str(tmp_path / "altered") + ";;\n"
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    from feedback.core.sizing import scaled_topics
+
+    script = topics_script(scaled_topics(8)[:2], 3).replace(topics_script_module.KAFKA_TOPICS, str(fake))
+    result = subprocess.run(["bash", "-s", "broker:9092"], input=script, text=True, capture_output=True)
+    assert result.returncode == 0, result.stderr
+    [altered] = (tmp_path / "altered").read_text().splitlines()
+    assert "--alter --topic twitter-feedback --partitions 8" in altered  # 4 -> 8; slack-feedback has 12 already
+
+
 def test_topics_script_digest_follows_content():
     assert script_digest(topics_script(TOPICS, 3)) == script_digest(topics_script(TOPICS, 3))
     assert script_digest(topics_script(TOPICS, 3)) != script_digest(topics_script(TOPICS, 4))
@@ -368,3 +396,13 @@ def test_the_check_refuses_exactly_the_values_the_export_line_cannot_carry(value
     exported = exported_by_bash(value)
     carried = exported.returncode == 0 and exported.stdout.decode() == value
     assert (job_specs.env_value_problem(value) is None) is carried, (value, exported)
+
+
+def test_the_sizing_knows_the_worker_sizes_and_event_hubs_limits_the_stack_checks_by():
+    from feedback.core import sizing
+
+    for size, (_, disks) in sizing.WORKER_SIZES.items():
+        assert vm_sizes.data_disk_limit(size) == disks, size
+    assert sizing.MAX_DISKS_PER_WORKER == MAX_DISKS_PER_WORKER
+    for tier, limits in event_hubs_limits.LIMITS.items():
+        assert limits.partitions_per_hub == sizing.PARTITIONS_PER_HUB[tier]
