@@ -56,13 +56,13 @@ from kafka.structs import OffsetAndMetadata
 
 from feedback.clients.alerts import Notifier, OutgoingMessage, RateLimited, Refused
 from feedback.clients.kafka_client import connect
-from feedback.core.alert_messages import excerpt, from_rows, render
+from feedback.core.alert_messages import Alert, excerpt, from_rows, render
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import parse_utc, utc_now_iso
 from feedback.core.settings import Settings
 from jobs.alerts_log import MessageRecord, PartitionMarks, iter_log, whole_alerts
 from jobs.pacing import Pacer
-from jobs.repeats import Repeats
+from jobs.repeats import Repeats, source_of
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class RoundReport:
 class Waiting:
     """An alert read and accepted, not yet in a message."""
 
-    alert: dict
+    alert: Alert
     offset: int  # in its `feedback-alerts` partition
 
 
@@ -151,19 +151,11 @@ def initialise_group(settings: Settings, group: str) -> None:
         consumer.close()
 
 
-def parse_alert(value: bytes) -> tuple[dict, str, str, str]:
-    """A `feedback-alerts` record's value -> (alert, key, event id, channel) (pure); a record
-    the scorer did not write raises TypeError, ValueError or KeyError, so that it is skipped
-    here rather than fail a message's rendering on a poster thread later."""
-    alert = json.loads(value)
-    if not isinstance(alert, dict):
-        raise TypeError(f"an alert is a JSON object, not {type(alert).__name__}")
-    for name in ("key", "event_id", "channel", "source", "author", "text"):
-        if not isinstance(alert[name], str):
-            raise TypeError(f"{name!r} is not a string")
-    if isinstance(alert["score"], bool) or not isinstance(alert["score"], (int, float)):
-        raise TypeError("'score' is not a number")
-    return alert, alert["key"], alert["event_id"], alert["channel"]
+def parse_alert(value: bytes) -> Alert:
+    """A `feedback-alerts` record's value -> its Alert (pure); a record the scorer did not
+    write raises TypeError, ValueError or KeyError, so that it is skipped here rather than
+    fail a message's rendering on a poster thread later."""
+    return Alert.of_record(json.loads(value))
 
 
 def epoch(stamp: Optional[str]) -> Optional[float]:
@@ -295,7 +287,7 @@ class Dispatcher:
         self.waiting = {where: queue for where, queue in self.waiting.items() if where[0] in self.owned}
         for queue in self.waiting.values():
             for item in queue:
-                self.repeats.remember(item.alert["event_id"], now)
+                self.repeats.remember(item.alert.event_id, now)
         if expired:
             self._keep_marks()
         for message_id in expired:
@@ -310,7 +302,7 @@ class Dispatcher:
             for alert in record.alerts:
                 self.repeats.remember(alert["event_id"], decided)
         for alert in record.alerts:
-            self.repeats.advance(record.partition, alert)
+            self._advance(record.partition, alert)
         self.repeats.raise_marks(record.partition, record.marks)
 
     def _keep_marks(self) -> None:
@@ -384,7 +376,7 @@ class Dispatcher:
 
     def _accept(self, partition: int, message, report: RoundReport) -> None:
         try:
-            alert, _key, _event_id, channel = parse_alert(message.value)
+            alert = parse_alert(message.value)
         except (TypeError, ValueError, KeyError) as error:  # not written by the scorer: say so, go on
             log.error(
                 "skipping a record in %s at %d:%d that is not an alert: %s",
@@ -394,11 +386,11 @@ class Dispatcher:
                 error,
             )
             return
-        alert["text"] = excerpt(alert.get("text") or "")  # all a message shows of it; keeps the record small
-        if not self.repeats.accept(partition, alert, time.time(), epoch(alert.get("kafka_timestamp"))):
+        alert = replace(alert, text=excerpt(alert.text))  # all a message shows of it; keeps the record small
+        if not self.repeats.accept(partition, alert, time.time(), epoch(alert.kafka_timestamp)):
             report.repeats += 1
             return
-        self.waiting.setdefault((partition, channel), []).append(Waiting(alert, message.offset))
+        self.waiting.setdefault((partition, alert.channel), []).append(Waiting(alert, message.offset))
 
     def _pause_full_partitions(self) -> None:
         """Stop reading a partition while MAX_WAITING of its alerts wait (they stay in Kafka)."""
@@ -460,18 +452,25 @@ class Dispatcher:
         if where is None:
             return None
         queue = self.waiting[where]
-        taken, size = 0, 0
-        while taken < len(queue):
-            size += len(json.dumps(queue[taken].alert, ensure_ascii=False)) + 1
-            if taken and size > MESSAGE_RECORD_BYTES:
+        rows: list[dict] = []
+        size = 0
+        while len(rows) < len(queue):
+            row = queue[len(rows)].alert.row()
+            size += len(json.dumps(row, ensure_ascii=False)) + 1
+            if rows and size > MESSAGE_RECORD_BYTES:
                 break
-            taken += 1
-        chosen, self.waiting[where] = queue[:taken], queue[taken:]
-        return self._new_message(where[0], channel, [item.alert for item in chosen], [item.offset for item in chosen])
+            rows.append(row)
+        chosen, self.waiting[where] = queue[: len(rows)], queue[len(rows) :]
+        return self._new_message(where[0], channel, rows, [item.offset for item in chosen])
+
+    def _advance(self, partition: int, row: dict) -> None:
+        """Raise `partition`'s mark by an alert of a recorded message (a row of its record)."""
+        self.repeats.advance(partition, source_of(row.get("source_topic"), row.get("partition")), row.get("offset"))
 
     def _new_message(self, partition: int, channel: str, alerts: list[dict], offsets: list[int], plain=False):
+        """A message of `alerts` (rows, as its record keeps them), decided now."""
         for alert in alerts:
-            self.repeats.advance(partition, alert)
+            self._advance(partition, alert)
         record = MessageRecord(
             group=self.group,
             message_id=uuid.uuid4().hex[:16],

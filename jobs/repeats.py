@@ -23,14 +23,16 @@ import hashlib
 from collections import OrderedDict
 from typing import Optional
 
+from feedback.core.alert_messages import Alert
+
 
 def digest(event_id: str) -> int:
     return int.from_bytes(hashlib.blake2b(event_id.encode("utf-8"), digest_size=8).digest(), "big")
 
 
-def source_of(alert: dict) -> str:
-    """The alert's source partition, `topic:partition`."""
-    return f"{alert.get('source_topic')}:{alert.get('partition')}"
+def source_of(topic: Optional[str], partition: Optional[int]) -> str:
+    """A source partition, as a mark names it: `topic:partition`."""
+    return f"{topic}:{partition}"
 
 
 class Repeats:
@@ -51,10 +53,9 @@ class Repeats:
         at = max(at, self._seen.pop(key, at))
         self._seen[key] = at
 
-    def advance(self, partition: int, alert: dict) -> None:
-        """Raise `partition`'s mark for the alert's source partition to its offset."""
+    def advance(self, partition: int, source: str, offset: Optional[int]) -> None:
+        """Raise `partition`'s mark for `source` (a source partition, `source_of`) to `offset`."""
         marks = self.marks.setdefault(partition, {})
-        source, offset = source_of(alert), alert.get("offset")
         if offset is not None and offset > marks.get(source, -1):
             marks[source] = int(offset)
 
@@ -64,16 +65,16 @@ class Repeats:
         for source, offset in marks.items():
             kept[source] = max(int(offset), kept.get(source, -1))
 
-    def accept(self, partition: int, alert: dict, now: float, event_time: Optional[float]) -> bool:
+    def accept(self, partition: int, alert: Alert, now: float, event_time: Optional[float]) -> bool:
         """Whether `alert` (from `partition` of `feedback-alerts`) is new; a new one is remembered.
         `event_time`: its event's send time (epoch s), None if unknown."""
         self.forget_before(now - self.window_s)
-        if digest(alert["event_id"]) in self._seen:
+        if digest(alert.event_id) in self._seen:
             return False
         old = event_time is not None and event_time < now - self.window_s
-        offset = alert.get("offset")
-        mark = self.marks.get(partition, {}).get(source_of(alert))
+        offset = alert.offset
+        mark = self.marks.get(partition, {}).get(source_of(alert.source_topic, alert.partition))
         if old and offset is not None and mark is not None and offset <= mark:
             return False
-        self.remember(alert["event_id"], now)  # its mark moves once it is in a recorded message (`advance`)
+        self.remember(alert.event_id, now)  # its mark moves once it is in a recorded message (`advance`)
         return True

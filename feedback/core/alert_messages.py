@@ -42,6 +42,10 @@ MAX_SHOWN = MAX_BLOCKS - DIGEST_FRAME_BLOCKS
 
 @dataclass(frozen=True)
 class Alert:
+    """An alert as the scorer writes it to `feedback-alerts`: the fields of ALERT_FIELDS
+    (feedback/core/schema.py), in their order. The source position and times are optional
+    here, so a message can be rendered from what an older record kept."""
+
     key: str  # "<event id>|<channel>": one alert per event and channel, ever
     event_id: str
     channel: str
@@ -49,14 +53,43 @@ class Alert:
     author: str
     text: str
     score: float
-    url: Optional[str]
+    url: Optional[str] = None
+    source_topic: Optional[str] = None
+    partition: Optional[int] = None
+    offset: Optional[int] = None
     kafka_timestamp: Optional[str] = None  # the producer's send time of the event
+    scored_at: Optional[str] = None
+
+    @classmethod
+    def of_record(cls, record: Any) -> "Alert":
+        """A decoded `feedback-alerts` record as an Alert; a record the scorer did not write
+        raises TypeError (not an object, a field of the wrong type) or KeyError (a field missing)."""
+        if not isinstance(record, dict):
+            raise TypeError(f"an alert is a JSON object, not {type(record).__name__}")
+        for name in _TEXT_FIELDS:
+            if not isinstance(record[name], str):
+                raise TypeError(f"{name!r} is not a string")
+        if isinstance(record["score"], bool) or not isinstance(record["score"], (int, float)):
+            raise TypeError("'score' is not a number")
+        return cls.of_row(record)
+
+    @classmethod
+    def of_row(cls, row: dict) -> "Alert":
+        """An Alert from a row that has at least the required fields (extra fields are ignored)."""
+        return cls(**{name: row[name] for name in _FIELD_NAMES if name in row})
+
+    def row(self) -> dict[str, Any]:
+        """The alert as the record's JSON object."""
+        return {name: getattr(self, name) for name in _FIELD_NAMES}
+
+
+_FIELD_NAMES = tuple(Alert.__dataclass_fields__)
+_TEXT_FIELDS = ("key", "event_id", "channel", "source", "author", "text")
 
 
 def from_rows(rows: Iterable[dict]) -> list[Alert]:
     """Alerts from the records the scorer writes (extra fields are ignored)."""
-    fields = Alert.__dataclass_fields__
-    return [Alert(**{name: row[name] for name in fields if name in row}) for row in rows]
+    return [Alert.of_row(row) for row in rows]
 
 
 def escape(text: str) -> str:

@@ -345,9 +345,9 @@ def test_an_alert_record_is_read_into_its_key_event_and_channel():
             "score": 0.1,
         }
     ).encode()
-    alert, key, event_id, channel = parse_alert(value)
-    assert (key, event_id, channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
-    assert alert["text"] == "broken"
+    alert = parse_alert(value)
+    assert (alert.key, alert.event_id, alert.channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
+    assert alert.text == "broken" and alert.url is None
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from feedback.core.alert_messages import (
     render,
     show_command,
 )
+from feedback.core.schema import ALERT_FIELDS, names
 
 
 def an_alert(n: int, score: float = 0.1, text: str = "The sync broke again", **more) -> Alert:
@@ -109,3 +110,18 @@ def test_message_ids_are_read_from_metadata_and_old_single_alert_messages_by_the
         {"text": "a person's message"},
     ]
     assert message_ids_in(messages) == {"m1", "e9|#negative-feedback"}
+
+
+def test_an_alert_has_the_fields_of_the_alert_record_in_their_order():
+    assert tuple(Alert.__dataclass_fields__) == names(ALERT_FIELDS)
+
+
+def test_an_alert_record_read_and_written_again_is_the_same_record():
+    record = {
+        **an_alert(3).row(),
+        "source_topic": "twitter-feedback",
+        "partition": 2,
+        "offset": 41,
+        "scored_at": "2026-11-25T10:00:03.500Z",
+    }
+    assert Alert.of_record(record).row() == record
