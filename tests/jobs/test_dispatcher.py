@@ -9,6 +9,8 @@ import threading
 import time
 import uuid
 from collections import Counter
+from contextlib import contextmanager
+from typing import Iterator
 
 import pytest
 
@@ -75,6 +77,21 @@ def dispatch(settings) -> None:
         dispatcher.close()
 
 
+@contextmanager
+def running(settings) -> Iterator[Dispatcher]:
+    """A dispatcher posting on a thread of its own while the block runs."""
+    dispatcher = Dispatcher(settings, SlackNotifier(settings))
+    stop = threading.Event()
+    thread = threading.Thread(target=dispatcher.run, args=(stop,))
+    try:
+        thread.start()
+        yield dispatcher
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        dispatcher.close()
+
+
 def messages(settings) -> dict[str, MessageRecord]:
     return read_log(settings, settings.dispatcher_group)
 
@@ -122,11 +139,7 @@ def test_a_burst_goes_out_in_digests_within_each_channels_rate_every_alert_once(
 def test_a_slow_channel_does_not_hold_the_other(topics_ready):
     with SlackWebStandIn(channel_rate=1, slow_channels={"negative-feedback": 6}) as slack:
         settings = settings_for(topics_ready, slack, alert_channel_rate=1, slack_timeout_s=10)
-        dispatcher = Dispatcher(settings, SlackNotifier(settings))
-        stop = threading.Event()
-        thread = threading.Thread(target=dispatcher.run, args=(stop,))
-        try:
-            thread.start()
+        with running(settings):
             produce(topics_ready, [alert("slow", 0)])
             slack.wait_for(lambda: len(slack.posts_to("negative-feedback")) == 1, 60)
             for n in (1, 2):  # two messages to the other channel while the first post is answered
@@ -134,10 +147,6 @@ def test_a_slow_channel_does_not_hold_the_other(topics_ready):
                 slack.wait_for(lambda n=n: len(slack.posts_to("positive-feedback")) == n, 30)
             answered_at = float(slack.posts_to("negative-feedback")[0].ts) + 6
             assert all(float(p.ts) < answered_at for p in slack.posts_to("positive-feedback"))
-        finally:
-            stop.set()
-            thread.join(timeout=30)
-            dispatcher.close()
     assert posted_alert_keys(slack, settings) == {
         "slow-0|#negative-feedback": 1,
         "slow-1|#positive-feedback": 1,
@@ -148,19 +157,11 @@ def test_a_slow_channel_does_not_hold_the_other(topics_ready):
 def test_a_channels_next_message_waits_an_interval_from_slacks_answer_to_the_last(topics_ready):
     with SlackWebStandIn(channel_rate=1, slow_channels={"negative-feedback": 2}) as slack:
         settings = settings_for(topics_ready, slack, alert_channel_rate=1, slack_timeout_s=10)
-        dispatcher = Dispatcher(settings, SlackNotifier(settings))
-        stop = threading.Event()
-        thread = threading.Thread(target=dispatcher.run, args=(stop,))
-        try:
-            thread.start()
+        with running(settings):
             produce(topics_ready, [alert("answer", 0)])
             slack.wait_for(lambda: len(slack.posts_to("negative-feedback")) == 1, 60)
             produce(topics_ready, [alert("answer", 1)])  # waits for the answer (2 s), then an interval
             slack.wait_for(lambda: len(slack.posts_to("negative-feedback")) == 2, 60)
-        finally:
-            stop.set()
-            thread.join(timeout=30)
-            dispatcher.close()
     first, second = (float(p.ts) for p in slack.posts_to("negative-feedback"))
     assert second - first >= 2 + 1 - 0.001  # ts has six decimals
     assert slack.rate_limited == 0
