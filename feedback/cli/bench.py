@@ -15,9 +15,9 @@ app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args
 
 
 @contextlib.contextmanager
-def _local_broker(settings: Settings, stop_after: bool) -> Iterator[None]:
+def _local_broker(ctx: typer.Context, settings: Settings) -> Iterator[None]:
     """The local broker for a benchmark, when the backend is local: started if it is not
-    running, and stopped afterwards only with `stop_after` and when this command started it."""
+    running, and stopped afterwards when this command started it, unless `--keep-kafka`."""
     from feedback.devtools.local_kafka import LocalKafka
 
     broker = LocalKafka(settings) if settings.backend == "local" else None
@@ -27,12 +27,23 @@ def _local_broker(settings: Settings, stop_after: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        if started_here and stop_after:
+        if started_here and not ctx.meta.get(KEEP_KAFKA):
             broker.stop()
+            console.print("Kafka stopped (it was started for this benchmark; `feedback bench --keep-kafka` keeps it)")
+
+
+KEEP_KAFKA = "bench.keep_kafka"
 
 
 @app.callback()
-def bench_needs_a_clone() -> None:
+def bench_needs_a_clone(
+    ctx: typer.Context,
+    keep_kafka: bool = typer.Option(
+        False,
+        "--keep-kafka",
+        help="Leave the local broker running when a benchmark started it (one already running is always left).",
+    ),
+) -> None:
     """Benchmarks (figures go to docs/benchmarks.md)."""
     import importlib.util
 
@@ -42,6 +53,7 @@ def bench_needs_a_clone() -> None:
             "Databricks wheel, which leaves them out[/red]"
         )
         raise typer.Exit(2)
+    ctx.meta[KEEP_KAFKA] = keep_kafka
 
 
 @app.command("producer")
@@ -55,7 +67,7 @@ def bench_producer(
     from benchmarks.producer import run_benchmark
 
     settings = settings_of(ctx)
-    with _local_broker(settings, stop_after=True):
+    with _local_broker(ctx, settings):
         raise typer.Exit(run_benchmark(settings, console, records, record_size, runs))
 
 
@@ -71,7 +83,7 @@ def bench_pipeline(
     from benchmarks.pipeline import throughput
 
     settings = settings_of(ctx)
-    with _local_broker(settings, stop_after=False):
+    with _local_broker(ctx, settings):
         raise typer.Exit(throughput(settings, console, events, warm_up))
 
 
@@ -96,7 +108,7 @@ def bench_latency(
         console.print(f"[red]--to {to!r}: expected slack or file[/red]")
         raise typer.Exit(2)
     settings = settings_of(ctx)
-    with _local_broker(settings, stop_after=False), _alert_target(settings, to, channel_rate) as (target, standin):
+    with _local_broker(ctx, settings), _alert_target(settings, to, channel_rate) as (target, standin):
         code = latency(target, console, rate, seconds, trigger, tables_together=tables_together)
         if standin is not None:
             console.print(
@@ -137,7 +149,7 @@ def bench_dispatcher_start(
     from benchmarks.dispatcher import start
 
     settings = settings_of(ctx)
-    with _local_broker(settings, stop_after=False):
+    with _local_broker(ctx, settings):
         raise typer.Exit(start(settings, console, rate, hours))
 
 
@@ -161,7 +173,7 @@ def bench_history(
     horizon = horizon_h if horizon_h is not None else settings.tables_horizon_h
     if log_commits is None:
         log_commits = round(settings.tables_log_retention_h * 3600 / 30)
-    with _local_broker(settings, stop_after=False):
+    with _local_broker(ctx, settings):
         raise typer.Exit(
             history(settings, console, rows, Options(rate, horizon, batches, batch_rows, trigger_s, log_commits))
         )
@@ -180,5 +192,5 @@ def bench_continuous(
     from benchmarks.pipeline import continuous_latency
 
     settings = settings_of(ctx)
-    with _local_broker(settings, stop_after=False):
+    with _local_broker(ctx, settings):
         raise typer.Exit(continuous_latency(settings, console, rate, seconds, trigger))

@@ -84,6 +84,8 @@ def run_demo(settings: Settings, console: Console) -> int:
     }
     for check, ok in checks.items():
         console.print(("[green]ok[/green]   " if ok else "[red]FAIL[/red] ") + check, highlight=False)
+    if settings.backend == "local":
+        console.print("The local Kafka broker keeps running, for `feedback status`; `feedback kafka stop` stops it.")
     return 0 if all(checks.values()) else 1
 
 
