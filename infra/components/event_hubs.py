@@ -115,17 +115,25 @@ class EventHubsNamespace(pulumi.ComponentResource):
             opts=child,
         )
 
-        # Some changes need a new hub, and deleting the old one deletes its events. Pulumi's
-        # preview shows them as a replacement of the hub ("+-" with the property in the diff)
-        # before anything happens; the old hub goes first because the new one has the same name.
-        # - On Standard a hub's partition count is fixed at creation. Premium and Dedicated add
+        # Some changes need a new hub, and deleting the old one deletes its events (and a Spark query
+        # with failOnDataLoss then stops). Pulumi's preview shows them as a replacement of the hub
+        # ("+-" with the property in the diff); the old hub goes first because the new one has the
+        # same name.
+        # - On Standard a hub's partition count is fixed at creation. A new feedbackPartitions must
+        #   not replace the hubs, so the count is ignored for a hub that exists (`ignore_changes`):
+        #   new hubs get it, existing ones keep theirs, and the config checks say how to move them
+        #   (checks.standard_partitions_warning). Pulumi keeps an ignored property's value from the
+        #   state, so `pulumi up --replace` would re-create a hub with its old count; a hub deleted
+        #   and refreshed away is created with the configured one. Premium and Dedicated add
         #   partitions in place (and refuse fewer), so there it is an update.
         # - On every tier Azure refuses to change a hub's cleanup policy in an update
         #   ("CleanupPolicy changes are not allowed in update", Azure/azure-cli#26865).
-        replaced_on = ["retentionDescription.cleanupPolicy"]
-        if not limits.can_add_partitions:
-            replaced_on.insert(0, "partitionCount")
-        hub_opts = pulumi.ResourceOptions(parent=self, replace_on_changes=replaced_on, delete_before_replace=True)
+        hub_opts = pulumi.ResourceOptions(
+            parent=self,
+            replace_on_changes=["retentionDescription.cleanupPolicy"],
+            ignore_changes=[] if limits.can_add_partitions else ["partitionCount"],
+            delete_before_replace=True,
+        )
         hubs = [
             eventhub.EventHub(
                 f"{name}-{topic.name}",

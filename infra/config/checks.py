@@ -325,6 +325,23 @@ def capacity_problem(tier: str, capacity: int) -> Optional[str]:
     return None
 
 
+def standard_partitions_warning(partitions: int) -> str:
+    """What feedbackPartitions does on Event Hubs Standard, whose hubs cannot change their partition
+    count: the program ignores the count of a hub that exists (a replacement would delete its
+    events), so only new hubs get it. Pure."""
+    hubs = ", ".join(sizing.SCALED_TOPICS)
+    return (
+        f"{NAMESPACE}:feedbackPartitions is {partitions} on Event Hubs Standard: hubs created from now on get "
+        f"{partitions} partitions, but a hub that exists keeps its count (Standard cannot change it, and replacing "
+        f"the hub would delete its events). To give the existing hubs ({hubs}) {partitions}: stop the producers and "
+        "let the pipeline read everything (`feedback status` shows no lag), pause the jobs (`feedback databricks "
+        "pause`), delete those hubs (`az eventhubs eventhub delete`), run `pulumi refresh` (it drops them from the "
+        "state) and `pulumi up` (it creates them anew), then give the jobs a new "
+        f"`{NAMESPACE}:jobsCheckpointLocation` (the old checkpoints hold the deleted hubs' offsets) and run them "
+        '(docs/deploy-azure.md, "Partition counts on Standard are fixed")'
+    )
+
+
 def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
     """The Dedicated cluster for tier `dedicated`, the units for the tier, and the catalogue `topics`
     (with feedbackPartitions) within the tier's limits."""
@@ -360,6 +377,8 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
                 f"run `{set_line('feedbackPartitions', str(per_hub))}`"
                 + (f", or use a larger tier: `{set_line('eventhubsTier', larger)}`" if larger else "")
             )
+        elif tier == "standard" and "feedback_partitions" in keys.model_fields_set:
+            found.warnings.append(standard_partitions_warning(partitions))
         topics = sizing.scaled_topics(min(partitions, per_hub), topics)
     if tier == "dedicated":
         cluster = keys.eventhubs_cluster_id

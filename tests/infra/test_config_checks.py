@@ -392,3 +392,15 @@ def test_more_partition_replicas_than_a_broker_takes_is_a_warning_with_the_worke
         "feedback:feedbackPartitions 600 makes 9,009 partition replicas, more than 2,000 a broker"
     )
     assert warning.endswith("`pulumi config set feedback:workerCount 5`")
+
+
+def test_feedback_partitions_set_on_standard_warns_that_existing_hubs_keep_their_count_and_how_to_move_them():
+    [warning] = checks.event_hubs(keys_of(backend="eventhubs", feedbackPartitions="16")).warnings
+    assert warning.startswith(
+        "feedback:feedbackPartitions is 16 on Event Hubs Standard: hubs created from now on get 16 partitions, "
+        "but a hub that exists keeps its count"
+    )
+    assert "delete those hubs" in warning and "`pulumi refresh`" in warning and "jobsCheckpointLocation" in warning
+    assert checks.event_hubs(keys_of(backend="eventhubs")).warnings == []  # not set: nothing to say
+    premium = keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="16")
+    assert checks.event_hubs(premium).warnings == []  # Premium adds partitions in place

@@ -71,9 +71,10 @@ def test_the_compacted_topic_is_a_compacted_hub_with_a_days_tombstones_and_no_re
     assert log.inputs["retentionDescription"] == {"cleanupPolicy": "Compact", "tombstoneRetentionTimeInHours": 24}
 
 
-def test_on_standard_a_partition_or_cleanup_policy_change_is_a_replacement_shown_in_the_preview(stack):
+def test_on_standard_a_new_partition_count_leaves_existing_hubs_and_a_cleanup_policy_change_replaces(stack):
     for hub in stack.of_type(HUB):
-        assert hub.replace_on_changes == ("partitionCount", "retentionDescription.cleanupPolicy")
+        assert hub.ignore_changes == ("partitionCount",)  # a replacement would delete the hub's events
+        assert hub.replace_on_changes == ("retentionDescription.cleanupPolicy",)
         assert hub.delete_before_replace is True  # the new hub has the old one's name
 
 
@@ -82,6 +83,7 @@ def test_on_premium_partitions_grow_in_place_and_only_a_cleanup_policy_change_re
     assert stack.one(NAMESPACE).inputs["sku"] == {"name": "Premium", "tier": "Premium", "capacity": 1}
     for hub in stack.of_type(HUB):
         assert hub.replace_on_changes == ("retentionDescription.cleanupPolicy",)
+        assert hub.ignore_changes == ()  # partitions are added in place
         assert hub.delete_before_replace is True
     [log] = [hub for hub in stack.of_type(HUB) if hub.inputs["eventHubName"] == ALERTS_LOG_TOPIC]
     assert log.inputs["retentionDescription"]["cleanupPolicy"] == "Compact"
