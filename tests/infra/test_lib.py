@@ -244,29 +244,60 @@ def test_topics_script_gives_each_topic_its_cleanup_policy_the_compacted_one_com
     assert sorted(name for name, found in configs.items() if "cleanup.policy=compact" in found) == ["alerts-log"]
 
 
-def test_topics_script_adds_partitions_only_to_a_topic_that_has_fewer(tmp_path):
-    # A stand-in for kafka-topics.sh: `--describe` answers as Kafka 3 does from a file of counts,
-    # `--alter` records the call; both head nodes racing is the second `--alter` failing.
-    counts = tmp_path / "counts"
-    counts.write_text("twitter-feedback 4\nslack-feedback 12\n")
+def kafka_topics_standin(tmp_path, counts: dict[str, int], racing: str = "") -> str:
+    """A stand-in for kafka-topics.sh, as Kafka 3 answers: `--describe` prints the topic's line from a
+    file of counts, and fails (exit 1) for a topic not in it; `--alter` records the call and sets the
+    count. For the topic `racing` the other head node's `--alter` lands first: the count is set and
+    this `--alter` fails, as Kafka refuses a count the topic already has."""
+    (tmp_path / "counts").write_text("".join(f"{topic} {n}\n" for topic, n in counts.items()))
     fake = tmp_path / "kafka-topics.sh"
     fake.write_text(
         "#!/usr/bin/env bash\n"
+        f"counts={tmp_path / 'counts'}; altered={tmp_path / 'altered'}\n"
         'args="$*"; topic="$(sed -n \'s/.*--topic \\([^ ]*\\).*/\\1/p\' <<<"$args")"\n'
+        'count="$(awk -v t="$topic" \'$1 == t {print $2}\' "$counts")"\n'
         'case "$args" in\n'
-        '  *--describe*) printf "Topic: %s\\tTopicId: x\\tPartitionCount: %s\\tReplicationFactor: 3\\n" "$topic" '
-        '"$(awk -v t="$topic" \'$1 == t {print $2}\' ' + str(counts) + ')";;\n'
-        '  *--alter*) echo "$args" >> ' + str(tmp_path / "altered") + ";;\n"
+        '  *--describe*) [ -n "$count" ] || { echo "Topic \'$topic\' does not exist" >&2; exit 1; }\n'
+        '    printf "Topic: %s\\tTopicId: x\\tPartitionCount: %s\\tReplicationFactor: 3\\n" "$topic" "$count";;\n'
+        '  *--alter*) n="$(sed -n \'s/.*--partitions \\([0-9]*\\).*/\\1/p\' <<<"$args")"\n'
+        '    sed -i "s/^$topic .*/$topic $n/" "$counts"\n'
+        f'    if [ "$topic" = "{racing}" ]; then echo "InvalidPartitionsException" >&2; exit 1; fi\n'
+        '    echo "$args" >> "$altered";;\n'
         "esac\n"
     )
     fake.chmod(0o755)
+    return str(fake)
+
+
+def run_topics_script(tmp_path, fake: str, partitions: int) -> subprocess.CompletedProcess:
     from feedback.core.sizing import scaled_topics
 
-    script = topics_script(scaled_topics(8)[:2], 3).replace(topics_script_module.KAFKA_TOPICS, str(fake))
-    result = subprocess.run(["bash", "-s", "broker:9092"], input=script, text=True, capture_output=True)
+    # the two feedback topics, scaled, without their --create (the stand-in ignores it)
+    script = topics_script(scaled_topics(partitions)[:2], 3).replace(topics_script_module.KAFKA_TOPICS, fake)
+    return subprocess.run(["bash", "-s", "broker:9092"], input=script, text=True, capture_output=True)
+
+
+def test_topics_script_adds_partitions_only_to_a_topic_that_has_fewer(tmp_path):
+    fake = kafka_topics_standin(tmp_path, {"twitter-feedback": 4, "slack-feedback": 12})
+    result = run_topics_script(tmp_path, fake, 8)
     assert result.returncode == 0, result.stderr
     [altered] = (tmp_path / "altered").read_text().splitlines()
     assert "--alter --topic twitter-feedback --partitions 8" in altered  # 4 -> 8; slack-feedback has 12 already
+
+
+def test_topics_script_succeeds_when_the_other_head_node_added_the_partitions_first(tmp_path):
+    fake = kafka_topics_standin(tmp_path, {"twitter-feedback": 8, "slack-feedback": 4}, racing="slack-feedback")
+    result = run_topics_script(tmp_path, fake, 8)
+    assert result.returncode == 0, result.stderr
+    assert "InvalidPartitionsException" in result.stderr  # this node's --alter did fail
+    assert not (tmp_path / "altered").exists()
+
+
+def test_topics_script_fails_naming_the_topic_whose_partitions_it_cannot_read(tmp_path):
+    fake = kafka_topics_standin(tmp_path, {"twitter-feedback": 4})  # slack-feedback cannot be described
+    result = run_topics_script(tmp_path, fake, 8)
+    assert result.returncode != 0
+    assert "create-topics: cannot describe topic slack-feedback" in result.stderr
 
 
 def test_topics_script_digest_follows_content():
