@@ -50,11 +50,8 @@ JOBS_BACKENDS: tuple[str, ...] = get_args(JobsBackend)
 # "Databricks network", says why `injected` is the default.
 DatabricksNetworkMode = Literal["managed", "injected"]
 DATABRICKS_SKUS = ("premium", "trial")
-# Microsoft Learn, "Configure storage and scalability for Apache Kafka on HDInsight": "With
-# managed disks, you can use multiple disks to achieve 16 TB for each node in the cluster";
-# "Azure HDInsight supported node configurations": Kafka's data disks are S30/P30 (1 TiB each).
-# 16 TB a node of 1 TiB disks: at most 16 disks a worker.
-MAX_DISKS_PER_WORKER = 16
+# At most 16 disks of 1 TiB a Kafka worker (feedback.core.sizing, which cites Microsoft's page).
+MAX_DISKS_PER_WORKER = sizing.MAX_DISKS_PER_WORKER
 
 
 def refuse(*lines: str) -> PydanticCustomError:

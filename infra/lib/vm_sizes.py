@@ -3,8 +3,9 @@ sizes HDInsight no longer creates or that Azure has announced for retirement.
 
 Sources, read 2026-11-26:
 - Data disks: Microsoft Learn's size pages ("Ev3 and Esv3-series", "Eadsv5-series",
-  "Av2-series", the "Max data disks" column). A Kafka worker's disks are also bounded by
-  HDInsight's 16 TB a node of 1 TiB disks (infra/config/keys.py, MAX_DISKS_PER_WORKER), so the
+  "Av2-series", the "Max data disks" column); the worker sizes `feedback size` recommends are
+  feedback.core.sizing.WORKER_SIZES, taken from there. A Kafka worker's disks are also bounded
+  by HDInsight's 16 TB a node of 1 TiB disks (feedback.core.sizing.MAX_DISKS_PER_WORKER), so the
   bound is the smaller of the two.
 - Retired for HDInsight: "Azure HDInsight component retirements and action required"
   (learn.microsoft.com/azure/hdinsight/hdinsight-component-retirements-and-action-required):
@@ -23,10 +24,13 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from feedback.core.sizing import WORKER_SIZES
+
 # Max data disks by size (the sizes this project defaults to or documents, and their
 # neighbours in the same series).
 MAX_DATA_DISKS: dict[str, int] = {
-    **{f"Standard_E{n}_v3": disks for n, disks in ((2, 4), (4, 8), (8, 16), (16, 32), (20, 32), (32, 32), (48, 32))},
+    **{f"Standard_E{n}_v3": disks for n, disks in ((2, 4), (20, 32), (32, 32), (48, 32))},
+    **{size: disks for size, (_, disks) in WORKER_SIZES.items()},
     **{f"Standard_E{n}s_v3": disks for n, disks in ((2, 4), (4, 8), (8, 16), (16, 32), (20, 32), (32, 32), (48, 32))},
     **{f"Standard_E{n}ads_v5": disks for n, disks in ((2, 4), (4, 8), (8, 16), (16, 32), (20, 32), (32, 32), (48, 32))},
     "Standard_A2_v2": 4,

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedback.core.catalogue import TOPICS
-from infra.config.keys import MAX_DISKS_PER_WORKER
 from infra.lib import (
     azure_names,
     event_hubs_limits,
@@ -20,7 +19,6 @@ from infra.lib import (
     passwords,
     provider_inputs,
     replication,
-    vm_sizes,
 )
 from infra.lib import topics_script as topics_script_module
 from infra.lib.topics_script import script_digest, topics_script
@@ -427,13 +425,3 @@ def test_the_check_refuses_exactly_the_values_the_export_line_cannot_carry(value
     exported = exported_by_bash(value)
     carried = exported.returncode == 0 and exported.stdout.decode() == value
     assert (job_specs.env_value_problem(value) is None) is carried, (value, exported)
-
-
-def test_the_sizing_knows_the_worker_sizes_and_event_hubs_limits_the_stack_checks_by():
-    from feedback.core import sizing
-
-    for size, (_, disks) in sizing.WORKER_SIZES.items():
-        assert vm_sizes.data_disk_limit(size) == disks, size
-    assert sizing.MAX_DISKS_PER_WORKER == MAX_DISKS_PER_WORKER
-    for tier, limits in event_hubs_limits.LIMITS.items():
-        assert limits.partitions_per_hub == sizing.PARTITIONS_PER_HUB[tier]
