@@ -3,6 +3,7 @@
     feedback size --rate 10000                                   # Event Hubs, 1 KB events
     feedback size --rate 10000 --backend hdinsight --event-bytes 2048
     feedback size --rate 10000 --rates d4ds-v5-rates.json       # rates measured on the target's node type
+    feedback size --rate 10000 --node-type Standard_D8ds_v5      # another Databricks node type
 
 The per-core rates come from the file `feedback bench pipeline` writes (`<state dir>/bench/
 pipeline-rates.json` by default, or --rates); without one, from docs/benchmarks.md, and it says
@@ -21,11 +22,14 @@ from rich.markup import escape
 from feedback.cli.common import console, fail, settings_of
 from feedback.core.sizing import (
     BACKENDS,
+    DEFAULT_NODE_TYPE,
     FALLBACK_RATES,
+    NODE_VCPUS,
     MeasuredRates,
     Sizing,
     Target,
     config_lines,
+    node_type_problem,
     rates_path,
     size,
 )
@@ -60,10 +64,15 @@ def size_command(
     rates: Optional[Path] = typer.Option(
         None, "--rates", help="A rates file of `feedback bench pipeline` (default: this machine's, if any)."
     ),
+    node_type: str = typer.Option(
+        DEFAULT_NODE_TYPE, "--node-type", help=f"The Databricks job's node type: {', '.join(NODE_VCPUS)}."
+    ),
 ) -> None:
     """The stack a target rate needs: partitions, Event Hubs units or HDInsight workers and disks, Databricks workers, what the alerts do."""
     if backend not in BACKENDS:
         raise fail(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}", 2)
+    if problem := node_type_problem(node_type):
+        raise fail(f"--node-type: {problem}", 2)
     settings = settings_of(ctx)
     measured, note = read_rates(rates, rates_path(settings.state_dir))
     target = Target(
@@ -74,6 +83,8 @@ def size_command(
         max_offsets_per_trigger=settings.max_offsets_per_trigger,
         trigger=settings.trigger,
         tables_trigger=settings.tables_trigger,
+        tables_tasks=settings.tables_tasks,
+        node_type=node_type,
     )
     print_sizing(size(target, measured), note)
 
@@ -92,18 +103,23 @@ def print_sizing(sizing: Sizing, note: Optional[str]) -> None:
     console.print(f"per-core rates: {escape(sizing.rates.describe())}", highlight=False)
     if note:
         console.print(f"[yellow]{escape(note)}[/yellow]", highlight=False)
+    for line in sizing.cannot_set:
+        console.print(f"[yellow]{escape(line)}[/yellow]", highlight=False)
     _section("partitions per feedback topic", str(sizing.partitions.value), sizing.partitions.reasons)
     if sizing.eventhubs:
         hubs = sizing.eventhubs
         kind = {"standard": "throughput", "premium": "processing", "dedicated": "capacity"}[hubs.tier]
-        value = f"{hubs.tier}, {hubs.units} {kind} unit(s)" + ("" if hubs.throughput_known else " (at least)")
+        value = f"{hubs.tier}, {hubs.units} {kind} unit(s)" + (
+            "" if hubs.throughput_known else " at least: a floor to load-test"
+        )
         _section("Event Hubs", value, hubs.reasons)
     if sizing.hdinsight:
         kafka = sizing.hdinsight
         value = f"{kafka.workers} workers of {kafka.worker_vm_size}, {kafka.disks_per_worker} disks each"
         _section("HDInsight Kafka", value, kafka.reasons)
     spark = sizing.databricks
-    _section("Databricks pipeline job", f"{spark.workers} worker(s) of {spark.node_type}", spark.reasons)
+    workers = f"{spark.workers} worker(s) of {spark.node_type}" + (" (a rough floor: measure)" if spark.rough else "")
+    _section("Databricks pipeline job", workers, spark.reasons)
     alerts = sizing.alerts
     _section(
         "alerts",

@@ -5,15 +5,18 @@
     plan.partitions.value, plan.eventhubs.units, plan.databricks.workers
 
 `size` returns a `Sizing`: each number with the reasons for it, the stack keys that carry it,
-where the project's own design meets a limit at that rate, and what the arithmetic cannot
-know. The stack's config checks (infra/config/checks.py) use the same function to say which
-resource is below `feedback:targetEventsPerSecond`.
+what no stack key sets yet, where the project's own design meets a limit at that rate, and what
+the arithmetic cannot know. Cores are planned half busy (TARGET_UTILISATION) and disks at most
+70% full (DISK_FILL_FACTOR), each for the reason given there. The stack's config checks
+(infra/config/checks.py) use the same function to say which resource is below
+`feedback:targetEventsPerSecond`.
 
 The traffic model, from the pipeline as built (docs/pipeline.md):
 
 * written: the producers' events (the rate); the scorer's record of each (`feedback-scored`,
   the event plus what it adds); an alert record for each event past a threshold
-  (`feedback-alerts`); the dispatcher's record of its messages (`alerts-log`).
+  (`feedback-alerts`); the dispatcher's record of its messages (`alerts-log`), at most two
+  records a message, a message a second a channel.
 * read: the scorer reads the feedback topics once; the table writer reads `feedback-scored`
   twice (its Kafka source feeds two branches of a union, docs/benchmarks.md, "Pipeline
   throughput"); the dispatcher reads `feedback-alerts`. Dead letters are left out (the
@@ -31,7 +34,6 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Optional, Sequence
 
 from feedback.core.catalogue import (
-    ALERTS_TOPIC,
     FEEDBACK_TOPICS,
     PASSTHROUGH_TOPIC,
     SCORED_TOPIC,
@@ -42,6 +44,19 @@ from feedback.core.triggers import TRIGGER
 
 Backend = Literal["eventhubs", "hdinsight"]
 BACKENDS: tuple[str, ...] = ("eventhubs", "hdinsight")
+
+# -- Headroom --------------------------------------------------------------------------------------
+# The share of the cores' measured capacity a sizing plans to use. The rest is for bursts, for
+# catching up after a stop (a stop of T minutes leaves T minutes of events on top of the rate), for
+# the scorer's replay of its last batch after a restart, for the JVM's own work (garbage
+# collection, the driver) and for the Kafka client's threads: sized at 100%, a pipeline that falls
+# behind never catches up.
+TARGET_UTILISATION = 0.5
+# How full the HDInsight brokers' disks are planned to get at most. A Kafka broker whose log disk
+# fills takes the log directory offline and stops serving its partitions; retention frees space only
+# by deleting whole segments (1 GiB each by default, the active one never), so the disks need room
+# beyond what the retention keeps.
+DISK_FILL_FACTOR = 0.7
 
 # -- Event Hubs ("Scaling with Event Hubs", learn.microsoft.com/azure/event-hubs/event-hubs-scalability,
 # updated 2026-02-05, and "Azure Event Hubs quotas and limits", learn.microsoft.com/azure/event-hubs/
@@ -63,31 +78,42 @@ PREMIUM_UNITS: tuple[int, ...] = (1, 2, 4, 8, 16)
 # (Dedicated) unit (quotas table). infra/lib/event_hubs_limits.py takes these from here.
 PARTITIONS_PER_HUB: dict[str, int] = {"standard": 32, "premium": 100, "dedicated": 1024}
 PARTITIONS_PER_UNIT: dict[str, Optional[int]] = {"standard": None, "premium": 200, "dedicated": 2000}
-# Microsoft's guidance of about 1 MB/s through a partition (the scalability page, "Partitions").
-PARTITION_BYTES = 1_000_000
+# What one partition carries: the scalability page ("Partitions") recommends balancing throughput
+# units and partitions 1:1, "a single partition has a guaranteed ingress and egress of up to one
+# throughput unit": 1 MB/s or 1,000 events/s in, whichever comes first.
+PARTITION_BYTES = TU_INGRESS_BYTES
+PARTITION_EVENTS = TU_INGRESS_EVENTS
 # A compacted hub keeps at most 1 GB per partition on Standard (quotas table, "Size of compacted
 # event hub"); `alerts-log` has one partition. GB taken as 10^9 bytes, the lower reading.
 STANDARD_COMPACTED_BYTES = 1_000_000_000
+# Past this share of that cap, Premium. The record's size was measured on the local broker, not on
+# Event Hubs, whose compaction runs when the service decides, and the page gives the cap, not what
+# happens at it: about half leaves room for both.
+COMPACTED_SHARE = 0.5
 
 # -- HDInsight Kafka (read 2026-11-26) -----------------------------------------------------------
-# "Azure HDInsight supported node configurations": Kafka's data disks are S30 or P30 managed disks
-# (1 TiB each); which one a cluster gets is HDInsight's choice (the API's `storageAccountType` is
-# read-only), so the slower one is assumed: a Standard HDD S30 gives 60 MB/s and 500 IOPS (a Premium
-# P30 200 MB/s; "Azure managed disk types" / "Scalability and performance targets for VM disks").
+# "Configure storage and scalability for Apache Kafka on HDInsight": Kafka's data disks are managed
+# disks of 1 TiB; "Premium disks are used with DS and GS series VMs. All other VM types use
+# standard". The worker sizes below are Ev3, so Standard HDD S30: up to 60 MB/s and up to 500 IOPS
+# ("Azure managed disk types" / "Scalability and performance targets for VM disks").
 DISK_BYTES = 1024**4
 DISK_WRITE_BYTES_PER_S = 60_000_000
-# "Configure storage and scalability for Apache Kafka on HDInsight": 16 TB a node of managed disks
-# (infra/config/keys.py, MAX_DISKS_PER_WORKER, is the same bound).
+# The same page: "With managed disks, you can use multiple disks to achieve 16 TB for each node in
+# the cluster": 16 disks of 1 TiB a worker (infra/config/keys.py refuses more).
 MAX_DISKS_PER_WORKER = 16
 # "High availability with Apache Kafka in HDInsight" and the HDInsight Kafka quickstart: at least
-# three worker nodes; a broker holds at most 2,000 partitions, replicas included.
+# three worker nodes.
 MIN_WORKERS = 3
+# "Performance optimization for Apache Kafka HDInsight clusters" (written for HDInsight's Kafka 2.1
+# and 2.4) recommends at most 2,000 partitions a broker, replicas included: a recommendation, not
+# a limit the service enforces.
 PARTITIONS_PER_BROKER = 2_000
 # "Azure HDInsight supported node configurations": "If you need more than 32 worker nodes in a
 # cluster, select a head node size with at least 8 cores and 14 GB of RAM".
 WORKERS_BEFORE_LARGER_HEAD = 32
-# The worker sizes recommended, smallest first: vCPUs and "Max data disks" (the Ev3 size page;
-# infra/lib/vm_sizes.py holds the same figures, a test keeps them equal). Standard_E4_v3 is the
+LARGER_HEAD_VM_SIZE = "Standard_E8_v3"
+# The worker sizes recommended, smallest first: vCPUs and "Max data disks" (the "Ev3 and
+# Esv3-series" size page). infra/lib/vm_sizes.py takes these from here. Standard_E4_v3 is the
 # stack's default worker.
 WORKER_SIZES: dict[str, tuple[int, int]] = {
     "Standard_E4_v3": (4, 8),
@@ -99,39 +125,57 @@ DEFAULT_WORKER_SIZE = "Standard_E4_v3"
 # -- Databricks -------------------------------------------------------------------------------------
 # vCPUs of the job node sizes ("Ddsv5 and Ddv5-series", learn.microsoft.com, read 2026-11-26);
 # Standard_D4ds_v5 is the stack's default `jobNodeType`. On a cluster with workers the driver runs
-# no tasks: the workers' cores are what the pipeline's tasks get.
+# no tasks: the workers' cores are what the pipeline's tasks get. A node type not here is refused:
+# its vCPUs are unknown, and a guess would size the cluster wrong.
 NODE_VCPUS: dict[str, int] = {"Standard_D4ds_v5": 4, "Standard_D8ds_v5": 8, "Standard_D16ds_v5": 16}
 DEFAULT_NODE_TYPE = "Standard_D4ds_v5"
 # Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
 # ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
 # core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
+# The mean size of the events `feedback bench pipeline` sends, key included: the 428 sample texts
+# (81 bytes of text on average) in the producers' envelope, computed 2026-11-26. The measured
+# per-core scoring rate is of events this size; VADER's cost grows with the text's length, so for
+# larger events the rate is scaled down by this over their size. Smaller events are not taken to be
+# faster: the per-event costs (Kafka, JSON, Spark's rows) do not shrink with the text.
+SAMPLE_EVENT_BYTES = 333
 
 # -- The pipeline's own figures --------------------------------------------------------------------
 # The sample texts at the default thresholds: about a quarter of events alert negative, a tenth
 # positive (docs/benchmarks.md, "Send -> visible in Slack"; benchmarks/dispatcher.py uses the same).
 NEGATIVE_SHARE = 0.25
 POSITIVE_SHARE = 0.10
+# The alert channels: `negative_channel` and `positive_channel` (feedback.core.settings). Each is
+# one key of feedback-alerts, so one partition and one dispatcher's work.
+ALERT_CHANNELS = 2
 # Bytes the scorer adds, measured on a 1,050-byte sample event (jobs/scoring.py's `route`): a
 # scored record is 190 bytes longer, with a 19-byte key; an alert record 128 longer, with an
 # 18-byte key. Rounded up to the next ten.
 SCORED_EXTRA_BYTES = 210
 ALERT_EXTRA_BYTES = 150
 # The dispatcher's record: about 190 bytes an alert (docs/benchmarks.md, "The alert dispatcher's
-# start"), written twice a message (attempted, then sent), and at most 700,000 bytes of alerts a
-# message (jobs/dispatcher.py, MESSAGE_RECORD_BYTES): more waiting alerts go in the next message.
+# start"), written twice a message (attempted, then sent). A message's record holds at most
+# 700,000 bytes of alerts (jobs/dispatcher.py, MESSAGE_RECORD_BYTES; more waiting alerts go in the
+# next message), and a channel gets at most `alert_channel_rate` messages a second, so the record
+# grows by at most ALERT_CHANNELS x that rate x 2 records of 700,000 bytes a second.
 RECORD_BYTES_PER_ALERT = 190
 RECORDS_PER_MESSAGE = 2
 MESSAGE_RECORD_BYTES = 700_000
-# What `feedback bench dispatcher-start --rate 2000` measured (docs/benchmarks.md, 2026-11-25): the
-# record a 2,000 events/s pipeline leaves (about two hours of messages) is 1,998 MB; the dispatcher
-# reads it in 15.9 s at its start, with a peak of 344 MB. Both grow with the alert rate.
+# What `feedback bench dispatcher-start --rate 2000` measured on the local broker (docs/benchmarks.md,
+# 2026-11-25): the record a 2,000 events/s pipeline leaves (about two hours of messages) is 1,998 MB;
+# the dispatcher reads it in 15.9 s at its start, with a peak of 344 MB. All three grow with the
+# bytes the dispatcher writes a second.
 DISPATCHER_MEASURED_RATE = 2_000
+DISPATCHER_MEASURED_ALERTS = DISPATCHER_MEASURED_RATE * (NEGATIVE_SHARE + POSITIVE_SHARE)
+DISPATCHER_MEASURED_WRITES = DISPATCHER_MEASURED_ALERTS * RECORD_BYTES_PER_ALERT * RECORDS_PER_MESSAGE
 DISPATCHER_RECORD_BYTES = 1_998_000_000
 DISPATCHER_START_S = 15.9
 DISPATCHER_START_BYTES = 344_000_000
 # Catalogue topics whose partitions follow `feedback:feedbackPartitions`: the ones the rate flows
-# through (4 in the catalogue). The price, dead-letter and dispatcher-record topics keep theirs.
-SCALED_TOPICS: tuple[str, ...] = (*FEEDBACK_TOPICS, SCORED_TOPIC, ALERTS_TOPIC, PASSTHROUGH_TOPIC)
+# through (4 in the catalogue). The price, dead-letter and dispatcher-record topics keep theirs, and
+# so does `feedback-alerts`: it is keyed by channel (ALERT_CHANNELS keys), so more partitions add
+# nothing, and adding them under a running dispatcher moves a channel to another partition while
+# its alerts still wait in the old one.
+SCALED_TOPICS: tuple[str, ...] = (*FEEDBACK_TOPICS, SCORED_TOPIC, PASSTHROUGH_TOPIC)
 DEFAULT_PARTITIONS = 4
 # The Kafka retention of the topics the rate flows through (the catalogue's 7 days).
 RETENTION_S = max(t.retention_ms for t in TOPICS if t.name in SCALED_TOPICS) // 1000
@@ -182,6 +226,11 @@ class MeasuredRates:
     def through_per_core(self) -> float:
         """Events a second one core takes through both parts, one after the other (the bench's ratio)."""
         return self.events / (self.scorer_s + self.tables_s) / self.cores
+
+    @property
+    def is_fallback(self) -> bool:
+        """Whether these are docs/benchmarks.md's figures, not a measurement of the target's nodes."""
+        return self == FALLBACK_RATES
 
     def describe(self) -> str:
         commit = f", commit {self.commit}" if self.commit else ""
@@ -253,6 +302,7 @@ class Target:
     max_offsets_per_trigger: Optional[int] = 50_000
     trigger: str = "processing-time=250ms"
     tables_trigger: str = "processing-time=30s"
+    tables_tasks: int = 1
     node_type: str = DEFAULT_NODE_TYPE
 
     @property
@@ -269,6 +319,30 @@ def trigger_interval_s(trigger: str) -> Optional[float]:
     return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
 
 
+def processing_time(seconds: float) -> str:
+    """A processing-time trigger of at most `seconds`, in whole seconds or milliseconds."""
+    ms = max(1, math.floor(seconds * 1000))
+    return f"processing-time={ms // 1000}s" if ms % 1000 == 0 else f"processing-time={ms}ms"
+
+
+def node_type_problem(node_type: str) -> Optional[str]:
+    """Why `node_type` cannot be sized (its vCPUs are unknown), or None."""
+    if node_type in NODE_VCPUS:
+        return None
+    return (
+        f"node type {node_type!r}: its vCPUs are unknown here; expected one of {', '.join(NODE_VCPUS)} "
+        "(feedback/core/sizing.py, NODE_VCPUS)"
+    )
+
+
+def dispatcher_writes(target: Target) -> float:
+    """Bytes a second the dispatcher writes to `alerts-log`: two records a message of about 190 bytes an
+    alert, and at most ALERT_CHANNELS x alert_channel_rate messages a second of MESSAGE_RECORD_BYTES."""
+    by_alerts = target.alert_rate * RECORD_BYTES_PER_ALERT * RECORDS_PER_MESSAGE
+    most = ALERT_CHANNELS * target.alert_channel_rate * RECORDS_PER_MESSAGE * MESSAGE_RECORD_BYTES
+    return min(by_alerts, most)
+
+
 @dataclass(frozen=True)
 class Traffic:
     """What the pipeline writes to and reads from Kafka at the target rate, a second."""
@@ -278,7 +352,22 @@ class Traffic:
     out_events: float
     out_bytes: float
     scored_bytes: float  # feedback-scored's share of what is written: the largest topic
-    retained_bytes: float  # what the retention keeps, one copy
+    retained_bytes: float  # what the retention keeps, one copy (alerts-log is compacted: not counted)
+
+    @property
+    def ingress_units(self) -> int:
+        """Throughput units for what is written: 1,000 events/s or 1 MB/s each."""
+        return max(math.ceil(self.in_events / TU_INGRESS_EVENTS), math.ceil(self.in_bytes / TU_INGRESS_BYTES))
+
+    @property
+    def egress_units(self) -> int:
+        """Throughput units for what is read: 4,096 events/s or 2 MB/s each."""
+        return max(math.ceil(self.out_events / TU_EGRESS_EVENTS), math.ceil(self.out_bytes / TU_EGRESS_BYTES))
+
+    @property
+    def standard_units(self) -> int:
+        """Throughput units a Standard namespace needs: ingress and egress, events and bytes."""
+        return max(1, self.ingress_units, self.egress_units)
 
 
 def traffic(target: Target) -> Traffic:
@@ -288,18 +377,23 @@ def traffic(target: Target) -> Traffic:
         target.event_bytes + SCORED_EXTRA_BYTES,
         target.event_bytes + ALERT_EXTRA_BYTES,
     )
-    record = alerts * RECORD_BYTES_PER_ALERT * RECORDS_PER_MESSAGE
-    in_bytes = rate * event + rate * scored + alerts * alert + record
-    # The dispatcher's record: two records a message, at most a message a second per channel.
-    record_events = RECORDS_PER_MESSAGE * 2 * target.alert_channel_rate if alerts else 0.0
+    # The dispatcher's record: two records a message, at most alert_channel_rate messages a second a channel.
+    record_events = RECORDS_PER_MESSAGE * ALERT_CHANNELS * target.alert_channel_rate if alerts else 0.0
+    kept = rate * event + rate * scored + alerts * alert
     return Traffic(
         in_events=rate * 2 + alerts + record_events,
-        in_bytes=in_bytes,
+        in_bytes=kept + dispatcher_writes(target),
         out_events=rate + 2 * rate + alerts,
         out_bytes=rate * event + 2 * rate * scored + alerts * alert,
         scored_bytes=rate * scored,
-        retained_bytes=(rate * event + rate * scored + alerts * alert) * RETENTION_S,
+        retained_bytes=kept * RETENTION_S,
     )
+
+
+def record_bytes(target: Target) -> float:
+    """The dispatcher's record (`alerts-log`) at this rate: the measured one, scaled by the bytes the
+    dispatcher writes a second."""
+    return DISPATCHER_RECORD_BYTES * dispatcher_writes(target) / DISPATCHER_MEASURED_WRITES
 
 
 # -- The recommendation --------------------------------------------------------------------------------
@@ -322,7 +416,8 @@ class EventHubsSize:
 
     @property
     def throughput_known(self) -> bool:
-        """Whether `units` carry the traffic by Microsoft's figures (Standard), or only hold the partitions."""
+        """Whether `units` carry the traffic by Microsoft's figures (Standard), or are only a floor that
+        holds the partitions, for a load test to confirm."""
         return self.tier == "standard"
 
 
@@ -340,6 +435,7 @@ class DatabricksSize:
     workers: int
     scorer_cores: int
     tables_tasks: int
+    rough: bool  # from the fallback rates: a rough floor, to be measured on the node type
     reasons: tuple[str, ...]
 
 
@@ -361,8 +457,10 @@ class Sizing:
     hdinsight: Optional[HDInsightSize]
     databricks: DatabricksSize
     alerts: AlertsSize
+    cannot_set: tuple[str, ...]  # what no stack key sets yet, and what that means at this rate
     design_limits: tuple[str, ...]  # where the project's own design meets a limit at this rate
     config: dict[str, str]  # stack key (without the namespace) -> value
+    config_notes: dict[str, str] = field(default_factory=dict)  # stack key -> how far to trust its value
     unknowns: tuple[str, ...] = field(default=())
 
 
@@ -374,59 +472,49 @@ def _n(n: float) -> str:
     return f"{n:,.0f}"
 
 
-def standard_units(flow: Traffic) -> int:
-    """Throughput units a Standard namespace needs for `flow`: ingress and egress, events and bytes."""
-    return max(
-        1,
-        math.ceil(flow.in_events / TU_INGRESS_EVENTS),
-        math.ceil(flow.in_bytes / TU_INGRESS_BYTES),
-        math.ceil(flow.out_events / TU_EGRESS_EVENTS),
-        math.ceil(flow.out_bytes / TU_EGRESS_BYTES),
-    )
-
-
-def record_bytes(target: Target) -> float:
-    """The dispatcher's record (`alerts-log`) at this rate, scaled from the measured one by the alert rate."""
-    measured_alerts = DISPATCHER_MEASURED_RATE * (NEGATIVE_SHARE + POSITIVE_SHARE)
-    return DISPATCHER_RECORD_BYTES * target.alert_rate / measured_alerts
-
-
 def _partitions(target: Target, scorer_cores: int) -> Figure:
     flow = traffic(target)
     by_bytes = math.ceil(flow.scored_bytes / PARTITION_BYTES)
-    value = max(DEFAULT_PARTITIONS, by_bytes, scorer_cores)
+    by_events = math.ceil(target.rate / PARTITION_EVENTS)
+    value = max(DEFAULT_PARTITIONS, by_bytes, by_events, scorer_cores)
     reasons = [
-        f"feedback-scored carries {_mb(flow.scored_bytes)}; at Microsoft's guide of about "
-        f"{_mb(PARTITION_BYTES)} a partition that is {by_bytes}",
+        f"feedback-scored carries {_mb(flow.scored_bytes)} and {_n(target.rate)} events/s; a partition takes about "
+        f"{_mb(PARTITION_BYTES)} or {_n(PARTITION_EVENTS)} events/s (Microsoft: up to one throughput unit a "
+        f"partition): {by_bytes} by bytes, {by_events} by events",
         f"the scorer runs a task per partition of the topic it reads, at most one per core: {scorer_cores} "
         f"core(s) need {scorer_cores} partition(s) of a feedback topic, should one source carry all events",
         f"at least {DEFAULT_PARTITIONS}, the catalogue's count, so a stack that sets nothing keeps its topics",
-        "feedback-alerts is keyed by channel: two channels use two of its partitions, whatever the count",
+        f"feedback-alerts keeps the catalogue's {DEFAULT_PARTITIONS}: it is keyed by channel ({ALERT_CHANNELS} "
+        "channels), so more partitions would add nothing",
     ]
     return Figure(value, tuple(reasons))
 
 
-def _eventhubs(target: Target, partitions: int) -> EventHubsSize:
-    flow = traffic(target)
-    needed = standard_units(flow)
-    total_partitions = sum(t.partitions for t in scaled_topics(partitions))
-    record = record_bytes(target)
-    reasons = [
+def _standard_reasons(flow: Traffic, record: float) -> list[str]:
+    return [
         f"written: {_n(flow.in_events)} events/s, {_mb(flow.in_bytes)} (the events, their scored records, "
         f"the alerts and the dispatcher's record); a throughput unit takes {_n(TU_INGRESS_EVENTS)} events/s "
-        f"or {_mb(TU_INGRESS_BYTES)}: {max(math.ceil(flow.in_events / TU_INGRESS_EVENTS), math.ceil(flow.in_bytes / TU_INGRESS_BYTES))} unit(s)",
+        f"or {_mb(TU_INGRESS_BYTES)}: {flow.ingress_units} unit(s)",
         f"read: {_n(flow.out_events)} events/s, {_mb(flow.out_bytes)} (the scorer reads the feedback topics, the "
         f"table writer feedback-scored twice, the dispatcher the alerts; every reader shares the namespace's "
         f"egress); a unit gives {_n(TU_EGRESS_EVENTS)} events/s or {_mb(TU_EGRESS_BYTES)}: "
-        f"{max(math.ceil(flow.out_events / TU_EGRESS_EVENTS), math.ceil(flow.out_bytes / TU_EGRESS_BYTES))} unit(s)",
+        f"{flow.egress_units} unit(s)",
+        f"alerts-log, the dispatcher's record, holds about {record / 1e9:,.1f} GB at this rate (scaled from "
+        f"{DISPATCHER_RECORD_BYTES / 1e9:,.1f} GB measured on the local broker at {_n(DISPATCHER_MEASURED_RATE)} "
+        f"events/s, not on Event Hubs); a compacted Standard hub keeps at most 1 GB a partition, and past about "
+        f"{COMPACTED_SHARE:.0%} of that Premium is chosen",
     ]
+
+
+def _eventhubs(target: Target, partitions: int) -> EventHubsSize:
+    flow = traffic(target)
+    needed = flow.standard_units
+    total_partitions = sum(t.partitions for t in scaled_topics(partitions))
+    record = record_bytes(target)
+    reasons = _standard_reasons(flow, record)
     standard_fits = needed <= STANDARD_MAX_UNITS
     partitions_fit = partitions <= PARTITIONS_PER_HUB["standard"]
-    record_fits = record <= STANDARD_COMPACTED_BYTES
-    reasons.append(
-        f"alerts-log, the dispatcher's record, holds about {record / 1e9:,.2f} GB at this rate "
-        f"({record / STANDARD_COMPACTED_BYTES:.0%} of the 1 GB a compacted Standard hub keeps a partition)"
-    )
+    record_fits = record <= STANDARD_COMPACTED_BYTES * COMPACTED_SHARE
     if standard_fits and partitions_fit and record_fits:
         reasons.append(f"Standard: {needed} throughput unit(s) of at most {STANDARD_MAX_UNITS}")
         return EventHubsSize("standard", needed, needed, tuple(reasons))
@@ -436,16 +524,16 @@ def _eventhubs(target: Target, partitions: int) -> EventHubsSize:
     if not partitions_fit:
         why.append(f"{partitions} partitions a hub is more than Standard's {PARTITIONS_PER_HUB['standard']}")
     if not record_fits:
-        why.append("alerts-log would pass Standard's 1 GB a partition (what happens then is not documented)")
+        why.append("alerts-log would pass about half of Standard's 1 GB a partition")
     if standard_fits:
         why.append(f"Standard would carry the traffic with {needed} throughput units")
     if partitions <= PARTITIONS_PER_HUB["premium"]:
         budget = PARTITIONS_PER_UNIT["premium"] or 1
         units = next((u for u in PREMIUM_UNITS if u * budget >= total_partitions), PREMIUM_UNITS[-1])
         reasons.append(
-            f"Premium, not Standard: {'; '.join(why)}. {units} processing unit(s) hold the namespace's "
-            f"{total_partitions} partitions ({budget} a unit). Microsoft publishes no throughput per processing "
-            "unit: whether they carry the traffic is for a load test to show"
+            f"Premium, not Standard: {'; '.join(why)}. At least {units} processing unit(s) hold the namespace's "
+            f"{total_partitions} partitions ({budget} a unit): a floor to load-test, since Microsoft publishes no "
+            "throughput per processing unit"
         )
         return EventHubsSize("premium", units, needed, tuple(reasons))
     budget = PARTITIONS_PER_UNIT["dedicated"] or 1
@@ -453,8 +541,8 @@ def _eventhubs(target: Target, partitions: int) -> EventHubsSize:
     reasons.append(
         f"Dedicated, not Standard or Premium: {'; '.join(why)}, and {partitions} partitions a hub is more than "
         f"Premium's {PARTITIONS_PER_HUB['premium']}. An existing Dedicated cluster of at least {units} capacity "
-        f"unit(s) holds the {total_partitions} partitions ({budget} a unit); this stack does not create the "
-        "cluster, and Microsoft publishes no throughput per capacity unit either"
+        f"unit(s) holds the {total_partitions} partitions ({budget} a unit): a floor to load-test, since Microsoft "
+        "publishes no throughput per capacity unit either; this stack does not create the cluster"
     )
     return EventHubsSize("dedicated", units, needed, tuple(reasons))
 
@@ -464,67 +552,88 @@ def _hdinsight(target: Target, partitions: int) -> HDInsightSize:
     factor = target.replication_factor
     stored = flow.retained_bytes * factor
     written = flow.in_bytes * factor
+    usable = DISK_BYTES * DISK_FILL_FACTOR
+    disks_for_space = math.ceil(stored / usable)
+    disks_for_writes = math.ceil(written / DISK_WRITE_BYTES_PER_S)
     least = max(MIN_WORKERS, factor)
     total_partitions = sum(t.partitions for t in scaled_topics(partitions)) * factor
     by_partitions = math.ceil(total_partitions / PARTITIONS_PER_BROKER)
-    for size, (_, size_disks) in WORKER_SIZES.items():
-        max_disks = min(size_disks, MAX_DISKS_PER_WORKER)
-        workers = max(
+    by_size = {
+        size: max(
             least,
-            math.ceil(stored / (max_disks * DISK_BYTES)),
-            math.ceil(written / (max_disks * DISK_WRITE_BYTES_PER_S)),
+            math.ceil(max(disks_for_space, disks_for_writes) / min(size_disks, MAX_DISKS_PER_WORKER)),
             by_partitions,
         )
-        if workers <= WORKERS_BEFORE_LARGER_HEAD:
-            break
-    disks = max(
-        1,
-        math.ceil(stored / workers / DISK_BYTES),
-        math.ceil(written / workers / DISK_WRITE_BYTES_PER_S),
+        for size, (_, size_disks) in WORKER_SIZES.items()
+    }
+    # The smallest size within WORKERS_BEFORE_LARGER_HEAD workers; past it, the smallest with the fewest.
+    size = next(
+        (s for s, n in by_size.items() if n <= WORKERS_BEFORE_LARGER_HEAD), min(by_size, key=by_size.__getitem__)
     )
+    workers = by_size[size]
+    disks = max(1, math.ceil(disks_for_space / workers), math.ceil(disks_for_writes / workers))
     days = RETENTION_S / 86_400
     reasons = [
-        f"{days:g} days of retention at {_mb(flow.in_bytes)}, {factor} replicas: {stored / 1e12:,.1f} TB of "
-        f"1 TiB disks, {math.ceil(stored / DISK_BYTES)} disk(s) in all",
-        f"writes of {_mb(written)} with replicas, {_mb(DISK_WRITE_BYTES_PER_S)} a Standard S30 disk: "
-        f"{math.ceil(written / DISK_WRITE_BYTES_PER_S)} disk(s) in all",
+        f"{days:g} days of retention at {_mb(flow.retained_bytes / RETENTION_S)} (alerts-log, compacted, aside), "
+        f"{factor} replicas: {stored / 1e12:,.1f} TB on 1 TiB disks at most {DISK_FILL_FACTOR:.0%} full (a broker "
+        f"whose disk fills stops; retention deletes only whole segments): {disks_for_space} disk(s) in all",
+        f"writes of {_mb(written)} with replicas, up to {_mb(DISK_WRITE_BYTES_PER_S)} a Standard HDD S30 (HDInsight "
+        f"gives Premium disks only to DS and GS sizes): {disks_for_writes} disk(s) in all",
         f"at least {least} workers (HDInsight's minimum, and a broker for every replica)",
-        f"{total_partitions:,} partition replicas, at most {PARTITIONS_PER_BROKER:,} a broker",
+        f"{total_partitions:,} partition replicas; Microsoft recommends at most {PARTITIONS_PER_BROKER:,} a broker",
         f"{size} takes {WORKER_SIZES[size][1]} data disks (at most {MAX_DISKS_PER_WORKER} a Kafka worker); "
         + (
             "the default size"
             if size == DEFAULT_WORKER_SIZE
             else f"a larger size than the default keeps the workers at most {WORKERS_BEFORE_LARGER_HEAD}"
+            if workers <= WORKERS_BEFORE_LARGER_HEAD
+            else "the smallest size with the fewest workers"
         ),
         "disks per worker and the worker size are fixed when the cluster is created; workers can be added",
     ]
     if workers > WORKERS_BEFORE_LARGER_HEAD:
         reasons.append(
             f"more than {WORKERS_BEFORE_LARGER_HEAD} workers: Microsoft asks for head nodes of at least 8 cores "
-            "and 14 GB (headVmSize Standard_E8_v3)"
+            f"and 14 GB (headVmSize {LARGER_HEAD_VM_SIZE})"
         )
     return HDInsightSize(size, workers, disks, tuple(reasons))
 
 
+def scorer_rate_per_core(target: Target, rates: MeasuredRates) -> float:
+    """Events a second one core scores, for events of the target's size (SAMPLE_EVENT_BYTES)."""
+    return rates.scorer_per_core * min(1.0, SAMPLE_EVENT_BYTES / target.event_bytes)
+
+
 def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
-    scorer_cores = max(1, math.ceil(target.rate / rates.scorer_per_core))
-    tables_tasks = max(1, math.ceil(target.rate / rates.tables_per_task))
+    per_core = scorer_rate_per_core(target, rates)
+    scorer_cores = max(1, math.ceil(target.rate / (per_core * TARGET_UTILISATION)))
+    tables_tasks = max(1, math.ceil(target.rate / (rates.tables_per_task * TARGET_UTILISATION)))
     node = target.node_type
-    vcpus = NODE_VCPUS.get(node, NODE_VCPUS[DEFAULT_NODE_TYPE])
-    workers = max(1, math.ceil((scorer_cores + tables_tasks) / vcpus))
-    others = ", ".join(
-        f"{max(1, math.ceil((scorer_cores + tables_tasks) / n))} {size}"
-        for size, n in NODE_VCPUS.items()
-        if size != node
+    cores = scorer_cores + tables_tasks
+    workers = max(1, math.ceil(cores / NODE_VCPUS[node]))
+    others = ", ".join(f"{max(1, math.ceil(cores / n))} {size}" for size, n in NODE_VCPUS.items() if size != node)
+    scaled = (
+        f", scaled by {SAMPLE_EVENT_BYTES} / {target.event_bytes:,} bytes for events larger than the sample's "
+        "(VADER's cost grows with the text's length)"
+        if target.event_bytes > SAMPLE_EVENT_BYTES
+        else ""
     )
-    reasons = (
-        f"the scorer: {_n(rates.scorer_per_core)} events/s a core ({rates.source}): {scorer_cores} core(s)",
-        f"the table writer: {_n(rates.tables_per_task)} events/s a task: {tables_tasks} task(s) "
-        "(the setting `tables_tasks`)",
-        f"{node} has {vcpus} vCPUs; the driver runs no tasks and hosts the dispatcher: {workers} worker(s) "
-        f"(the same cores as {others})",
-    )
-    return DatabricksSize(node, workers, scorer_cores, tables_tasks, reasons)
+    reasons = [
+        f"the scorer: {_n(rates.scorer_per_core)} events/s a core measured ({rates.source}){scaled}: "
+        f"{_n(per_core)}; at {TARGET_UTILISATION:.0%} use, {scorer_cores} core(s)",
+        f"the table writer: {_n(rates.tables_per_task)} events/s a task; at {TARGET_UTILISATION:.0%} use, "
+        f"{tables_tasks} task(s) (the setting `tables_tasks`)",
+        f"cores planned {TARGET_UTILISATION:.0%} busy: the rest is for bursts, catching up after a stop, the "
+        "scorer's replay after a restart, the JVM and the Kafka client",
+        f"{node} has {NODE_VCPUS[node]} vCPUs; the driver runs no tasks and hosts the dispatcher: {workers} "
+        f"worker(s) (the same cores as {others})",
+    ]
+    if rates.is_fallback:
+        reasons.append(
+            "a rough floor: the per-core rates are the fallback of docs/benchmarks.md, not a measurement of "
+            f"{node}; measure them there (docs/sizing.md) before trusting the count"
+        )
+    return DatabricksSize(node, workers, scorer_cores, tables_tasks, rates.is_fallback, tuple(reasons))
 
 
 def _alerts(target: Target) -> AlertsSize:
@@ -544,19 +653,70 @@ def _alerts(target: Target) -> AlertsSize:
     return AlertsSize(negative, positive, per_message, reasons)
 
 
-def _design_limits(target: Target, rates: MeasuredRates, tables_tasks: int) -> list[str]:
-    limits: list[str] = []
+TRIGGER_KEYS: tuple[tuple[str, str], ...] = (("jobsTrigger", "scorer"), ("jobsTablesTrigger", "table writer"))
+
+
+def _triggers(target: Target) -> dict[str, tuple[str, float]]:
+    """Each part (stack key -> part, trigger interval) whose trigger, with max_offsets_per_trigger a batch,
+    reads less than the rate with headroom."""
     cap = target.max_offsets_per_trigger
-    for part, trigger in (("scorer", target.trigger), ("table writer", target.tables_trigger)):
+    found: dict[str, tuple[str, float]] = {}
+    for (key, part), trigger in zip(TRIGGER_KEYS, (target.trigger, target.tables_trigger)):
         interval = trigger_interval_s(trigger)
-        if cap and interval and cap / interval < target.rate:
-            limits.append(
-                f"the {part} reads at most {cap:,} events a batch (max_offsets_per_trigger) every {interval:g} s "
-                f"({trigger}): {_n(cap / interval)} events/s. {_n(target.rate)} needs max_offsets_per_trigger "
-                f"{math.ceil(target.rate * interval):,} or a trigger of {cap / target.rate:.1f} s at most; a "
-                "bigger batch holds more in the driver's memory, which no benchmark here has measured past "
-                f"{rates.events:,} events a batch"
+        if cap and interval and cap / interval < target.rate / TARGET_UTILISATION:
+            found[key] = (part, interval)
+    return found
+
+
+def triggers_needed(target: Target) -> dict[str, str]:
+    """Stack key -> a trigger whose batches of max_offsets_per_trigger carry the rate with headroom, for
+    each part whose trigger does not."""
+    cap = target.max_offsets_per_trigger or 0
+    return {key: processing_time(cap * TARGET_UTILISATION / target.rate) for key in _triggers(target)}
+
+
+def _cannot_set(target: Target, rates: MeasuredRates, tables_tasks: int) -> list[str]:
+    """What the stack keys cannot set yet, and what that means at the rate."""
+    cap = target.max_offsets_per_trigger
+    carried = rates.tables_per_task * target.tables_tasks
+    lines = [
+        f"no stack key sets `tables_tasks` or `max_offsets_per_trigger` yet: the deployed jobs run the table writer "
+        f"in {target.tables_tasks} task(s) and read at most "
+        + (f"{cap:,} events a batch" if cap else "every event waiting in a batch")
+    ]
+    if tables_tasks > target.tables_tasks:
+        lines.append(
+            f"at {_n(target.rate)} events/s the table writer needs {tables_tasks} tasks; {target.tables_tasks} "
+            f"task(s) write about {_n(carried)} events/s at the measured rate"
+            + (
+                ", less than the rate: it falls behind for good, whatever the trigger, until `tables_tasks` can be set"
+                if carried < target.rate
+                else f", with less headroom than the {TARGET_UTILISATION:.0%} use planned: a burst or a stop takes "
+                "long to catch up"
             )
+        )
+    wanted = trigger_interval_s(triggers_needed(target).get("jobsTablesTrigger", target.tables_trigger))
+    batch_s = cap / carried if cap else None
+    if wanted and batch_s and batch_s > wanted:
+        lines.append(
+            f"a table writer batch of {cap:,} events takes about {batch_s:,.1f} s at the measured rate, longer than "
+            f"the {wanted:g} s trigger: batches run back to back and carry at most what the task(s) write"
+        )
+    return lines
+
+
+def _design_limits(target: Target) -> list[str]:
+    limits: list[str] = []
+    cap = target.max_offsets_per_trigger or 0
+    needed = triggers_needed(target)
+    for key, (part, interval) in _triggers(target).items():
+        trigger = target.trigger if key == "jobsTrigger" else target.tables_trigger
+        limits.append(
+            f"the {part} reads at most {cap:,} events a batch (max_offsets_per_trigger) every {interval:g} s "
+            f"({trigger}): {_n(cap / interval)} events/s. {_n(target.rate)} events/s with "
+            f"{TARGET_UTILISATION:.0%} headroom needs a batch every {trigger_interval_s(needed[key]):g} s at most: "
+            f"`pulumi config set feedback:{key} {needed[key]}`"
+        )
     alerts_per_message = MESSAGE_RECORD_BYTES / RECORD_BYTES_PER_ALERT
     channel_most = alerts_per_message * target.alert_channel_rate
     negative = target.rate * target.negative_share
@@ -568,19 +728,13 @@ def _design_limits(target: Target, rates: MeasuredRates, tables_tasks: int) -> l
             "so its alerts wait longer and longer: more channels (a channel is one dispatcher's unit of work, "
             "one partition of feedback-alerts) or fewer alerts (the thresholds)"
         )
-    scale = target.alert_rate / (DISPATCHER_MEASURED_RATE * (NEGATIVE_SHARE + POSITIVE_SHARE))
+    scale = dispatcher_writes(target) / DISPATCHER_MEASURED_WRITES
     if scale > 1:
         limits.append(
             f"the dispatcher reads its whole record when it starts or takes over a partition: about "
-            f"{record_bytes(target) / 1e9:,.1f} GB, some {DISPATCHER_START_S * scale:,.0f} s and a peak of "
+            f"{record_bytes(target) / 1e9:,.0f} GB, some {DISPATCHER_START_S * scale:,.0f} s and a peak of about "
             f"{DISPATCHER_START_BYTES * scale / 1e9:,.1f} GB of the driver's memory (scaled from the "
-            f"{DISPATCHER_MEASURED_RATE:,} events/s measurement; alerts wait meanwhile)"
-        )
-    if tables_tasks > 1:
-        limits.append(
-            f"the table writer needs {tables_tasks} tasks (`tables_tasks`, 1 by default and measured only at 1: "
-            "its batches are bound by fixed costs, so more tasks may give less than their share); the stack "
-            "does not set it"
+            f"{DISPATCHER_MEASURED_RATE:,} events/s measurement by the bytes it writes a second; alerts wait meanwhile)"
         )
     return limits
 
@@ -588,12 +742,13 @@ def _design_limits(target: Target, rates: MeasuredRates, tables_tasks: int) -> l
 UNKNOWNS: tuple[str, ...] = (
     "the per-core rates on the target's nodes: the rates come from one machine; run `feedback bench pipeline` "
     "on a VM of the node type and pass its file with --rates (docs/sizing.md)",
-    "your events' size and share of alerts: the arithmetic takes --event-bytes and the sample texts' shares",
+    "your events' size and share of alerts: the arithmetic takes --event-bytes and the sample texts' shares, "
+    "and takes the scorer's cost to grow with the event's size",
     "the scorer's batches at a 250 ms trigger: the per-core rate is of one large backlog batch, whose fixed "
     "costs are spread thin; `feedback bench latency --rate N` shows a steady rate",
-    "bursts and catching up: the target is the rate carried; a stop of T minutes at rate R leaves R x T "
+    "bursts and catching up: the cores are planned half busy; a stop of T minutes at rate R leaves R x T "
     "events to read on top, so state the peak you want to absorb, not the average",
-    "Premium and Dedicated throughput: Microsoft publishes none per unit",
+    "Premium and Dedicated throughput: Microsoft publishes none per unit, so their units are a floor to load-test",
     "network bandwidth of the Kafka workers and the Databricks nodes, and the Delta tables' storage",
     "prices",
 )
@@ -605,6 +760,8 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         raise ValueError(f"backend {target.backend!r}: expected one of {', '.join(BACKENDS)}")
     if target.rate <= 0:
         raise ValueError(f"rate {target.rate!r}: expected events a second, more than 0")
+    if problem := node_type_problem(target.node_type):
+        raise ValueError(problem)
     databricks = _databricks(target, rates)
     partitions = _partitions(target, databricks.scorer_cores)
     eventhubs = _eventhubs(target, partitions.value) if target.backend == "eventhubs" else None
@@ -615,8 +772,11 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         "backend": target.backend,
         "feedbackPartitions": str(partitions.value),
     }
+    notes: dict[str, str] = {}
     if eventhubs:
         config.update(eventhubsTier=eventhubs.tier, eventhubsCapacity=str(eventhubs.units))
+        if not eventhubs.throughput_known:
+            notes["eventhubsCapacity"] = "a floor to load-test: no published throughput per unit"
         if eventhubs.tier == "dedicated":
             config["eventhubsClusterId"] = "<the Dedicated cluster's resource id>"
     if hdinsight:
@@ -626,8 +786,11 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
             disksPerWorker=str(hdinsight.disks_per_worker),
         )
         if hdinsight.workers > WORKERS_BEFORE_LARGER_HEAD:
-            config["headVmSize"] = "Standard_E8_v3"
+            config["headVmSize"] = LARGER_HEAD_VM_SIZE
     config.update(jobNodeType=databricks.node_type, jobWorkers=str(databricks.workers))
+    if databricks.rough:
+        notes["jobWorkers"] = "a rough floor from the fallback rates: measure on the node type"
+    config.update(triggers_needed(target))
     return Sizing(
         target=target,
         rates=rates,
@@ -637,93 +800,125 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         hdinsight=hdinsight,
         databricks=databricks,
         alerts=_alerts(target),
-        design_limits=tuple(_design_limits(target, rates, databricks.tables_tasks)),
+        cannot_set=tuple(_cannot_set(target, rates, databricks.tables_tasks)),
+        design_limits=tuple(_design_limits(target)),
         config=config,
+        config_notes=notes,
         unknowns=UNKNOWNS,
     )
 
 
 def config_lines(sizing: Sizing, namespace: str = "feedback") -> list[str]:
-    """The `pulumi config set` lines that give a stack this sizing."""
-    return [f"pulumi config set {namespace}:{key} {_quoted(value)}" for key, value in sizing.config.items()]
+    """The `pulumi config set` lines that give a stack this sizing, each with its caveat as a comment."""
+    return [
+        f"pulumi config set {namespace}:{key} {_quoted(value)}"
+        + (f"   # {sizing.config_notes[key]}" if key in sizing.config_notes else "")
+        for key, value in sizing.config.items()
+    ]
 
 
 def _quoted(value: str) -> str:
-    return value if re.fullmatch(r"[\w.\-/]+", value) else f"'{value}'"
+    return value if re.fullmatch(r"[\w.\-/=]+", value) else f"'{value}'"
+
+
+# -- A stack's keys against a sizing -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A stack key below what a sizing needs."""
+
+    key: str
+    message: str  # what the stack has, and what the target needs
+    value: str  # the value that carries the target
+
+
+def partitions_shortfall(sizing: Sizing, partitions: int) -> Optional[Shortfall]:
+    need = sizing.partitions.value
+    if partitions >= need:
+        return None
+    return Shortfall(
+        "feedbackPartitions",
+        f"feedbackPartitions {partitions} is below the {need} that {_n(sizing.target.rate)} events/s needs "
+        f"({sizing.partitions.reasons[0]})",
+        str(need),
+    )
+
+
+def eventhubs_shortfalls(sizing: Sizing, tier: str, capacity: int) -> list[Shortfall]:
+    """A Standard namespace's units and tier against the sizing; other tiers publish no throughput to compare."""
+    if sizing.eventhubs is None or tier != "standard":
+        return []
+    found: list[Shortfall] = []
+    need, flow, rate = sizing.eventhubs.standard_units, sizing.traffic, _n(sizing.target.rate)
+    if capacity < need:
+        found.append(
+            Shortfall(
+                "eventhubsCapacity",
+                f"eventhubsCapacity {capacity} gives {capacity * TU_INGRESS_EVENTS:,} events/s and "
+                f"{_mb(capacity * TU_INGRESS_BYTES)} in; {rate} events/s writes {_n(flow.in_events)} events/s, "
+                f"{_mb(flow.in_bytes)} and reads {_mb(flow.out_bytes)}: it needs {need}"
+                + ("" if need <= STANDARD_MAX_UNITS else f", more than Standard's {STANDARD_MAX_UNITS}"),
+                str(min(need, STANDARD_MAX_UNITS)),
+            )
+        )
+    if sizing.eventhubs.tier != "standard":
+        found.append(
+            Shortfall(
+                "eventhubsTier",
+                f"eventhubsTier standard is below {rate} events/s: {sizing.eventhubs.reasons[-1]}",
+                sizing.eventhubs.tier,
+            )
+        )
+    return found
+
+
+def hdinsight_shortfall(sizing: Sizing, worker_count: int, disks_per_worker: int) -> Optional[Shortfall]:
+    if sizing.hdinsight is None:
+        return None
+    need = sizing.hdinsight.workers * sizing.hdinsight.disks_per_worker
+    has = worker_count * disks_per_worker
+    if has >= need:
+        return None
+    return Shortfall(
+        "workerCount",
+        f"workerCount {worker_count} x disksPerWorker {disks_per_worker} gives {has} disks; "
+        f"{_n(sizing.target.rate)} events/s needs {need} ({sizing.hdinsight.reasons[0]}; "
+        f"{sizing.hdinsight.reasons[1]})",
+        str(math.ceil(need / disks_per_worker)),
+    )
+
+
+def databricks_shortfall(sizing: Sizing, node_type: str, workers: int) -> Optional[Shortfall]:
+    """The job cluster's cores against the sizing's; `node_type` must be one of NODE_VCPUS."""
+    vcpus = NODE_VCPUS[node_type]
+    spark = sizing.databricks
+    need = spark.scorer_cores + spark.tables_tasks
+    if workers * vcpus >= need:
+        return None
+    return Shortfall(
+        "jobWorkers",
+        f"jobWorkers {workers} of {node_type} give {workers * vcpus} cores; {_n(sizing.target.rate)} events/s "
+        f"needs {need} ({spark.reasons[0]}; {spark.reasons[1]})",
+        str(math.ceil(need / vcpus)),
+    )
 
 
 def shortfalls(
     sizing: Sizing,
     *,
     partitions: int,
-    eventhubs_tier: Optional[str] = None,
-    eventhubs_capacity: Optional[int] = None,
-    worker_count: Optional[int] = None,
-    disks_per_worker: Optional[int] = None,
-    job_node_type: Optional[str] = None,
-    job_workers: Optional[int] = None,
-) -> list[tuple[str, str, str]]:
-    """Where a stack's keys fall below `sizing`: (key, what the stack has and what the target needs,
-    the value to set). Keys not given (None) are not compared."""
-    found: list[tuple[str, str, str]] = []
-    rate = _n(sizing.target.rate)
-    if partitions < sizing.partitions.value:
-        found.append(
-            (
-                "feedbackPartitions",
-                f"feedbackPartitions {partitions} is below the {sizing.partitions.value} that {rate} events/s needs "
-                f"({sizing.partitions.reasons[0]})",
-                str(sizing.partitions.value),
-            )
-        )
-    if sizing.eventhubs and eventhubs_tier == "standard" and eventhubs_capacity is not None:
-        need = sizing.eventhubs.standard_units
-        if eventhubs_capacity < need:
-            gives = eventhubs_capacity * TU_INGRESS_EVENTS
-            found.append(
-                (
-                    "eventhubsCapacity",
-                    f"eventhubsCapacity {eventhubs_capacity} gives {gives:,} events/s and "
-                    f"{_mb(eventhubs_capacity * TU_INGRESS_BYTES)} in; {rate} events/s writes "
-                    f"{_n(sizing.traffic.in_events)} events/s, {_mb(sizing.traffic.in_bytes)} and reads "
-                    f"{_mb(sizing.traffic.out_bytes)}: it needs {need}"
-                    + ("" if need <= STANDARD_MAX_UNITS else f", more than Standard's {STANDARD_MAX_UNITS}"),
-                    str(min(need, STANDARD_MAX_UNITS)),
-                )
-            )
-        if sizing.eventhubs.tier != "standard":
-            found.append(
-                (
-                    "eventhubsTier",
-                    f"eventhubsTier standard is below {rate} events/s: {sizing.eventhubs.reasons[-1]}",
-                    sizing.eventhubs.tier,
-                )
-            )
-    if sizing.hdinsight and worker_count is not None and disks_per_worker is not None:
-        need_disks = sizing.hdinsight.workers * sizing.hdinsight.disks_per_worker
-        if worker_count * disks_per_worker < need_disks:
-            found.append(
-                (
-                    "workerCount",
-                    f"workerCount {worker_count} x disksPerWorker {disks_per_worker} gives {worker_count * disks_per_worker} "
-                    f"disks; {rate} events/s needs {need_disks} ({sizing.hdinsight.reasons[0]}; "
-                    f"{sizing.hdinsight.reasons[1]})",
-                    str(math.ceil(need_disks / disks_per_worker)),
-                )
-            )
-    if job_node_type is not None and job_workers is not None:
-        vcpus = NODE_VCPUS.get(job_node_type)
-        need_cores = sizing.databricks.scorer_cores + sizing.databricks.tables_tasks
-        if vcpus is not None and job_workers * vcpus < need_cores:
-            found.append(
-                (
-                    "jobWorkers",
-                    f"jobWorkers {job_workers} of {job_node_type} give {job_workers * vcpus} cores; {rate} events/s "
-                    f"needs {need_cores} ({sizing.databricks.reasons[0]}; {sizing.databricks.reasons[1]})",
-                    str(math.ceil(need_cores / vcpus)),
-                )
-            )
-    return found
+    eventhubs: Optional[tuple[str, int]] = None,
+    hdinsight: Optional[tuple[int, int]] = None,
+    databricks: Optional[tuple[str, int]] = None,
+) -> list[Shortfall]:
+    """Where a stack's keys fall below `sizing`: feedbackPartitions, and each of (eventhubsTier,
+    eventhubsCapacity), (workerCount, disksPerWorker), (jobNodeType, jobWorkers) given."""
+    found = [partitions_shortfall(sizing, partitions)]
+    found += eventhubs_shortfalls(sizing, *eventhubs) if eventhubs else []
+    found.append(hdinsight_shortfall(sizing, *hdinsight) if hdinsight else None)
+    found.append(databricks_shortfall(sizing, *databricks) if databricks else None)
+    return [shortfall for shortfall in found if shortfall is not None]
 
 
 def sizes(rates_of: Sequence[float], backend: str, rates: MeasuredRates = FALLBACK_RATES) -> list[Sizing]:

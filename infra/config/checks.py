@@ -415,7 +415,7 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
 def target_rate(keys: StackConfig) -> Found:
     """With targetEventsPerSecond: each resource below what that rate needs (feedback.core.sizing,
     with the per-core rates of docs/benchmarks.md), by how much, and the line that raises it; and,
-    on HDInsight, no broker over Kafka's partitions per broker."""
+    on HDInsight, no broker over Microsoft's recommended partitions per broker."""
     found = Found()
     rate, event_bytes, partitions = keys.target_events_per_second, keys.event_bytes, keys.feedback_partitions
     if partitions is not None and keys.builds_hdinsight and keys.replication_factor and keys.worker_count:
@@ -423,10 +423,18 @@ def target_rate(keys: StackConfig) -> Found:
         if replicas > keys.worker_count * sizing.PARTITIONS_PER_BROKER:
             found.warnings.append(
                 f"{NAMESPACE}:feedbackPartitions {partitions} makes {replicas:,} partition replicas, more than "
-                f"{sizing.PARTITIONS_PER_BROKER:,} a broker on {keys.worker_count} workers (Microsoft's limit for "
-                f"HDInsight Kafka): run `{set_line('workerCount', str(-(-replicas // sizing.PARTITIONS_PER_BROKER)))}`"
+                f"{sizing.PARTITIONS_PER_BROKER:,} a broker on {keys.worker_count} workers (Microsoft's recommendation, "
+                '"Performance optimization for Apache Kafka HDInsight clusters"): run '
+                f"`{set_line('workerCount', str(-(-replicas // sizing.PARTITIONS_PER_BROKER)))}`"
             )
     if rate is None or event_bytes is None or partitions is None:
+        return found
+    if problem := sizing.node_type_problem(keys.job_node_type):
+        found.problems.append(
+            f"{NAMESPACE}:targetEventsPerSecond is set and {NAMESPACE}:jobNodeType is {keys.job_node_type!r}: the "
+            f"sizing cannot compare it ({problem}): run `{set_line('jobNodeType', sizing.DEFAULT_NODE_TYPE)}`, or "
+            f"`pulumi config rm {NAMESPACE}:targetEventsPerSecond`"
+        )
         return found
     backends = [b for b, built in (("eventhubs", keys.builds_eventhubs), ("hdinsight", keys.builds_hdinsight)) if built]
     for n, backend in enumerate(backends):
@@ -441,24 +449,30 @@ def target_rate(keys: StackConfig) -> Found:
                 node_type=keys.job_node_type,
             )
         )
+        runs_jobs = keys.deploy_jobs and backend == keys.jobs_backend
         below = sizing.shortfalls(
             plan,
             partitions=partitions,
-            eventhubs_tier=keys.eventhubs_tier if backend == "eventhubs" else None,
-            eventhubs_capacity=keys.eventhubs_capacity if backend == "eventhubs" else None,
-            worker_count=keys.worker_count if backend == "hdinsight" else None,
-            disks_per_worker=keys.disks_per_worker if backend == "hdinsight" else None,
-            job_node_type=keys.job_node_type if keys.deploy_jobs and backend == keys.jobs_backend else None,
-            job_workers=keys.job_workers if keys.deploy_jobs and backend == keys.jobs_backend else None,
+            eventhubs=(keys.eventhubs_tier, keys.eventhubs_capacity)
+            if backend == "eventhubs" and keys.eventhubs_tier and keys.eventhubs_capacity
+            else None,
+            hdinsight=(keys.worker_count, keys.disks_per_worker)
+            if backend == "hdinsight" and keys.worker_count and keys.disks_per_worker
+            else None,
+            databricks=(keys.job_node_type, keys.job_workers) if runs_jobs and keys.job_workers else None,
         )
         if n == 0:  # the pipeline's own limits are the same on both backends
+            if len(plan.cannot_set) > 1:
+                found.warnings.append(
+                    f"{NAMESPACE}:targetEventsPerSecond {rate:,}: " + "; ".join(plan.cannot_set) + " (docs/sizing.md)"
+                )
             found.warnings.extend(
                 f"{NAMESPACE}:targetEventsPerSecond {rate:,}: {limit} (docs/sizing.md)" for limit in plan.design_limits
             )
-        for key, message, value in below:
+        for shortfall in below:
             found.warnings.append(
-                f"{NAMESPACE}:targetEventsPerSecond {rate:,} on {backend}: {message}: run `{set_line(key, value)}` "
-                "(`feedback size` prints the whole sizing; docs/sizing.md)"
+                f"{NAMESPACE}:targetEventsPerSecond {rate:,} on {backend}: {shortfall.message}: run "
+                f"`{set_line(shortfall.key, shortfall.value)}` (`feedback size` prints the whole sizing; docs/sizing.md)"
             )
         if backend == "eventhubs" and keys.eventhubs_tier in ("premium", "dedicated"):
             found.warnings.append(

@@ -335,9 +335,10 @@ class StackConfig(BaseModel):
     # -- Sizing (docs/sizing.md; `feedback size --rate N` prints these for a rate)
     # Partitions of each topic the events flow through, on both backends (the feedback topics,
     # feedback-scored, feedback-alerts, feedback-passthrough: feedback.core.sizing.SCALED_TOPICS);
-    # the default is the catalogue's. On Event Hubs Standard a hub's count is fixed at creation:
-    # hubs that exist keep theirs (components/event_hubs.py ignores the change;
-    # checks.standard_partitions_warning says how to move them).
+    # the default is the catalogue's; feedback-alerts keeps the catalogue's (keyed by channel). On
+    # Event Hubs Standard a hub's count is fixed at creation: hubs that exist keep theirs
+    # (components/event_hubs.py ignores the change; checks.standard_partitions_warning says how
+    # to move them).
     feedback_partitions: WholeNumber = sizing.DEFAULT_PARTITIONS
     # The rate the stack is meant to carry, events a second, and their size: unset, nothing is
     # compared; set, `pulumi up` warns where a resource is below it (checks.target_rate).

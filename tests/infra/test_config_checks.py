@@ -345,10 +345,10 @@ def test_feedback_partitions_past_the_tiers_hub_limit_names_the_limit_and_a_tier
 
 
 def test_premiums_partitions_are_budgeted_per_processing_unit():
-    # 5 flowing topics of 60 partitions and 3 of 1: 303 partitions, two units' worth
+    # 4 flowing topics of 60 partitions, feedback-alerts' 4 and 3 of 1: 247 partitions, two units' worth
     one = checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="60"))
     [problem] = one.problems
-    assert "303 partitions in all; one premium unit allows 200" in problem
+    assert "247 partitions in all; one premium unit allows 200" in problem
     assert "pulumi config set feedback:eventhubsCapacity 16" in problem
     two = keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="60", eventhubsCapacity="2")
     assert checks.event_hubs(two).problems == []
@@ -366,30 +366,32 @@ def test_a_target_rate_warns_of_each_resource_below_it_on_each_backend_built():
     }
     assert {("eventhubs", "eventhubsCapacity"), ("eventhubs", "feedbackPartitions"), ("hdinsight", "workerCount")} <= on
     [disks] = [w for w in found.warnings if "workerCount 4 x disksPerWorker 2" in w]
-    assert "10,000 events/s needs 48" in disks and disks.endswith(
-        "run `pulumi config set feedback:workerCount 24` (`feedback size` prints the whole sizing; docs/sizing.md)"
+    assert "10,000 events/s needs 64" in disks and disks.endswith(  # 8 workers of 8 disks
+        "run `pulumi config set feedback:workerCount 32` (`feedback size` prints the whole sizing; docs/sizing.md)"
     )
     # the table writer's batch cap, once for both backends
     assert len([w for w in found.warnings if "the table writer reads at most 50,000" in w]) == 1
 
 
 def test_a_stack_sized_for_its_target_gets_no_warning_about_its_resources():
-    sized = keys_of(**GOOD, backend="eventhubs", targetEventsPerSecond="1000", eventhubsCapacity="3")
+    sized = keys_of(**GOOD, backend="eventhubs", targetEventsPerSecond="500", eventhubsCapacity="2")
     assert checks.target_rate(sized).warnings == []
 
 
 def test_premium_units_are_not_compared_with_the_target_and_it_says_why():
-    found = checks.target_rate(keys_of(backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="1000"))
+    found = checks.target_rate(keys_of(backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="500"))
     assert found.warnings == [
-        "feedback:targetEventsPerSecond 1,000: premium units are not compared with it, since Microsoft publishes no "
+        "feedback:targetEventsPerSecond 500: premium units are not compared with it, since Microsoft publishes no "
         "throughput per unit: a load test shows whether they carry it"
     ]
 
 
 def test_more_partition_replicas_than_a_broker_takes_is_a_warning_with_the_workers_that_hold_them():
-    [warning] = checks.target_rate(keys_of(**GOOD, feedbackPartitions="600")).warnings
+    [warning] = checks.target_rate(keys_of(**GOOD, feedbackPartitions="700")).warnings
+    # (4 flowing topics x 700 + 4 + 3) x 3 replicas, on 4 workers
     assert warning.startswith(
-        "feedback:feedbackPartitions 600 makes 9,009 partition replicas, more than 2,000 a broker"
+        "feedback:feedbackPartitions 700 makes 8,421 partition replicas, more than 2,000 a broker on 4 workers "
+        "(Microsoft's recommendation"
     )
     assert warning.endswith("`pulumi config set feedback:workerCount 5`")
 
@@ -404,3 +406,21 @@ def test_feedback_partitions_set_on_standard_warns_that_existing_hubs_keep_their
     assert checks.event_hubs(keys_of(backend="eventhubs")).warnings == []  # not set: nothing to say
     premium = keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="16")
     assert checks.event_hubs(premium).warnings == []  # Premium adds partitions in place
+
+
+def test_a_target_rate_with_a_node_type_of_unknown_vcpus_is_refused_with_the_known_ones():
+    found = checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="1000", jobNodeType="Standard_F4s_v2"))
+    [problem] = found.problems
+    assert "Standard_D4ds_v5, Standard_D8ds_v5, Standard_D16ds_v5" in problem
+    assert problem.endswith(
+        "run `pulumi config set feedback:jobNodeType Standard_D4ds_v5`, or `pulumi config rm feedback:targetEventsPerSecond`"
+    )
+    assert checks.target_rate(keys_of(**GOOD, jobNodeType="Standard_F4s_v2")).problems == []  # no rate: no sizing
+
+
+def test_a_target_rate_past_one_table_writer_task_says_so_once():
+    found = checks.target_rate(keys_of(**GOOD, backend="both", targetEventsPerSecond="10000"))
+    [cannot] = [w for w in found.warnings if "no stack key sets `tables_tasks`" in w]
+    assert "the table writer needs 3 tasks" in cannot
+    [trigger] = [w for w in found.warnings if "the table writer reads at most 50,000" in w]
+    assert trigger.endswith("`pulumi config set feedback:jobsTablesTrigger processing-time=2500ms` (docs/sizing.md)")

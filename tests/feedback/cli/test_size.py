@@ -19,16 +19,25 @@ def run(tmp_path, *args: str):
 
 
 def test_without_a_rates_file_it_says_the_rates_are_the_docs_fallback_and_how_to_measure(tmp_path):
-    result = run(tmp_path, "--rate", "1000")
+    result = run(tmp_path, "--rate", "500")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert (
         "FALLBACK of docs/benchmarks.md" in text
         and "Run `feedback bench pipeline` on a VM of the target node type" in text
     )
-    assert "Event Hubs: standard, 3 throughput unit(s)" in text
-    assert "pulumi config set feedback:eventhubsCapacity 3" in text
+    assert "Event Hubs: standard, 2 throughput unit(s)" in text
+    assert "pulumi config set feedback:eventhubsCapacity 2" in text
+    assert "Databricks pipeline job: 1 worker(s) of Standard_D4ds_v5 (a rough floor: measure)" in text
     assert "what this cannot know" in text
+
+
+def test_what_no_stack_key_sets_comes_before_the_sizing(tmp_path):
+    text = " ".join(run(tmp_path, "--rate", "10000").output.split())
+    cannot = text.index("no stack key sets `tables_tasks` or `max_offsets_per_trigger` yet")
+    assert cannot < text.index("partitions per feedback topic")
+    assert "Event Hubs: premium, 1 processing unit(s) at least: a floor to load-test" in text
+    assert "pulumi config set feedback:jobsTablesTrigger processing-time=2500ms" in text
 
 
 def test_the_rates_file_of_this_machine_is_read_by_default(tmp_path):
@@ -37,8 +46,9 @@ def test_the_rates_file_of_this_machine_is_read_by_default(tmp_path):
     path.write_text(json.dumps(RATES.to_json()), encoding="utf-8")
     text = " ".join(run(tmp_path, "--rate", "10000", "--backend", "hdinsight").output.split())
     assert "per-core rates: measured," in text and "8 cores (x86_64), test CPU" in text and "FALLBACK" not in text
-    assert "the scorer: 5,000 events/s a core" in text  # 10,000 events in 1 s on 2 cores
-    assert "HDInsight Kafka: 6 workers of Standard_E4_v3, 8 disks each" in text
+    assert "the scorer: 5,000 events/s a core measured" in text  # 10,000 events in 1 s on 2 cores
+    assert "HDInsight Kafka: 8 workers of Standard_E4_v3, 8 disks each" in text
+    assert "(a rough floor" not in text  # measured rates
 
 
 def test_a_rates_file_given_that_cannot_be_read_fails_with_what_to_do(tmp_path):
@@ -47,6 +57,14 @@ def test_a_rates_file_given_that_cannot_be_read_fails_with_what_to_do(tmp_path):
     result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--rates", str(bad)])
     assert result.exit_code == 2
     assert "not a rates file" in " ".join(result.output.split())
+
+
+def test_an_unknown_node_type_is_refused_with_the_known_ones(tmp_path):
+    result = CliRunner().invoke(
+        app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--node-type", "Standard_F4s_v2"]
+    )
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Standard_D4ds_v5, Standard_D8ds_v5, Standard_D16ds_v5" in text
 
 
 def test_an_unknown_backend_is_refused(tmp_path):

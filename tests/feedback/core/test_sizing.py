@@ -1,5 +1,6 @@
 """The sizing arithmetic (feedback/core/sizing.py): traffic from a rate, units, partitions, workers,
-the design limits a rate meets, and the worked examples docs/sizing.md shows."""
+the design limits a rate meets, and the worked examples docs/sizing.md shows. Expected values are
+worked out by hand from the constants' sources, not recomputed with the module's formulas."""
 
 from __future__ import annotations
 
@@ -12,101 +13,147 @@ from feedback.core.catalogue import TOPICS
 from feedback.core.sizing import FALLBACK_RATES, MeasuredRates, Target, size
 from tests.support.repo import REPO
 
+DOCS = REPO / "docs/sizing.md"
+
 
 def test_the_traffic_counts_every_write_and_every_reader():
     flow = sizing.traffic(Target(rate=1000, event_bytes=1000))
     # written: events, their scored records, 350 alerts, the dispatcher's record (4 records a second)
-    assert flow.in_events == 1000 + 1000 + 350 + 4
-    assert flow.in_bytes == 1000 * 1000 + 1000 * 1210 + 350 * 1150 + 350 * 190 * 2
+    assert flow.in_events == 2354
+    assert flow.in_bytes == 1_000_000 + 1_210_000 + 402_500 + 133_000
     # read: the scorer the events, the table writer feedback-scored twice, the dispatcher the alerts
-    assert flow.out_events == 1000 + 2000 + 350
-    assert flow.out_bytes == 1000 * 1000 + 2 * 1000 * 1210 + 350 * 1150
+    assert flow.out_events == 3350
+    assert flow.out_bytes == 1_000_000 + 2_420_000 + 402_500
+
+
+def test_the_dispatchers_writes_stop_at_a_full_message_a_second_for_each_channel():
+    assert sizing.dispatcher_writes(Target(rate=1000)) == 133_000  # 350 alerts x 190 bytes x 2 records
+    # 35,000 alerts/s would be 13.3 MB/s; 2 channels x 1 message x 2 records x 700,000 bytes is the most
+    assert sizing.dispatcher_writes(Target(rate=100_000)) == 2_800_000
+    assert sizing.record_bytes(Target(rate=100_000)) == pytest.approx(21.03e9, rel=1e-3)
 
 
 def test_standard_needs_a_unit_for_each_thousand_events_or_megabyte_written_whichever_is_more():
     few_large = sizing.traffic(Target(rate=100, event_bytes=100_000))
-    assert sizing.standard_units(few_large) == 24  # bytes decide: 23.5 MB/s in (17 units out)
+    assert few_large.standard_units == 24  # bytes decide: 23.5 MB/s in (17 units out)
     many_small = sizing.traffic(Target(rate=2000, event_bytes=10))
-    assert sizing.standard_units(many_small) == 5  # events decide: 4,704 events/s in
+    assert many_small.standard_units == 5  # events decide: 4,704 events/s in
 
 
 def test_egress_decides_when_the_readers_read_more_than_is_written():
     flow = sizing.Traffic(
         in_events=10, in_bytes=10, out_events=10, out_bytes=9_000_001, scored_bytes=0, retained_bytes=0
     )
-    assert sizing.standard_units(flow) == 5  # 2 MB/s out a unit
+    assert flow.standard_units == 5  # 2 MB/s out a unit
 
 
-def test_a_rate_standard_cannot_carry_goes_to_premium_and_says_its_throughput_is_unpublished():
+def test_a_rate_standard_cannot_carry_goes_to_premium_whose_units_are_a_floor_to_load_test():
     plan = size(Target(rate=20_000))
-    assert plan.eventhubs.tier == "premium" and plan.eventhubs.standard_units > sizing.STANDARD_MAX_UNITS
+    assert (plan.eventhubs.tier, plan.eventhubs.units, plan.eventhubs.standard_units) == ("premium", 1, 57)
     assert not plan.eventhubs.throughput_known
-    assert "no throughput per processing unit" in plan.eventhubs.reasons[-1]
-    assert plan.config["eventhubsTier"] == "premium"
+    assert "a floor to load-test" in plan.eventhubs.reasons[-1]
+    assert plan.config_notes["eventhubsCapacity"].startswith("a floor to load-test")
 
 
-def test_the_dispatchers_record_past_standards_compacted_cap_chooses_premium_though_the_units_fit():
-    plan = size(Target(rate=3000))
-    assert plan.eventhubs.standard_units <= sizing.STANDARD_MAX_UNITS
-    assert sizing.record_bytes(plan.target) > sizing.STANDARD_COMPACTED_BYTES
-    assert plan.eventhubs.tier == "premium"
-    assert "alerts-log would pass Standard's 1 GB" in plan.eventhubs.reasons[-1]
+def test_the_dispatchers_record_past_about_half_standards_compacted_cap_chooses_premium():
+    # 500 events/s: 175 alerts/s leave about 0.50 GB; 600 events/s about 0.60 GB
+    assert size(Target(rate=500)).eventhubs.tier == "standard"
+    plan = size(Target(rate=600))
+    assert plan.eventhubs.tier == "premium" and plan.eventhubs.standard_units == 2
+    assert "alerts-log would pass about half of Standard's 1 GB" in plan.eventhubs.reasons[-1]
+    assert "measured on the local broker" in plan.eventhubs.reasons[2]
 
 
 def test_more_partitions_than_premium_has_a_hub_need_a_dedicated_cluster_of_enough_units():
     plan = size(Target(rate=100_000))
-    assert plan.partitions.value > sizing.PARTITIONS_PER_HUB["premium"]
-    assert plan.eventhubs.tier == "dedicated"
-    total = sum(t.partitions for t in sizing.scaled_topics(plan.partitions.value))
-    assert plan.eventhubs.units == -(-total // sizing.PARTITIONS_PER_UNIT["dedicated"])
+    assert plan.partitions.value == 124  # feedback-scored's 123.4 MB/s at 1 MB/s a partition
+    assert (plan.eventhubs.tier, plan.eventhubs.units) == ("dedicated", 1)  # 4 x 124 + 7 = 503 of 2,000
     assert plan.config["eventhubsClusterId"].startswith("<")
 
 
 def test_premium_units_hold_the_namespaces_partitions():
     plan = size(Target(rate=60_000, event_bytes=100))
-    total = sum(t.partitions for t in sizing.scaled_topics(plan.partitions.value))
-    assert plan.eventhubs.tier == "premium" and plan.eventhubs.units in sizing.PREMIUM_UNITS
-    assert plan.eventhubs.units * 200 >= total
+    # 60 partitions (by events) x 4 flowing topics + 7 others = 247: two units of 200, not one
+    assert (plan.partitions.value, plan.eventhubs.tier, plan.eventhubs.units) == (60, "premium", 2)
 
 
-def test_partitions_follow_the_largest_topics_bytes_and_the_scorers_cores_and_never_drop_below_the_catalogue():
-    assert size(Target(rate=10)).partitions.value == sizing.DEFAULT_PARTITIONS
-    by_bytes = size(Target(rate=10_000, event_bytes=4000))
-    assert by_bytes.partitions.value == -(-10_000 * 4210 // 1_000_000)
+def test_partitions_follow_bytes_events_and_the_scorers_cores_and_never_drop_below_the_catalogue():
+    assert size(Target(rate=10)).partitions.value == 4
+    assert size(Target(rate=10_000, event_bytes=4000)).partitions.value == 43  # 42.1 MB/s scored
+    assert size(Target(rate=20_000, event_bytes=10)).partitions.value == 20  # 20,000 events/s, 4.4 MB/s
     slow = MeasuredRates(1000, 10.0, 1.0, 1, 1, 1.0, "2026-11-26", "a slow machine")  # 100 events/s a core
-    assert size(Target(rate=2000, event_bytes=10), slow).partitions.value == 20
+    assert size(Target(rate=2000, event_bytes=10), slow).partitions.value == 40  # 20 cores at half use
 
 
-def test_scaled_topics_change_only_the_topics_the_events_flow_through():
+def test_feedback_alerts_keeps_its_partitions_since_it_is_keyed_by_channel():
     scaled = {t.name: t.partitions for t in sizing.scaled_topics(12)}
-    assert {name for name, n in scaled.items() if n == 12} == set(sizing.SCALED_TOPICS)
-    assert {t.name: t.partitions for t in TOPICS if t.name not in sizing.SCALED_TOPICS} == {
-        name: n for name, n in scaled.items() if name not in sizing.SCALED_TOPICS
+    assert scaled == {
+        "twitter-feedback": 12,
+        "slack-feedback": 12,
+        "bitcoin-prices": 1,
+        "feedback-scored": 12,
+        "feedback-deadletter": 1,
+        "feedback-alerts": 4,
+        "alerts-log": 1,
+        "feedback-passthrough": 12,
     }
     assert sizing.scaled_topics(sizing.DEFAULT_PARTITIONS) == TOPICS  # the default changes nothing
 
 
-def test_hdinsight_holds_seven_days_of_every_replica_and_at_least_three_workers():
-    small = size(Target(rate=100, backend="hdinsight"))
-    assert (small.hdinsight.workers, small.hdinsight.worker_vm_size) == (3, "Standard_E4_v3")
+@pytest.mark.parametrize(
+    ("rate", "workers", "size_name", "disks", "head"),
+    [
+        (100, 3, "Standard_E4_v3", 1, None),
+        (1000, 3, "Standard_E4_v3", 3, None),  # 4.8 TB: 7 disks at 70%; 6 would do at 100%
+        (10_000, 8, "Standard_E4_v3", 8, None),  # 48.4 TB: 63 disks; 8 x 7 = 56 would not do
+        (100_000, 40, "Standard_E8_v3", 16, "Standard_E8_v3"),  # 484 TB: 630 disks, 16 a worker at most
+    ],
+)
+def test_hdinsight_holds_seven_days_of_every_replica_on_disks_at_most_70_percent_full(
+    rate, workers, size_name, disks, head
+):
+    plan = size(Target(rate=rate, backend="hdinsight"))
+    assert (plan.hdinsight.workers, plan.hdinsight.worker_vm_size, plan.hdinsight.disks_per_worker) == (
+        workers,
+        size_name,
+        disks,
+    )
+    assert plan.config.get("headVmSize") == head
+
+
+def test_hdinsight_takes_the_smallest_sufficient_disks_and_no_more():
     plan = size(Target(rate=10_000, backend="hdinsight"))
     stored = plan.traffic.retained_bytes * 3
-    assert plan.hdinsight.workers * plan.hdinsight.disks_per_worker * sizing.DISK_BYTES >= stored
-    assert plan.hdinsight.disks_per_worker <= 8  # what an E4_v3 takes
+    usable = sizing.DISK_BYTES * sizing.DISK_FILL_FACTOR
+    assert stored <= 8 * 8 * usable  # enough
+    assert stored > 8 * 7 * usable and stored > 7 * 8 * usable  # one disk or worker less is not
 
 
-def test_past_32_workers_a_larger_worker_size_is_chosen():
-    plan = size(Target(rate=100_000, backend="hdinsight"))
-    assert plan.hdinsight.worker_vm_size != sizing.DEFAULT_WORKER_SIZE
-    assert plan.hdinsight.workers <= sizing.WORKERS_BEFORE_LARGER_HEAD
-    assert plan.hdinsight.disks_per_worker <= sizing.MAX_DISKS_PER_WORKER
-
-
-def test_databricks_workers_give_the_scorer_its_cores_and_the_table_writer_its_tasks():
+def test_databricks_cores_are_planned_half_busy():
     rates = MeasuredRates(1000, 1.0, 2.0, 1, 1, 1.0, "2026-11-26", "test")  # 1,000 scored and 500 written a second
-    plan = size(Target(rate=4000, node_type="Standard_D8ds_v5"), rates)
-    assert (plan.databricks.scorer_cores, plan.databricks.tables_tasks) == (4, 8)
-    assert plan.databricks.workers == 2  # 12 cores of 8-vCPU nodes
+    plan = size(Target(rate=4000, node_type="Standard_D8ds_v5", event_bytes=333), rates)
+    assert (plan.databricks.scorer_cores, plan.databricks.tables_tasks) == (8, 16)
+    assert plan.databricks.workers == 3  # 24 cores of 8-vCPU nodes
+    assert not plan.databricks.rough and "jobWorkers" not in plan.config_notes
+
+
+def test_the_scoring_rate_falls_with_the_events_size_past_the_samples_and_never_rises():
+    rates = MeasuredRates(1000, 1.0, 2.0, 1, 1, 1.0, "2026-11-26", "test")
+    assert sizing.scorer_rate_per_core(Target(rate=1, event_bytes=666), rates) == 500
+    assert sizing.scorer_rate_per_core(Target(rate=1, event_bytes=100), rates) == 1000
+    assert size(Target(rate=4000, event_bytes=666), rates).databricks.scorer_cores == 16
+
+
+def test_with_the_fallback_rates_the_worker_count_is_a_rough_floor():
+    plan = size(Target(rate=10_000))
+    assert (plan.databricks.workers, plan.databricks.scorer_cores, plan.databricks.tables_tasks) == (4, 11, 3)
+    assert plan.databricks.rough and "a rough floor" in plan.databricks.reasons[-1]
+    assert plan.config_notes["jobWorkers"].startswith("a rough floor")
+
+
+def test_an_unknown_node_type_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="Standard_D4ds_v5, Standard_D8ds_v5, Standard_D16ds_v5"):
+        size(Target(rate=1, node_type="Standard_F4s_v2"))
 
 
 def test_the_alerts_split_by_the_sample_shares_and_a_channel_gets_one_message_a_second():
@@ -116,13 +163,28 @@ def test_the_alerts_split_by_the_sample_shares_and_a_channel_gets_one_message_a_
     assert "a message of its own" in size(Target(rate=2)).alerts.reasons[1]
 
 
-def test_the_table_writers_batch_cap_and_trigger_bound_its_rate():
-    [limit] = [line for line in size(Target(rate=5000)).design_limits if "table writer reads" in line]
-    assert "1,667 events/s" in limit and "max_offsets_per_trigger 150,000" in limit
-    assert not [line for line in size(Target(rate=1000)).design_limits if "reads at most" in line]
-    assert (
-        not size(Target(rate=5000, max_offsets_per_trigger=None)).design_limits[0].startswith("the table writer reads")
+def test_a_trigger_that_carries_the_rate_twice_over_is_printed_for_the_table_writer():
+    assert sizing.config_lines(size(Target(rate=10_000)))[-1] == (
+        "pulumi config set feedback:jobsTablesTrigger processing-time=2500ms"
     )
+    assert size(Target(rate=1000)).config["jobsTablesTrigger"] == "processing-time=25s"
+    assert "jobsTablesTrigger" not in size(Target(rate=500)).config  # 30 s carries 1,667/s, over 1,000
+    assert "jobsTablesTrigger" not in size(Target(rate=5000, max_offsets_per_trigger=None)).config
+    [limit] = [line for line in size(Target(rate=5000)).design_limits if "table writer reads" in line]
+    assert "1,667 events/s" in limit and "processing-time=5s" in limit
+
+
+def test_what_no_stack_key_sets_comes_first_with_what_it_means_at_the_rate():
+    small, large = size(Target(rate=1000)), size(Target(rate=10_000))
+    assert small.cannot_set == (
+        "no stack key sets `tables_tasks` or `max_offsets_per_trigger` yet: the deployed jobs run the table writer "
+        "in 1 task(s) and read at most 50,000 events a batch",
+    )
+    assert large.cannot_set[1].startswith(
+        "at 10,000 events/s the table writer needs 3 tasks; 1 task(s) write about 8,000 events/s at the measured "
+        "rate, less than the rate: it falls behind for good"
+    )
+    assert "longer than the 2.5 s trigger" in large.cannot_set[2]
 
 
 def test_a_channel_past_what_a_messages_record_holds_a_second_is_named():
@@ -130,11 +192,20 @@ def test_a_channel_past_what_a_messages_record_holds_a_second_is_named():
     assert not any("alerts wait longer" in line for line in size(Target(rate=10_000)).design_limits)
 
 
+def test_the_dispatchers_start_grows_with_what_it_writes_and_stops_growing_with_the_cap():
+    [at_10k] = [line for line in size(Target(rate=10_000)).design_limits if "whole record" in line]
+    assert "about 10 GB, some 80 s and a peak of about 1.7 GB" in at_10k
+    [at_100k] = [line for line in size(Target(rate=100_000)).design_limits if "whole record" in line]
+    assert "about 21 GB, some 167 s and a peak of about 3.6 GB" in at_100k
+
+
 def test_the_trigger_interval_is_read_from_the_trigger_grammar():
     assert sizing.trigger_interval_s("processing-time=250ms") == 0.25
     assert sizing.trigger_interval_s("processing-time=2m") == 120
     assert sizing.trigger_interval_s("available-now") is None
     assert sizing.trigger_interval_s("continuous=1s") is None
+    assert sizing.processing_time(25.0) == "processing-time=25s"
+    assert sizing.processing_time(0.2509) == "processing-time=250ms"
 
 
 def test_a_rates_file_reads_back_what_was_written_and_names_its_source():
@@ -143,22 +214,37 @@ def test_a_rates_file_reads_back_what_was_written_and_names_its_source():
     assert data["scorer_events_per_s_per_core"] == 2500.0 and data["tables_events_per_s_per_task"] == 5000.0
     back = MeasuredRates.from_json(data, source="measured, f.json")
     assert back == MeasuredRates(**{**rates.__dict__, "source": "measured, f.json"})
+    assert not back.is_fallback
     with pytest.raises(ValueError, match="not a rates file"):
         MeasuredRates.from_json({"events": 1}, source="x")
     with pytest.raises(ValueError, match="positive"):
         MeasuredRates.from_json({**data, "scorer_s": 0}, source="x")
 
 
-def test_the_fallback_is_docs_benchmarks_figures_and_says_it_is_a_fallback():
+def test_the_fallback_is_the_row_of_docs_benchmarks_it_cites():
     text = (REPO / "docs/benchmarks.md").read_text(encoding="utf-8")
-    assert "| 597d897 | 8.4 s | 21.0 s (12.5 s) | 23,143 texts/s |" in text
-    assert FALLBACK_RATES.describe().startswith("fallback: docs/benchmarks.md")
+    # the first row of that commit: the run the fallback cites ("Pipeline throughput", 2026-11-26)
+    row = next(line for line in text.splitlines() if line.startswith(f"| {FALLBACK_RATES.commit} | "))
+    scorer, tables, raw = re.match(r"\| \w+ \| ([\d.]+) s \| [\d.]+ s \(([\d.]+) s\) \| ([\d,]+) texts/s", row).groups()
+    assert (float(scorer), float(tables), float(raw.replace(",", ""))) == (
+        FALLBACK_RATES.scorer_s,
+        FALLBACK_RATES.tables_s,
+        FALLBACK_RATES.raw_vader_per_s,
+    )
+    assert FALLBACK_RATES.is_fallback and FALLBACK_RATES.describe().startswith("fallback: docs/benchmarks.md")
 
 
 def test_the_config_lines_set_the_stack_keys_of_the_sizing():
-    lines = sizing.config_lines(size(Target(rate=1000)))
-    assert "pulumi config set feedback:eventhubsCapacity 3" in lines
-    assert "pulumi config set feedback:feedbackPartitions 4" in lines
+    assert sizing.config_lines(size(Target(rate=500))) == [
+        "pulumi config set feedback:targetEventsPerSecond 500",
+        "pulumi config set feedback:eventBytes 1024",
+        "pulumi config set feedback:backend eventhubs",
+        "pulumi config set feedback:feedbackPartitions 4",
+        "pulumi config set feedback:eventhubsTier standard",
+        "pulumi config set feedback:eventhubsCapacity 2",
+        "pulumi config set feedback:jobNodeType Standard_D4ds_v5",
+        "pulumi config set feedback:jobWorkers 1   # a rough floor from the fallback rates: measure on the node type",
+    ]
     dedicated = sizing.config_lines(size(Target(rate=100_000)))
     assert "pulumi config set feedback:eventhubsClusterId '<the Dedicated cluster's resource id>'" in dedicated
 
@@ -166,25 +252,20 @@ def test_the_config_lines_set_the_stack_keys_of_the_sizing():
 def test_shortfalls_name_each_key_below_the_target_by_how_much():
     plan = size(Target(rate=5000))
     below = {
-        key: (message, value)
-        for key, message, value in sizing.shortfalls(
-            plan,
-            partitions=4,
-            eventhubs_tier="standard",
-            eventhubs_capacity=1,
-            job_node_type="Standard_D4ds_v5",
-            job_workers=1,
+        shortfall.key: shortfall
+        for shortfall in sizing.shortfalls(
+            plan, partitions=4, eventhubs=("standard", 1), databricks=("Standard_D4ds_v5", 1)
         )
     }
-    message, value = below["eventhubsCapacity"]
-    assert message.startswith("eventhubsCapacity 1 gives 1,000 events/s and 1.0 MB/s in; 5,000 events/s writes")
-    assert value == str(plan.eventhubs.standard_units)
-    assert below["feedbackPartitions"][1] == str(plan.partitions.value)
-    assert below["eventhubsTier"][1] == "premium"  # the dispatcher's record at 5,000/s
-    assert "jobWorkers" not in below  # 4 cores carry 5,000/s at the fallback rates
-    assert (
-        sizing.shortfalls(size(Target(rate=500)), partitions=4, eventhubs_tier="standard", eventhubs_capacity=2) == []
+    assert below["eventhubsCapacity"].message.startswith(
+        "eventhubsCapacity 1 gives 1,000 events/s and 1.0 MB/s in; 5,000 events/s writes 11,754 events/s"
     )
+    assert below["eventhubsCapacity"].value == "15"
+    assert below["feedbackPartitions"].value == "7"  # 6.2 MB/s scored, 5 by events, 6 scorer cores
+    assert below["eventhubsTier"].value == "premium"  # the dispatcher's record at 5,000/s
+    assert below["jobWorkers"].value == "2"  # 6 scorer cores and 2 table writer tasks
+    assert sizing.shortfalls(size(Target(rate=500)), partitions=4, eventhubs=("standard", 2)) == []
+    assert sizing.hdinsight_shortfall(size(Target(rate=1000, backend="hdinsight")), 4, 2).value == "5"
 
 
 def test_a_backend_or_rate_outside_the_arithmetic_is_refused():
@@ -194,36 +275,74 @@ def test_a_backend_or_rate_outside_the_arithmetic_is_refused():
         size(Target(rate=0))
 
 
-# -- docs/sizing.md's worked examples are this function's output ------------------------------------
+# -- docs/sizing.md's worked examples and prose figures are this module's output --------------------
 
 
-def example_rows(backend: str) -> list[str]:
-    """The rows docs/sizing.md's table for `backend` holds, from `size` at 1,000, 10,000 and 100,000."""
-    rows = []
-    for plan in sizing.sizes((1000, 10_000, 100_000), backend):
-        if backend == "eventhubs":
-            hubs = plan.eventhubs
-            kafka = (
-                f"{hubs.tier} {hubs.units}"
-                + ("" if hubs.throughput_known else "+")
-                + f" ({hubs.standard_units} TU on Standard)"
-            )
-        else:
-            kafka = (
-                f"{plan.hdinsight.workers} x {plan.hdinsight.worker_vm_size}, {plan.hdinsight.disks_per_worker} disks"
-            )
-        rows.append(
-            f"| {plan.target.rate:,.0f} | {plan.traffic.in_events:,.0f} / {plan.traffic.in_bytes / 1e6:,.1f} MB/s "
-            f"| {plan.traffic.out_bytes / 1e6:,.1f} MB/s | {plan.partitions.value} | {kafka} "
-            f"| {plan.databricks.workers} x {plan.databricks.node_type} "
-            f"({plan.databricks.scorer_cores} + {plan.databricks.tables_tasks}) |"
+EXAMPLE_ROWS = {
+    "eventhubs": [
+        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4 | premium 1+ (3 TU on Standard) | 1 x Standard_D4ds_v5 (2 + 1)* |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 13 | premium 1+ (29 TU on Standard) | 4 x Standard_D4ds_v5 (11 + 3)* |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 124 | dedicated 1+ (270 TU on Standard) "
+        "| 33 x Standard_D4ds_v5 (104 + 25)* |",
+    ],
+    "hdinsight": [
+        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4 | 3 x Standard_E4_v3, 3 disks | 1 x Standard_D4ds_v5 (2 + 1)* |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 13 | 8 x Standard_E4_v3, 8 disks | 4 x Standard_D4ds_v5 (11 + 3)* |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 124 | 40 x Standard_E8_v3, 16 disks "
+        "| 33 x Standard_D4ds_v5 (104 + 25)* |",
+    ],
+}
+
+
+def example_row(plan: sizing.Sizing) -> str:
+    if plan.eventhubs:
+        hubs = plan.eventhubs
+        kafka = (
+            f"{hubs.tier} {hubs.units}"
+            + ("" if hubs.throughput_known else "+")
+            + f" ({hubs.standard_units} TU on Standard)"
         )
-    return rows
+    else:
+        kafka = f"{plan.hdinsight.workers} x {plan.hdinsight.worker_vm_size}, {plan.hdinsight.disks_per_worker} disks"
+    spark = plan.databricks
+    return (
+        f"| {plan.target.rate:,.0f} | {plan.traffic.in_events:,.0f} / {plan.traffic.in_bytes / 1e6:,.1f} MB/s "
+        f"| {plan.traffic.out_bytes / 1e6:,.1f} MB/s | {plan.partitions.value} | {kafka} "
+        f"| {spark.workers} x {spark.node_type} ({spark.scorer_cores} + {spark.tables_tasks}){'*' if spark.rough else ''} |"
+    )
 
 
 @pytest.mark.parametrize("backend", sizing.BACKENDS)
-def test_the_worked_examples_in_docs_sizing_are_what_size_gives(backend):
-    text = (REPO / "docs/sizing.md").read_text(encoding="utf-8")
-    found = [line for line in text.splitlines() if re.match(r"^\| [\d,]+ \| [\d,]+ / ", line)]
-    for row in example_rows(backend):
-        assert row in found, f"docs/sizing.md lacks, or has other figures than: {row}"
+def test_the_worked_examples_are_what_size_gives_and_what_docs_sizing_shows(backend):
+    assert [example_row(plan) for plan in sizing.sizes((1000, 10_000, 100_000), backend)] == EXAMPLE_ROWS[backend]
+    text = DOCS.read_text(encoding="utf-8")
+    for row in EXAMPLE_ROWS[backend]:
+        assert row in text, f"docs/sizing.md lacks, or has other figures than: {row}"
+
+
+def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
+    text = " ".join(DOCS.read_text(encoding="utf-8").split())
+    ten, hundred = size(Target(rate=10_000)), size(Target(rate=100_000))
+    stated = {
+        "50%": f"{sizing.TARGET_UTILISATION:.0%}",
+        "70% full": f"{sizing.DISK_FILL_FACTOR:.0%} full",
+        "333 bytes": f"{sizing.SAMPLE_EVENT_BYTES} bytes",
+        "5,952 events/s a core scored, 8,000 a table writer task": (
+            f"{FALLBACK_RATES.scorer_per_core:,.0f} events/s a core scored, "
+            f"{FALLBACK_RATES.tables_per_task:,.0f} a table writer task"
+        ),
+        "123.4 MB/s": f"{hundred.traffic.scored_bytes / 1e6:,.1f} MB/s",
+        "processing-time=2500ms": ten.config["jobsTablesTrigger"],
+        "about 10 GB, 80 s and 1.7 GB": "about 10 GB, 80 s and 1.7 GB",
+        "about 21 GB, 167 s and 3.6 GB": "about 21 GB, 167 s and 3.6 GB",
+        "at most 2.8 MB/s": f"at most {sizing.dispatcher_writes(hundred.target) / 1e6:.1f} MB/s",
+        "about 3,684 alerts": f"about {sizing.MESSAGE_RECORD_BYTES / sizing.RECORD_BYTES_PER_ALERT:,.0f} alerts",
+        "past about 14,700 events/s": "past about 14,700 events/s",
+    }
+    limits = " ".join(ten.design_limits + hundred.design_limits)
+    assert "about 10 GB, some 80 s and a peak of about 1.7 GB" in limits
+    assert "about 21 GB, some 167 s and a peak of about 3.6 GB" in limits
+    assert size(Target(rate=14_700)).alerts.negative_per_s < 3684 < size(Target(rate=14_800)).alerts.negative_per_s
+    for docs_says, module_gives in stated.items():
+        assert module_gives in docs_says
+        assert docs_says in text, f"docs/sizing.md does not say {docs_says!r}"
