@@ -24,15 +24,16 @@ from infra.components.databricks_network import DatabricksNetwork, DatabricksNet
 from infra.components.databricks_workspace import (
     DatabricksWorkspace,
     DatabricksWorkspaceArgs,
+    ExistingWorkspace,
     InjectedNetwork,
-    existing_network,
+    existing_workspace,
 )
 from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
 from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs
 from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
-from infra.config import ConfigError, StackConfig, workspace_replacement_problem
+from infra.config import ConfigError, StackConfig, jobs_catalog, workspace_replacement_problem
 from infra.lib import job_specs, wheel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,7 +48,12 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
         pulumi.log.warn(warning)
 
     # Before anything is declared: a config that would replace the workspace stops here.
-    replace = guard_workspace_network(config)
+    existing = existing_workspace(config.resource_group_name, config.workspace_name)
+    replace = guard_workspace_network(config, existing)
+    # The workspace made now (none in Azure, or a replacement) gets the program's catalog.
+    made_before = existing is not None and not replace
+    created_with = existing.catalog if existing is not None else None
+    catalog = jobs_catalog(config.jobs_catalog, config.workspace_catalog, made_before, created_with)
     client = authorization.get_client_config_output()
     group = resources.ResourceGroup(
         "resource-group",
@@ -79,6 +85,7 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
             if databricks_network
             else None,
             replace=replace,
+            catalog=config.workspace_catalog,
             tags=config.tags,
         ),
     )
@@ -89,7 +96,12 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     )
     eventhubs = build_event_hubs(config, group) if config.builds_eventhubs else None
     jobs_bootstrap = jobs_bootstrap_servers(config.jobs_backend, hdinsight, eventhubs)
-    deployment = build_databricks_jobs(config, workspace, jobs_bootstrap, eventhubs) if config.deploy_jobs else None
+    locations = config.jobs_locations(catalog)
+    deployment = (
+        build_databricks_jobs(config, workspace, jobs_bootstrap, eventhubs, catalog, locations)
+        if config.deploy_jobs
+        else None
+    )
 
     outputs: dict[str, pulumi.Output] = {
         "resourceGroupName": group.name,
@@ -113,18 +125,25 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
                 "databricksProducersJobId": deployment.producers_job_id,
                 "databricksSecretScope": deployment.secret_scope,
                 "databricksWheelPath": deployment.wheel_path,
+                **{
+                    name: pulumi.Output.from_input(location)
+                    for name, location in zip(
+                        ("jobsCheckpointLocation", "jobsTableLocation", "jobsStateDir"), locations
+                    )
+                },
             }
         )
     return outputs
 
 
-def guard_workspace_network(config: StackConfig) -> bool:
+def guard_workspace_network(config: StackConfig, existing: Optional[ExistingWorkspace]) -> bool:
     """Stop before a change that would replace the workspace, unless the config allows it.
 
-    Reads the workspace in Azure (not Pulumi's state, which a stack created before this check,
-    an import or a lost state would not have). Returns whether the workspace is to be replaced.
+    `existing` is the workspace in Azure (not Pulumi's state, which a stack created before this
+    check, an import or a lost state would not have). Returns whether the workspace is to be
+    replaced.
     """
-    deployed = existing_network(config.resource_group_name, config.workspace_name)
+    deployed = existing.network if existing is not None else None
     wanted = config.workspace_network
     if problem := workspace_replacement_problem(
         config.workspace_name, deployed, wanted, config.allow_workspace_replacement, config.deploy_jobs
@@ -165,8 +184,12 @@ def build_databricks_jobs(
     workspace: DatabricksWorkspace,
     bootstrap_servers: pulumi.Output[str],
     eventhubs: Optional[EventHubsNamespace],
+    catalog: Optional[str],
+    locations: tuple[str, str, str],
 ) -> DatabricksDeployment:
-    """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs."""
+    """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs;
+    their checkpoints, tables and positions at `locations`, with the schema and volume made in
+    `catalog` (None: none)."""
     built = wheel.wheel_for(config.jobs_wheel, REPO, WHEEL_DIR)
     if missing := wheel.missing_entry_points(built.path, job_specs.ENTRY_POINTS):
         raise ValueError(
@@ -180,6 +203,7 @@ def build_databricks_jobs(
         assert eventhubs is not None  # checked: the jobs' backend is one the stack builds
         secrets["eventhubs-send-connection-string"] = eventhubs.send_connection_string
         secrets["eventhubs-listen-connection-string"] = eventhubs.listen_connection_string
+    checkpoint_location, table_location, state_dir = locations
     deployment = DatabricksDeployment(
         "databricks-jobs",
         DatabricksDeploymentArgs(
@@ -192,9 +216,9 @@ def build_databricks_jobs(
             notebooks=sorted((REPO / "notebooks").glob("*.py")),
             node_type=config.job_node_type,
             workers=config.job_workers,
-            checkpoint_location=config.jobs_checkpoint_location,
-            table_location=config.jobs_table_location,
-            state_dir=config.jobs_state_dir,
+            checkpoint_location=checkpoint_location,
+            table_location=table_location,
+            state_dir=state_dir,
             producer_settings=config.producer_settings,
             trigger=config.jobs_trigger,
             tables_trigger=config.jobs_tables_trigger,
@@ -202,7 +226,7 @@ def build_databricks_jobs(
             eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
             azure_language_endpoint=config.azure_language_endpoint,
             tags=config.tags,
-            catalog=config.jobs_catalog,
+            catalog=catalog,
         ),
     )
     return deployment

@@ -14,6 +14,11 @@ this one (infra/stack.py, `guard_workspace_network`) and refuses such a change u
 their workspace exists); then the workspace is replaced, delete first (its name and managed
 resource group are fixed). New address ranges for an injected workspace are refused always
 (`infra/config/workspace.py`).
+
+A workspace it creates gets a Unity Catalog catalog of its own as its default (`catalog`,
+Azure's `defaultCatalog`), where the jobs keep their state; Azure sets it at creation only, so
+a workspace made before keeps the default it has (`ignore_changes`), and `existing_workspace`
+reads it back, so the jobs of a workspace made without one stay on DBFS.
 """
 
 from __future__ import annotations
@@ -56,6 +61,9 @@ class DatabricksWorkspaceArgs:
     injected: Optional[InjectedNetwork] = None
     # The program found the existing workspace on another network and the config allows replacing it.
     replace: bool = False
+    # The Unity Catalog catalog a new workspace is created with as its default (Azure's
+    # `defaultCatalog`); None: Azure's default, the Hive metastore.
+    catalog: Optional[str] = None
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -111,8 +119,27 @@ _UNREGISTERED = re.compile(
 )
 
 
-def existing_network(resource_group_name: str, workspace_name: str) -> Optional[WorkspaceNetwork]:
-    """The network of the workspace already in Azure, or None when there is none yet.
+@dataclass(frozen=True)
+class ExistingWorkspace:
+    """What the program needs to know of the workspace already in Azure."""
+
+    network: WorkspaceNetwork
+    # The catalog it was created with as its Unity Catalog default (`defaultCatalog` with
+    # initialType UnityCatalog), or None: created with the Hive metastore as its default, as
+    # Azure does when the property is not given.
+    catalog: Optional[str] = None
+
+
+def created_catalog(default_catalog: Any) -> Optional[str]:
+    """The Unity Catalog catalog a workspace was created with (getWorkspace's `default_catalog`), or None."""
+    initial_type = getattr(default_catalog, "initial_type", None) if default_catalog is not None else None
+    if str(initial_type or "").lower() != databricks.InitialType.UNITY_CATALOG.value.lower():
+        return None
+    return getattr(default_catalog, "initial_name", None) or None
+
+
+def existing_workspace(resource_group_name: str, workspace_name: str) -> Optional[ExistingWorkspace]:
+    """The workspace already in Azure, or None when there is none yet.
 
     A plain (synchronous) invoke, so the program can decide before it declares the workspace;
     any answer but "not found" stops the program, since an unknown answer must not let a
@@ -133,7 +160,7 @@ def existing_network(resource_group_name: str, workspace_name: str) -> Optional[
     if deployed.mode == "injected":
         vnet_id = _value(getattr(found.parameters, "custom_virtual_network_id", None)) or ""
         deployed = replace(deployed, ranges=_injected_ranges(vnet_id, deployed))
-    return deployed
+    return ExistingWorkspace(deployed, created_catalog(getattr(found, "default_catalog", None)))
 
 
 def unregistered_message(error: str) -> str:
@@ -195,6 +222,13 @@ class DatabricksWorkspace(pulumi.ComponentResource):
                 # and the networks this program peers need it.
                 compute_mode=databricks.ComputeMode.HYBRID,
                 parameters=custom_parameters(args),
+                default_catalog=(
+                    databricks.DefaultCatalogPropertiesArgs(
+                        initial_type=databricks.InitialType.UNITY_CATALOG, initial_name=args.catalog
+                    )
+                    if args.catalog
+                    else None
+                ),
                 tags=args.tags,
             ),
             opts=pulumi.ResourceOptions(
@@ -207,6 +241,9 @@ class DatabricksWorkspace(pulumi.ComponentResource):
                 # Only when the program found the workspace on another network and the config
                 # allows replacing it: then a replacement is what the change means.
                 replace_on_changes=["parameters"] if args.replace else None,
+                # "Properties for Default Catalog configuration during workspace creation": a
+                # workspace made before keeps the default it was created with.
+                ignore_changes=["defaultCatalog"],
             ),
         )
         self.workspace_id = workspace.workspace_id

@@ -21,7 +21,7 @@ import pulumi
 from infra.config.checks import Checked, check
 from infra.config.errors import NAMESPACE, ConfigError
 from infra.config.keys import FIELD_OF_KEY, KEYS_WITH_DEFAULTS, OBJECT_KEYS, SECRET_KEYS, StackConfig, set_line
-from infra.config.workspace import WorkspaceNetwork, workspace_replacement_problem
+from infra.config.workspace import WorkspaceNetwork, jobs_catalog, workspace_replacement_problem
 
 __all__ = [
     "NAMESPACE",
@@ -32,6 +32,7 @@ __all__ = [
     "StackConfig",
     "WorkspaceNetwork",
     "check",
+    "jobs_catalog",
     "load_config",
     "read_keys",
     "set_line",

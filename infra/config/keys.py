@@ -37,7 +37,7 @@ from pydantic_core import PydanticCustomError, PydanticUndefined
 from feedback.core import sizing
 from feedback.core.settings import Settings
 from infra.config.errors import NAMESPACE, command
-from infra.config.workspace import WorkspaceNetwork
+from infra.config.workspace import WorkspaceNetwork, workspace_catalog
 from infra.lib import event_hubs_limits, job_specs, network_rules, replication, wheel
 
 Backend = Literal["hdinsight", "eventhubs", "both"]
@@ -226,14 +226,23 @@ def _jobs_backend_default(keys: dict[str, Any]) -> str:
     return "hdinsight" if keys["backend"] == "both" else keys["backend"]
 
 
-def _in_catalog(index: int, dbfs_default: str) -> Callable[[dict[str, Any]], str]:
-    """With jobsCatalog, that location in the volume the program makes (job_specs.volume_locations); else DBFS's."""
+def _in_catalog(index: int) -> Callable[[dict[str, Any]], Optional[str]]:
+    """With jobsCatalog named, that location in the volume the program makes there
+    (job_specs.volume_locations); with jobsCatalog empty, DBFS's; unset, None: it follows
+    the workspace (`StackConfig.jobs_locations`)."""
 
-    def default(keys: dict[str, Any]) -> str:
+    def default(keys: dict[str, Any]) -> Optional[str]:
         catalog = keys.get("jobs_catalog")
-        return job_specs.volume_locations(catalog)[index] if catalog else dbfs_default
+        if catalog is None:
+            return None
+        return job_specs.volume_locations(catalog)[index] if catalog else job_specs.DBFS_LOCATIONS[index]
 
     return default
+
+
+def _catalog(value: Any, info: ValidationInfo) -> str:
+    """A catalog name, or empty for DBFS (asked for)."""
+    return value if value == "" else _problem_rule(job_specs.catalog_problem)(value, info)
 
 
 def _injected_subnet_default(index: int) -> Callable[[dict[str, Any]], Optional[str]]:
@@ -351,20 +360,19 @@ class StackConfig(BaseModel):
     job_workers: WholeNumber = 1
     # A Unity Catalog catalog the program makes a schema `feedback` and a managed volume `state`
     # in, for the jobs' checkpoints, tables and the producers' positions (the defaults of the
-    # three keys below then point there). Unset: DBFS, which new workspaces may have disabled
-    # (docs/deploy-azure.md, "Where the jobs keep their state").
-    jobs_catalog: Optional[Annotated[str, BeforeValidator(_problem_rule(job_specs.catalog_problem))]] = Field(
-        None, examples=["<workspace catalog>"]
+    # three keys below then point there). Empty: DBFS. Unset: the workspace's own, for a
+    # workspace this program creates (`workspace_catalog`), and DBFS for one created without
+    # a Unity Catalog default (docs/deploy-azure.md, "Where the jobs keep their state").
+    jobs_catalog: Optional[Annotated[str, BeforeValidator(_catalog)]] = Field(None, examples=["<workspace catalog>"])
+    jobs_checkpoint_location: Optional[Location] = Field(
+        default_factory=_in_catalog(0), examples=["/Volumes/<catalog>/feedback/state/checkpoints"]
     )
-    jobs_checkpoint_location: Location = Field(
-        default_factory=_in_catalog(0, "dbfs:/feedback/checkpoints"), examples=["dbfs:/feedback/checkpoints"]
-    )
-    jobs_table_location: Location = Field(
-        default_factory=_in_catalog(1, "dbfs:/feedback/tables"), examples=["dbfs:/feedback/tables"]
+    jobs_table_location: Optional[Location] = Field(
+        default_factory=_in_catalog(1), examples=["/Volumes/<catalog>/feedback/state/tables"]
     )
     # The producers' saved positions, through the job cluster's FUSE mount of DBFS or the volume.
-    jobs_state_dir: StateDir = Field(
-        default_factory=_in_catalog(2, "/dbfs/feedback/producers-state"), examples=["/dbfs/feedback/producers-state"]
+    jobs_state_dir: Optional[StateDir] = Field(
+        default_factory=_in_catalog(2), examples=["/Volumes/<catalog>/feedback/state/producers-state"]
     )
     # The pipeline's triggers: the scorer's and the table writer's, by default the jobs' own.
     jobs_trigger: Trigger = Settings.model_fields["trigger"].default
@@ -432,6 +440,22 @@ class StackConfig(BaseModel):
     def databricks_subnet_names(self) -> tuple[str, str]:
         """The injected network's (host, container) subnet names."""
         return ("databricks-host", "databricks-container")
+
+    @property
+    def workspace_catalog(self) -> str:
+        """The Unity Catalog catalog a workspace this program creates has as its default."""
+        return workspace_catalog(self.workspace_name)
+
+    def jobs_locations(self, catalog: Optional[str]) -> tuple[str, str, str]:
+        """The checkpoints, the tables and the producers' positions: each key set (or following
+        a named jobsCatalog) as it is; the others in the volume the program makes in `catalog`,
+        or on DBFS when it is None."""
+        defaults = job_specs.volume_locations(catalog) if catalog else job_specs.DBFS_LOCATIONS
+        return (
+            self.jobs_checkpoint_location or defaults[0],
+            self.jobs_table_location or defaults[1],
+            self.jobs_state_dir or defaults[2],
+        )
 
     @property
     def workspace_network(self) -> WorkspaceNetwork:

@@ -7,6 +7,7 @@ the config asks for (`StackConfig.workspace_network`) and raises ConfigError wit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
@@ -113,3 +114,30 @@ def _ranges_problem(workspace: str, deployed: WorkspaceNetwork, wanted: Workspac
         f"twice: to its managed network (`{command('databricksNetwork', 'managed')}`, as a network change), then "
         "back to injected with the new ranges"
     )
+
+
+def workspace_catalog(workspace_name: str) -> str:
+    """The Unity Catalog catalog a workspace this program creates gets as its default: the
+    workspace's name as Unity Catalog keeps names, in lower case, with anything but letters,
+    digits and underscores made an underscore (a hyphen would need quoting in every SQL
+    statement that names it)."""
+    return re.sub(r"[^a-z0-9_]", "_", workspace_name.lower())
+
+
+def jobs_catalog(
+    configured: Optional[str], program_catalog: str, exists: bool, created_with: Optional[str]
+) -> Optional[str]:
+    """The catalog the jobs keep their state in, or None for DBFS. Pure.
+
+    `configured`: feedback:jobsCatalog (None: unset; "": DBFS, asked for). Unset, the jobs
+    follow the workspace: one this program creates now (`exists` false) is created with
+    `program_catalog` as its Unity Catalog default, and so is one it created before
+    (`created_with`, read from Azure); a workspace created without a Unity Catalog default
+    keeps its jobs' state on DBFS, where an earlier deployment put it, since a new location
+    would start the queries over with empty state.
+    """
+    if configured is not None:
+        return configured or None
+    if not exists:
+        return program_catalog
+    return created_with

@@ -329,6 +329,11 @@ def catalog_problem(catalog: str) -> Optional[str]:
     return None
 
 
+# The checkpoints, the tables and the producers' positions on DBFS (the root and, for the
+# positions, its FUSE mount on the job cluster): for a workspace without Unity Catalog.
+DBFS_LOCATIONS = ("dbfs:/feedback/checkpoints", "dbfs:/feedback/tables", "/dbfs/feedback/producers-state")
+
+
 def volume_locations(catalog: str) -> tuple[str, str, str]:
     """The checkpoints, the tables and the producers' positions in the volume the program makes
     in `catalog`: Databricks' recommendation for a workspace with Unity Catalog ("Structured

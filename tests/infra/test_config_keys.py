@@ -161,7 +161,7 @@ def _field(key: str) -> str:
             {"jobsStateDir": ".state"},
             "feedback:jobsStateDir '.state' is not a /dbfs/ or /Volumes/ path (the producers' "
             "positions must outlive the job cluster): run "
-            "`pulumi config set feedback:jobsStateDir /dbfs/feedback/producers-state`",
+            "`pulumi config set feedback:jobsStateDir /Volumes/<catalog>/feedback/state/producers-state`",
         ),
         (
             {"jobsWheel": "dist/feedback-0.1.0.tar.gz"},

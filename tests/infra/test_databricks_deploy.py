@@ -54,6 +54,10 @@ SCOPE_ENTRY = "databricks:index/secret:Secret"
 JOB = "databricks:index/job:Job"
 NOTEBOOK = "databricks:index/notebook:Notebook"
 WORKSPACE_FILE = "databricks:index/workspaceFile:WorkspaceFile"
+SCHEMA = "databricks:index/schema:Schema"
+VOLUME = "databricks:index/volume:Volume"
+# Where a workspace the program creates keeps the jobs' state: a volume in its own catalog.
+STATE = "/Volumes/fbk01_databricks/feedback/state"
 WORKSPACE_URL = "https://adb-1234567890123456.7.azuredatabricks.net"
 EVENTHUBS_ONLY = dict(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
 # Made-up values, short so that nothing here looks like a real credential.
@@ -99,7 +103,7 @@ def test_every_workspace_resource_is_in_the_deployment_and_goes_through_its_prov
     workspace = full_stack.one("azure-native:databricks:Workspace")
     assert provider.inputs["azureWorkspaceResourceId"] == workspace.id
     children = [r for r in full_stack.resources if r.type.startswith("databricks:index/")]
-    assert {r.type for r in children} == {SCOPE, SCOPE_ENTRY, JOB, NOTEBOOK, WORKSPACE_FILE}
+    assert {r.type for r in children} == {SCOPE, SCOPE_ENTRY, JOB, NOTEBOOK, WORKSPACE_FILE, SCHEMA, VOLUME}
     for resource in children:
         assert resource.parent == component.urn, resource.name
         assert resource.provider == f"{provider.urn}::{provider.id}", resource.name
@@ -199,7 +203,7 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
         "--checkpoint-location",
         "abfss://jobs@fbk01lake.dfs.core.windows.net/checkpoints",
         "--table-location",
-        "dbfs:/feedback/tables",
+        f"{STATE}/tables",
         "--trigger",
         "processing-time=500ms",
     ]
@@ -233,7 +237,7 @@ def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
         assert pairs.pop("--part") == task["taskKey"]  # the entry point's own argument, not a setting
         settings = load_settings(**{name[2:].replace("-", "_"): value for name, value in pairs.items()})
         assert settings.backend == "hdinsight" and settings.bootstrap_servers == MOCK_BROKERS
-        assert settings.on_databricks is True and settings.checkpoint_for("q") == "dbfs:/feedback/checkpoints/q"
+        assert settings.on_databricks is True and settings.checkpoint_for("q") == f"{STATE}/checkpoints/q"
         assert (settings.trigger, settings.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
 
 
@@ -293,7 +297,7 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
             "--bootstrap-servers",
             MOCK_BROKERS,
             "--state-dir",
-            "/dbfs/feedback/producers-state",
+            f"{STATE}/producers-state",
             "producer",
             name,
         ]
@@ -335,7 +339,7 @@ def test_a_state_dir_outside_a_volume_is_refused_with_the_fix_when_the_config_is
     message = str(raised.value)
     assert "feedback:jobsStateDir '/Volumes/main/feedback' is not in a volume" in message
     assert "/Volumes/<catalog>/<schema>/<volume>/<folder>" in message
-    assert "`pulumi config set feedback:jobsStateDir /dbfs/feedback/producers-state`" in message
+    assert "`pulumi config set feedback:jobsStateDir /Volumes/<catalog>/feedback/state/producers-state`" in message
 
 
 def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_producer_settings(run_program):
@@ -643,12 +647,12 @@ def jobs_check(**changes) -> tuple[list[str], list[str]]:
         (
             {"jobsTableLocation": "tables"},
             "is not a dbfs:/, abfss:// or /Volumes/ path",
-            "pulumi config set feedback:jobsTableLocation dbfs:/feedback/tables",
+            "pulumi config set feedback:jobsTableLocation /Volumes/<catalog>/feedback/state/tables",
         ),
         (
             {"jobsCheckpointLocation": "/Volumes/main/feedback"},
             "'/Volumes/main/feedback' is not in a volume: use /Volumes/<catalog>/<schema>/<volume>",
-            "pulumi config set feedback:jobsCheckpointLocation dbfs:/feedback/checkpoints",
+            "pulumi config set feedback:jobsCheckpointLocation /Volumes/<catalog>/feedback/state/checkpoints",
         ),
         (
             {"jobsCheckpointLocation": "abfss://fbk01lake.dfs.core.windows.net/checkpoints"},
@@ -710,7 +714,10 @@ def test_the_jobs_config_defaults_and_secret_outputs():
         use_config({}, [])
     assert (config.deploy_jobs, config.job_node_type, config.job_workers) == (True, "Standard_D4ds_v5", 1)
     assert (config.jobs_trigger, config.jobs_tables_trigger) == ("processing-time=250ms", "processing-time=30s")
-    assert config.jobs_checkpoint_location == "dbfs:/feedback/checkpoints" and config.jobs_wheel == str(fake_wheel())
+    assert config.jobs_catalog is None and config.jobs_checkpoint_location is None  # they follow the workspace
+    assert config.jobs_locations(None) == job_specs.DBFS_LOCATIONS
+    assert config.jobs_locations("ws") == job_specs.volume_locations("ws")
+    assert config.jobs_wheel == str(fake_wheel())
     assert list(config.job_secrets()) == ["slack-bot-token"]
 
 
@@ -768,5 +775,41 @@ def test_with_a_catalog_the_jobs_keep_their_state_in_a_volume_the_program_makes(
     assert f"{root}/checkpoints" in pipeline and f"{root}/tables" in pipeline
 
 
-def test_without_a_catalog_the_jobs_keep_their_state_on_dbfs_and_no_volume_is_made(stack):
-    assert not stack.of_type("databricks:index/volume:Volume") and not stack.of_type("databricks:index/schema:Schema")
+def test_a_workspace_made_now_gets_its_own_catalog_and_the_jobs_keep_their_state_in_a_volume_there(stack):
+    workspace = stack.one("azure-native:databricks:Workspace")
+    assert workspace.inputs["defaultCatalog"] == {"initialType": "UnityCatalog", "initialName": "fbk01_databricks"}
+    assert "defaultCatalog" in workspace.ignore_changes  # a workspace made before keeps its own
+    assert stack.one(VOLUME).inputs["catalogName"] == "fbk01_databricks"
+    parameters = [
+        p for job in stack.of_type(JOB) for t in job.inputs["tasks"] for p in t["pythonWheelTask"]["parameters"]
+    ]
+    assert {f"{STATE}/checkpoints", f"{STATE}/tables", f"{STATE}/producers-state"} <= set(parameters)
+    assert stack.outputs["jobsTableLocation"] == f"{STATE}/tables"  # what the notebooks' widgets take
+
+
+# A managed workspace in Azure, with the config's network (databricksNetwork managed).
+MANAGED = dict(existing_workspace={"vnetAddressPrefix": {"value": "10.139"}}, databricksNetwork="managed")
+
+
+def test_a_workspace_created_without_a_unity_catalog_default_keeps_its_jobs_state_on_dbfs(run_program):
+    stack = run_program(**MANAGED)
+    assert not stack.of_type(VOLUME) and not stack.of_type(SCHEMA)
+    parameters = [
+        p for job in stack.of_type(JOB) for t in job.inputs["tasks"] for p in t["pythonWheelTask"]["parameters"]
+    ]
+    assert set(job_specs.DBFS_LOCATIONS) <= set(parameters)
+
+
+def test_a_workspace_the_program_made_keeps_its_jobs_state_in_its_catalog_on_the_next_update(run_program):
+    made = {"initialType": "UnityCatalog", "initialName": "fbk01_databricks"}
+    stack = run_program(**MANAGED, existing_catalog=made)
+    assert stack.one(VOLUME).inputs["catalogName"] == "fbk01_databricks"
+
+
+def test_an_empty_jobs_catalog_keeps_the_state_on_dbfs_even_on_a_workspace_made_now(run_program):
+    stack = run_program(jobsCatalog="")
+    assert not stack.of_type(VOLUME)
+    parameters = [
+        p for job in stack.of_type(JOB) for t in job.inputs["tasks"] for p in t["pythonWheelTask"]["parameters"]
+    ]
+    assert set(job_specs.DBFS_LOCATIONS) <= set(parameters)

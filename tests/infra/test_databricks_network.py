@@ -280,7 +280,7 @@ def test_a_subscription_without_the_databricks_provider_is_told_how_to_register_
 
     monkeypatch.setattr(databricks_workspace.databricks, "get_workspace", refused)
     with pytest.raises(RuntimeError) as raised:
-        databricks_workspace.existing_network("fbk01-rg", "fbk01-databricks")
+        databricks_workspace.existing_workspace("fbk01-rg", "fbk01-databricks")
     message = str(raised.value)
     assert cause in message and "`az provider register --namespace Microsoft.Databricks --wait`" in message
     assert "could not read the Databricks workspace" not in message

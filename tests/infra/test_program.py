@@ -47,6 +47,9 @@ DATABRICKS_JOBS = {
     "databricks:index/workspaceFile:WorkspaceFile": 1,
     "databricks:index/notebook:Notebook": len(list((REPO / "notebooks").glob("*.py"))),
     "databricks:index/job:Job": 2,
+    # The schema and volume of the jobs' state, in the catalog of the workspace the program makes.
+    "databricks:index/schema:Schema": 1,
+    "databricks:index/volume:Volume": 1,
 }
 
 EXPECTED_COUNTS = {

@@ -158,7 +158,10 @@ class AzureMocks(pulumi.runtime.Mocks):
     """Outputs shaped like Azure's answers; invokes answered like the provider's functions."""
 
     def __init__(
-        self, existing_workspace: Optional[dict[str, Any]] = None, existing_vnet: Optional[dict[str, Any]] = None
+        self,
+        existing_workspace: Optional[dict[str, Any]] = None,
+        existing_vnet: Optional[dict[str, Any]] = None,
+        existing_catalog: Optional[dict[str, Any]] = None,
     ) -> None:
         self.calls: list[str] = []
         self.invokes: list[tuple[str, dict[str, Any]]] = []
@@ -168,6 +171,8 @@ class AzureMocks(pulumi.runtime.Mocks):
         self.existing_workspace = existing_workspace
         # What getVirtualNetwork answers for an injected workspace's VNet (`addressSpace`, `subnets`), or None (404).
         self.existing_vnet = existing_vnet
+        # The `defaultCatalog` that workspace was created with (None: none given, the Hive metastore).
+        self.existing_catalog = existing_catalog
         self.peerings: set[str] = set()  # the peerings created so far, by name
 
     def peering_state(self) -> str:
@@ -181,7 +186,10 @@ class AzureMocks(pulumi.runtime.Mocks):
             assert args.args.get("resourceGroupName") and args.args.get("workspaceName"), args.args
             if self.existing_workspace is None:
                 return {}, [("", NOT_FOUND)]
-            return {"name": args.args["workspaceName"], "parameters": self.existing_workspace}, []
+            found = {"name": args.args["workspaceName"], "parameters": self.existing_workspace}
+            if self.existing_catalog is not None:
+                found["defaultCatalog"] = self.existing_catalog
+            return found, []
         if args.token == "azure-native:network:getVirtualNetwork":
             assert args.args.get("resourceGroupName") and args.args.get("virtualNetworkName"), args.args
             if self.existing_vnet is None:
@@ -375,15 +383,17 @@ def use_config(values: dict[str, str], secret_keys: Optional[list[str]] = None) 
 def run_stack(
     existing_workspace: Optional[dict[str, Any]] = None,
     existing_vnet: Optional[dict[str, Any]] = None,
+    existing_catalog: Optional[dict[str, Any]] = None,
     **overrides: Optional[str],
 ) -> Stack:
     """Run the real program (`build(load_config())`) under fresh mocks with the given config;
-    `existing_workspace` is the `parameters` of a workspace Azure already has (None: none), and
-    `existing_vnet` what Azure answers for an injected workspace's VNet (None: none)."""
+    `existing_workspace` is the `parameters` of a workspace Azure already has (None: none),
+    `existing_vnet` what Azure answers for an injected workspace's VNet (None: none), and
+    `existing_catalog` the `defaultCatalog` that workspace was created with (None: none)."""
     from infra.config import load_config
     from infra.stack import build
 
-    mocks = AzureMocks(existing_workspace, existing_vnet)
+    mocks = AzureMocks(existing_workspace, existing_vnet, existing_catalog)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
     use_config(base_config(**overrides))
