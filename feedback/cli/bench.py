@@ -108,26 +108,28 @@ def bench_latency(
         console.print(f"[red]--to {to!r}: expected slack or file[/red]")
         raise typer.Exit(2)
     settings = settings_of(ctx)
-    with _local_broker(ctx, settings), _alert_target(settings, to, channel_rate) as (target, standin):
-        code = latency(target, console, rate, seconds, trigger, tables_together=tables_together)
-        if standin is not None:
+    with _local_broker(ctx, settings):
+        with _alert_target(settings, to, channel_rate) as (target, standin):
+            code = latency(target, console, rate, seconds, trigger, tables_together=tables_together)
+        if standin is not None:  # its count arrives when it stops
             console.print(
                 f"the Slack stand-in enforced {channel_rate:g} message(s) a second per channel and answered "
                 f"{standin.rate_limited:,} posts with 429"
             )
-        raise typer.Exit(code)
+    raise typer.Exit(code)
 
 
 @contextlib.contextmanager
 def _alert_target(settings, to: str, channel_rate: float):
-    """The settings for a benchmark's alerts: the Slack stand-in (a loopback server, Slack's
-    documented rate per channel enforced) or the alerts file (no Slack token)."""
+    """The settings for a benchmark's alerts: the Slack stand-in (a loopback server in a
+    process of its own, as Slack is to the dispatcher, Slack's documented rate per channel
+    enforced) or the alerts file (no Slack token)."""
     if to == "file":
         yield settings.replace(slack_bot_token=None), None
         return
-    from feedback.devtools.slack_standin import SlackWebStandIn
+    from feedback.devtools.slack_standin import StandInProcess
 
-    with SlackWebStandIn(channel_rate=channel_rate) as standin:
+    with StandInProcess(channel_rate=channel_rate) as standin:
         yield (
             settings.replace(
                 slack_bot_token=standin.token,

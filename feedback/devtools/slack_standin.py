@@ -62,10 +62,12 @@ import base64
 import binascii
 import json
 import math
+import multiprocessing
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from multiprocessing.connection import Connection
+from typing import Callable, Optional
 
 from feedback.devtools.loopback import LoopbackHTTP, Reply, Request
 
@@ -417,3 +419,42 @@ class SlackWebStandIn(LoopbackHTTP):
                 "response_metadata": {"next_cursor": self._cursor(page[-1].ts) if more else ""},
             },
         )
+
+
+def _serve_in_process(channel_rate: Optional[float], conn: Connection) -> None:
+    """A child process's body: serve the stand-in, send its address, and on any message its 429 count, then end."""
+    with SlackWebStandIn(channel_rate=channel_rate) as standin:
+        conn.send((standin.token, standin.base_url))
+        conn.recv()
+        conn.send(standin.rate_limited)
+
+
+class StandInProcess:
+    """The Slack stand-in in a process of its own, as Slack is to the dispatcher: its HTTP
+    server then takes nothing of the dispatcher's process (its interpreter lock above all).
+    `token` and `base_url` as SlackWebStandIn's; `rate_limited` is read when it stops."""
+
+    def __init__(self, channel_rate: Optional[float] = None) -> None:
+        self.channel_rate = channel_rate
+        self.rate_limited = 0
+
+    def __enter__(self) -> "StandInProcess":
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve_in_process, args=(self.channel_rate, child), daemon=True)
+        self._process.start()
+        if not self._conn.poll(60):
+            self._process.kill()
+            raise RuntimeError("the Slack stand-in's process did not start within 60 s")
+        self.token, self.base_url = self._conn.recv()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._conn.send("stop")
+            if self._conn.poll(30):
+                self.rate_limited = self._conn.recv()
+        finally:
+            self._process.join(timeout=30)
+            if self._process.is_alive():
+                self._process.kill()

@@ -19,12 +19,12 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from feedback.devtools.loopback import Request
-from feedback.devtools.slack_standin import SlackWebStandIn
+from feedback.devtools.slack_standin import SlackWebStandIn, StandInProcess
 
 NEGATIVE, POSITIVE = "C0NEGATIVE", "C0POSITIVE"
 
 
-def web(slack: SlackWebStandIn) -> WebClient:
+def web(slack: SlackWebStandIn | StandInProcess) -> WebClient:
     return WebClient(token=slack.token, base_url=slack.base_url, retry_handlers=[])
 
 
@@ -53,6 +53,16 @@ def test_a_second_post_to_a_channel_within_its_second_gets_429_and_another_chann
     assert [(p.channel, p.text) for p in slack.posts] == [(NEGATIVE, "first"), (POSITIVE, "another channel")]
     assert slack.rate_limited == 1
     assert slack.max_rate("negative-feedback") == slack.max_rate("#positive-feedback") == 1
+
+
+def test_the_stand_in_in_a_process_of_its_own_enforces_the_rate_and_reports_its_429s_when_it_stops():
+    with StandInProcess(channel_rate=1) as slack:
+        client = web(slack)
+        client.chat_postMessage(channel=NEGATIVE, text="first")
+        assert refused(lambda: client.chat_postMessage(channel=NEGATIVE, text="too soon")).response.status_code == 429
+        history = client.conversations_history(channel=NEGATIVE)
+        assert [m["text"] for m in history["messages"]] == ["first"]
+    assert slack.rate_limited == 1
 
 
 def test_a_post_after_waiting_retry_after_is_accepted():
