@@ -222,6 +222,8 @@ def build_databricks_jobs(
             producer_settings=config.producer_settings,
             trigger=config.jobs_trigger,
             tables_trigger=config.jobs_tables_trigger,
+            tables_tasks=config.jobs_tables_tasks,
+            max_offsets_per_trigger=config.jobs_max_offsets_per_trigger,
             secrets=secrets,
             eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
             azure_language_endpoint=config.azure_language_endpoint,

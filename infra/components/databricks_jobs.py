@@ -88,6 +88,10 @@ class DatabricksDeploymentArgs:
     # the scorer's trigger and the table writer's
     trigger: str
     tables_trigger: str
+    # the table writer's tasks and the Spark parts' most events a batch; passed to the tasks
+    # only when not the jobs' own defaults (job_specs.pipeline_parameters)
+    tables_tasks: int = job_specs.DEFAULT_TABLES_TASKS
+    max_offsets_per_trigger: int = job_specs.DEFAULT_MAX_OFFSETS_PER_TRIGGER
     # the producers' saved positions (a /dbfs/ or /Volumes/ path) and their plain settings
     state_dir: str = "/dbfs/feedback/producers-state"
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
@@ -245,6 +249,8 @@ class DatabricksDeployment(pulumi.ComponentResource):
                                     args.tables_trigger,
                                     args.eventhubs_tier,
                                     args.azure_language_endpoint,
+                                    tables_tasks=args.tables_tasks,
+                                    max_offsets_per_trigger=args.max_offsets_per_trigger,
                                 )
                             ),
                         ),

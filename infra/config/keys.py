@@ -377,6 +377,14 @@ class StackConfig(BaseModel):
     # The pipeline's triggers: the scorer's and the table writer's, by default the jobs' own.
     jobs_trigger: Trigger = Settings.model_fields["trigger"].default
     jobs_tables_trigger: Trigger = Settings.model_fields["tables_trigger"].default
+    # The table writer's tasks (the setting `tables_tasks`): one task writes a rate of its own
+    # (docs/benchmarks.md), so a higher rate needs more; they run on the pipeline's one job
+    # cluster beside the scorer, so jobWorkers counts them. `feedback size` says what a rate needs.
+    jobs_tables_tasks: WholeNumber = Settings.model_fields["tables_tasks"].default
+    # The most events the scorer and the table writer each read a batch (the setting
+    # `max_offsets_per_trigger`): with a trigger, what a part can read a second. `feedback size`
+    # prints the triggers that carry a rate with it.
+    jobs_max_offsets_per_trigger: WholeNumber = Settings.model_fields["max_offsets_per_trigger"].default
     # A prebuilt wheel; unset, `pulumi up` builds one from pyproject.toml.
     jobs_wheel: Optional[Annotated[str, BeforeValidator(_wheel)]] = Field(
         None, examples=["dist/feedback_analytics-0.1.0-py3-none-any.whl"]

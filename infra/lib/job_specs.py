@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Literal, Optional
 
-from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS
+from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS, Settings
 from feedback.core.triggers import TriggerError, parse_trigger
 
 SCOPE = "feedback"
@@ -34,6 +34,13 @@ PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
 # (feedback-scored and feedback-deadletter -> Delta tables).
 PIPELINE_PARTS = ("scorer", "dispatcher", "tables")
 TABLES_PART = "tables"
+# The parts that read Kafka with Spark, in batches of at most `max_offsets_per_trigger` events
+# (the dispatcher is a Kafka consumer of its own).
+SPARK_PARTS = ("scorer", TABLES_PART)
+# The jobs' own defaults: a parameter is passed only when the stack sets another value, so a
+# stack that sets none keeps its job definitions (and running job) as they are.
+DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
+DEFAULT_MAX_OFFSETS_PER_TRIGGER: int = Settings.model_fields["max_offsets_per_trigger"].default
 # Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship, and
 # databricks-sdk, whose runtime copy (0.49 on 17.3) is older than the wheel needs (pyproject.toml
 # says why). (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
@@ -152,10 +159,14 @@ def pipeline_parameters(
     tables_trigger: str,
     eventhubs_tier: Optional[str] = None,
     azure_language_endpoint: Optional[str] = None,
+    *,
+    tables_tasks: int = DEFAULT_TABLES_TASKS,
+    max_offsets_per_trigger: int = DEFAULT_MAX_OFFSETS_PER_TRIGGER,
 ) -> list[str]:
     """The task of `part`: `jobs.sentiment_pipeline:main --part <part>`, then `--setting value`
     pairs, plain settings only, never a secret. Every part gets the same settings; the table
-    writer also gets its own trigger."""
+    writer also gets its own trigger and, when not the default, its tasks; the Spark parts get
+    their batch cap when it is not the default."""
     if part not in PIPELINE_PARTS:
         raise ValueError(f"pipeline part {part!r} is not one of {', '.join(PIPELINE_PARTS)}")
     parameters = [
@@ -176,6 +187,10 @@ def pipeline_parameters(
     ]
     if part == TABLES_PART:
         parameters += ["--tables-trigger", tables_trigger]
+        if tables_tasks != DEFAULT_TABLES_TASKS:
+            parameters += ["--tables-tasks", str(tables_tasks)]
+    if part in SPARK_PARTS and max_offsets_per_trigger != DEFAULT_MAX_OFFSETS_PER_TRIGGER:
+        parameters += ["--max-offsets-per-trigger", str(max_offsets_per_trigger)]
     if backend == "eventhubs" and eventhubs_tier:
         parameters += ["--eventhubs-tier", eventhubs_tier]
     if azure_language_endpoint:

@@ -241,6 +241,38 @@ def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
         assert (settings.trigger, settings.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
 
 
+def test_the_table_writers_tasks_and_the_batch_cap_reach_the_spark_parts_and_parse_into_their_settings(run_program):
+    from feedback.core.settings import job_parameters, load_settings
+
+    stack = run_program(jobsTablesTasks="3", jobsMaxOffsetsPerTrigger="600000")
+    tasks = {
+        task["taskKey"]: task["pythonWheelTask"]["parameters"]
+        for task in jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"]
+    }
+    assert tasks["tables"][-6:] == [
+        "--tables-trigger",
+        "processing-time=30s",
+        "--tables-tasks",
+        "3",
+        "--max-offsets-per-trigger",
+        "600000",
+    ]
+    assert tasks["scorer"][-4:] == ["--trigger", "processing-time=250ms", "--max-offsets-per-trigger", "600000"]
+    assert not {"--tables-tasks", "--max-offsets-per-trigger"} & set(tasks["dispatcher"])  # a Kafka consumer
+    # as jobs/sentiment_pipeline.py:main reads them
+    parsed = {part: load_settings(**job_parameters(parameters, own=("part",))[0]) for part, parameters in tasks.items()}
+    assert (parsed["tables"].tables_tasks, parsed["tables"].max_offsets_per_trigger) == (3, 600_000)
+    assert (parsed["scorer"].tables_tasks, parsed["scorer"].max_offsets_per_trigger) == (1, 600_000)
+
+
+def test_the_jobs_own_defaults_set_as_keys_leave_the_pipeline_tasks_unchanged(run_program, stack):
+    # An upgraded stack, or one that writes the defaults down, keeps its job definition: no restart.
+    same = run_program(jobsTablesTasks="1", jobsMaxOffsetsPerTrigger="50000")
+    assert jobs_by_name(same)[job_specs.PIPELINE_JOB]["tasks"] == jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"]
+    for task in jobs_by_name(same)[job_specs.PIPELINE_JOB]["tasks"]:
+        assert not {"--tables-tasks", "--max-offsets-per-trigger"} & set(task["pythonWheelTask"]["parameters"])
+
+
 def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):
     pipeline = jobs_by_name(full_stack)[job_specs.PIPELINE_JOB]
     bootstrap = full_stack.outputs["eventhubsBootstrapServers"]
