@@ -103,7 +103,7 @@ def print_sizing(sizing: Sizing, note: Optional[str]) -> None:
     console.print(f"per-core rates: {escape(sizing.rates.describe())}", highlight=False)
     if note:
         console.print(f"[yellow]{escape(note)}[/yellow]", highlight=False)
-    for line in sizing.cannot_set:
+    for line in sizing.table_writer_short:
         console.print(f"[yellow]{escape(line)}[/yellow]", highlight=False)
     _section("partitions per feedback topic", str(sizing.partitions.value), sizing.partitions.reasons)
     if sizing.eventhubs:

@@ -5,9 +5,10 @@
     plan.partitions.value, plan.eventhubs.units, plan.databricks.workers
 
 `size` returns a `Sizing`: each number with the reasons for it, the stack keys that carry it,
-what no stack key sets yet, where the project's own design meets a limit at that rate, and what
-the arithmetic cannot know. Cores are planned half busy (TARGET_UTILISATION) and disks at most
-70% full (DISK_FILL_FACTOR), each for the reason given there. The stack's config checks
+where the table writer falls short of the rate with the tasks and batch cap asked, where the
+project's own design meets a limit at that rate, and what the arithmetic cannot know. Cores are
+planned half busy (TARGET_UTILISATION) and disks at most 70% full (DISK_FILL_FACTOR), each for
+the reason given there. The stack's config checks
 (infra/config/checks.py) use the same function to say which resource is below
 `feedback:targetEventsPerSecond`.
 
@@ -40,6 +41,7 @@ from feedback.core.catalogue import (
     TOPICS,
     Topic,
 )
+from feedback.core.settings import Settings
 from feedback.core.triggers import TRIGGER
 
 Backend = Literal["eventhubs", "hdinsight"]
@@ -129,6 +131,10 @@ DEFAULT_WORKER_SIZE = "Standard_E4_v3"
 # its vCPUs are unknown, and a guess would size the cluster wrong.
 NODE_VCPUS: dict[str, int] = {"Standard_D4ds_v5": 4, "Standard_D8ds_v5": 8, "Standard_D16ds_v5": 16}
 DEFAULT_NODE_TYPE = "Standard_D4ds_v5"
+# The jobs' own table writer tasks and batch cap (feedback.core.settings): what a stack runs
+# unless it sets `jobsTablesTasks` or `jobsMaxOffsetsPerTrigger`.
+DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
+DEFAULT_MAX_OFFSETS_PER_TRIGGER: Optional[int] = Settings.model_fields["max_offsets_per_trigger"].default
 # Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
 # ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
 # core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
@@ -170,6 +176,12 @@ DISPATCHER_MEASURED_WRITES = DISPATCHER_MEASURED_ALERTS * RECORD_BYTES_PER_ALERT
 DISPATCHER_RECORD_BYTES = 1_998_000_000
 DISPATCHER_START_S = 15.9
 DISPATCHER_START_BYTES = 344_000_000
+# A table writer batch's fixed cost, whatever its rows: 3.4 to 6.5 s for a batch of one record
+# (docs/benchmarks.md, "Pipeline throughput": Delta's commits, the snapshots, planning, the
+# checkpoint). A trigger shorter than that is not kept: batches run back to back and each reads
+# at most the cap. So past the rate at which the cap needs a shorter trigger, the sizing raises
+# the cap (jobsMaxOffsetsPerTrigger), which keeps the table writer's batches large and rare.
+TABLES_BATCH_FIXED_S = 3.4
 # Catalogue topics whose partitions follow `feedback:feedbackPartitions`: the ones the rate flows
 # through (4 in the catalogue). The price, dead-letter and dispatcher-record topics keep theirs, and
 # so does `feedback-alerts`: it is keyed by channel (ALERT_CHANNELS keys), so more partitions add
@@ -299,10 +311,10 @@ class Target:
     negative_share: float = NEGATIVE_SHARE
     positive_share: float = POSITIVE_SHARE
     alert_channel_rate: float = 1.0
-    max_offsets_per_trigger: Optional[int] = 50_000
+    max_offsets_per_trigger: Optional[int] = DEFAULT_MAX_OFFSETS_PER_TRIGGER
     trigger: str = "processing-time=250ms"
     tables_trigger: str = "processing-time=30s"
-    tables_tasks: int = 1
+    tables_tasks: int = DEFAULT_TABLES_TASKS
     node_type: str = DEFAULT_NODE_TYPE
 
     @property
@@ -434,7 +446,10 @@ class DatabricksSize:
     node_type: str
     workers: int
     scorer_cores: int
-    tables_tasks: int
+    tables_tasks: int  # what the rate needs
+    # the cores the job's Spark parts take: the scorer's and the table writer's tasks, as many as
+    # the rate needs or as the target runs, whichever is more (one cluster runs both)
+    cores: int
     rough: bool  # from the fallback rates: a rough floor, to be measured on the node type
     reasons: tuple[str, ...]
 
@@ -457,7 +472,8 @@ class Sizing:
     hdinsight: Optional[HDInsightSize]
     databricks: DatabricksSize
     alerts: AlertsSize
-    cannot_set: tuple[str, ...]  # what no stack key sets yet, and what that means at this rate
+    # where the table writer, with the target's tasks and batch cap, falls short of the rate, and the fix
+    table_writer_short: tuple[str, ...]
     design_limits: tuple[str, ...]  # where the project's own design meets a limit at this rate
     config: dict[str, str]  # stack key (without the namespace) -> value
     config_notes: dict[str, str] = field(default_factory=dict)  # stack key -> how far to trust its value
@@ -609,7 +625,8 @@ def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
     scorer_cores = max(1, math.ceil(target.rate / (per_core * TARGET_UTILISATION)))
     tables_tasks = max(1, math.ceil(target.rate / (rates.tables_per_task * TARGET_UTILISATION)))
     node = target.node_type
-    cores = scorer_cores + tables_tasks
+    runs = max(tables_tasks, target.tables_tasks)
+    cores = scorer_cores + runs
     workers = max(1, math.ceil(cores / NODE_VCPUS[node]))
     others = ", ".join(f"{max(1, math.ceil(cores / n))} {size}" for size, n in NODE_VCPUS.items() if size != node)
     scaled = (
@@ -622,18 +639,20 @@ def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
         f"the scorer: {_n(rates.scorer_per_core)} events/s a core measured ({rates.source}){scaled}: "
         f"{_n(per_core)}; at {TARGET_UTILISATION:.0%} use, {scorer_cores} core(s)",
         f"the table writer: {_n(rates.tables_per_task)} events/s a task; at {TARGET_UTILISATION:.0%} use, "
-        f"{tables_tasks} task(s) (the setting `tables_tasks`)",
+        f"{tables_tasks} task(s) (jobsTablesTasks, the setting `tables_tasks`)"
+        + (f"; it runs {runs}, and each takes a core" if runs > tables_tasks else ""),
         f"cores planned {TARGET_UTILISATION:.0%} busy: the rest is for bursts, catching up after a stop, the "
         "scorer's replay after a restart, the JVM and the Kafka client",
-        f"{node} has {NODE_VCPUS[node]} vCPUs; the driver runs no tasks and hosts the dispatcher: {workers} "
-        f"worker(s) (the same cores as {others})",
+        f"{node} has {NODE_VCPUS[node]} vCPUs; the scorer and the table writer share the job's one cluster, "
+        f"{cores} cores; the driver runs no tasks and hosts the dispatcher: {workers} worker(s) (the same cores "
+        f"as {others})",
     ]
     if rates.is_fallback:
         reasons.append(
             "a rough floor: the per-core rates are the fallback of docs/benchmarks.md, not a measurement of "
             f"{node}; measure them there (docs/sizing.md) before trusting the count"
         )
-    return DatabricksSize(node, workers, scorer_cores, tables_tasks, rates.is_fallback, tuple(reasons))
+    return DatabricksSize(node, workers, scorer_cores, tables_tasks, cores, rates.is_fallback, tuple(reasons))
 
 
 def _alerts(target: Target) -> AlertsSize:
@@ -668,39 +687,56 @@ def _triggers(target: Target) -> dict[str, tuple[str, float]]:
     return found
 
 
+def cap_needed(target: Target) -> Optional[int]:
+    """A batch cap (max_offsets_per_trigger) with which the table writer's trigger carries the rate with
+    headroom, where a trigger that would carry it with the target's cap is shorter than a table writer
+    batch's fixed cost (TABLES_BATCH_FIXED_S); else None. The scorer's shorter trigger carries it too."""
+    found = _triggers(target).get("jobsTablesTrigger")
+    cap = target.max_offsets_per_trigger or 0
+    if found is None or cap * TARGET_UTILISATION / target.rate >= TABLES_BATCH_FIXED_S:
+        return None
+    return math.ceil(target.rate * max(found[1], TABLES_BATCH_FIXED_S) / TARGET_UTILISATION)
+
+
+def _with_cap(target: Target) -> Target:
+    """The target with the cap that carries the rate (cap_needed), or as it is."""
+    cap = cap_needed(target)
+    return replace(target, max_offsets_per_trigger=cap) if cap else target
+
+
 def triggers_needed(target: Target) -> dict[str, str]:
     """Stack key -> a trigger whose batches of max_offsets_per_trigger carry the rate with headroom, for
-    each part whose trigger does not."""
-    cap = target.max_offsets_per_trigger or 0
-    return {key: processing_time(cap * TARGET_UTILISATION / target.rate) for key in _triggers(target)}
+    each part whose trigger does not, once the cap is what cap_needed says."""
+    sized = _with_cap(target)
+    cap = sized.max_offsets_per_trigger or 0
+    return {key: processing_time(cap * TARGET_UTILISATION / target.rate) for key in _triggers(sized)}
 
 
-def _cannot_set(target: Target, rates: MeasuredRates, tables_tasks: int) -> list[str]:
-    """What the stack keys cannot set yet, and what that means at the rate."""
+def _table_writer_short(target: Target, rates: MeasuredRates, tables_tasks: int) -> list[str]:
+    """Where the table writer, in the target's tasks and batches of its cap, falls short of the rate:
+    the tasks the rate needs with the line that sets them, and a batch that takes longer than the trigger."""
     cap = target.max_offsets_per_trigger
     carried = rates.tables_per_task * target.tables_tasks
-    lines = [
-        f"no stack key sets `tables_tasks` or `max_offsets_per_trigger` yet: the deployed jobs run the table writer "
-        f"in {target.tables_tasks} task(s) and read at most "
-        + (f"{cap:,} events a batch" if cap else "every event waiting in a batch")
-    ]
+    lines = []
     if tables_tasks > target.tables_tasks:
         lines.append(
             f"at {_n(target.rate)} events/s the table writer needs {tables_tasks} tasks; {target.tables_tasks} "
             f"task(s) write about {_n(carried)} events/s at the measured rate"
             + (
-                ", less than the rate: it falls behind for good, whatever the trigger, until `tables_tasks` can be set"
+                ", less than the rate: it falls behind for good, whatever the trigger"
                 if carried < target.rate
                 else f", with less headroom than the {TARGET_UTILISATION:.0%} use planned: a burst or a stop takes "
                 "long to catch up"
             )
+            + f": `pulumi config set feedback:jobsTablesTasks {tables_tasks}`"
         )
     wanted = trigger_interval_s(triggers_needed(target).get("jobsTablesTrigger", target.tables_trigger))
     batch_s = cap / carried if cap else None
     if wanted and batch_s and batch_s > wanted:
         lines.append(
-            f"a table writer batch of {cap:,} events takes about {batch_s:,.1f} s at the measured rate, longer than "
-            f"the {wanted:g} s trigger: batches run back to back and carry at most what the task(s) write"
+            f"a table writer batch of {cap:,} events takes about {batch_s:,.1f} s in {target.tables_tasks} "
+            f"task(s) at the measured rate, longer than the {wanted:g} s trigger: batches run back to back and carry at most "
+            "what the task(s) write"
         )
     return lines
 
@@ -708,14 +744,31 @@ def _cannot_set(target: Target, rates: MeasuredRates, tables_tasks: int) -> list
 def _design_limits(target: Target) -> list[str]:
     limits: list[str] = []
     cap = target.max_offsets_per_trigger or 0
-    needed = triggers_needed(target)
+    needed, larger = triggers_needed(target), cap_needed(target)
     for key, (part, interval) in _triggers(target).items():
         trigger = target.trigger if key == "jobsTrigger" else target.tables_trigger
+        if larger and key == "jobsTrigger":
+            fix = (
+                f"batches of {math.ceil(target.rate * interval / TARGET_UTILISATION):,} events or more: the cap "
+                f"of {larger:,} the table writer needs (next) carries it"
+            )
+        elif larger:
+            fix = (
+                f"a batch every {cap * TARGET_UTILISATION / target.rate:g} s at most, shorter than a table writer "
+                f"batch's fixed cost (about {TABLES_BATCH_FIXED_S:g} s, docs/benchmarks.md); a cap of {larger:,} "
+                f"events carries it at the table writer's trigger: `pulumi config set "
+                f"feedback:jobsMaxOffsetsPerTrigger {larger}` (the scorer's cap too: its batches after a stop grow "
+                "to as many events)"
+            )
+        else:
+            fix = (
+                f"a batch every {trigger_interval_s(needed[key]):g} s at most: "
+                f"`pulumi config set feedback:{key} {needed[key]}`"
+            )
         limits.append(
             f"the {part} reads at most {cap:,} events a batch (max_offsets_per_trigger) every {interval:g} s "
             f"({trigger}): {_n(cap / interval)} events/s. {_n(target.rate)} events/s with "
-            f"{TARGET_UTILISATION:.0%} headroom needs a batch every {trigger_interval_s(needed[key]):g} s at most: "
-            f"`pulumi config set feedback:{key} {needed[key]}`"
+            f"{TARGET_UTILISATION:.0%} headroom needs {fix}"
         )
     alerts_per_message = MESSAGE_RECORD_BYTES / RECORD_BYTES_PER_ALERT
     channel_most = alerts_per_message * target.alert_channel_rate
@@ -788,8 +841,19 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         if hdinsight.workers > WORKERS_BEFORE_LARGER_HEAD:
             config["headVmSize"] = LARGER_HEAD_VM_SIZE
     config.update(jobNodeType=databricks.node_type, jobWorkers=str(databricks.workers))
+    rough = "a rough floor from the fallback rates: measure on the node type"
     if databricks.rough:
-        notes["jobWorkers"] = "a rough floor from the fallback rates: measure on the node type"
+        notes["jobWorkers"] = rough
+    # The tasks the workers were counted with, and the cap the triggers were worked out with, each
+    # only where it is not the jobs' own.
+    tasks = max(databricks.tables_tasks, target.tables_tasks)
+    if tasks != DEFAULT_TABLES_TASKS:
+        config["jobsTablesTasks"] = str(tasks)
+        if databricks.rough and tasks == databricks.tables_tasks:
+            notes["jobsTablesTasks"] = rough
+    cap = _with_cap(target).max_offsets_per_trigger
+    if cap is not None and cap != DEFAULT_MAX_OFFSETS_PER_TRIGGER:
+        config["jobsMaxOffsetsPerTrigger"] = str(cap)
     config.update(triggers_needed(target))
     return Sizing(
         target=target,
@@ -800,7 +864,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         hdinsight=hdinsight,
         databricks=databricks,
         alerts=_alerts(target),
-        cannot_set=tuple(_cannot_set(target, rates, databricks.tables_tasks)),
+        table_writer_short=tuple(_table_writer_short(target, rates, databricks.tables_tasks)),
         design_limits=tuple(_design_limits(target)),
         config=config,
         config_notes=notes,
@@ -890,10 +954,11 @@ def hdinsight_shortfall(sizing: Sizing, worker_count: int, disks_per_worker: int
 
 
 def databricks_shortfall(sizing: Sizing, node_type: str, workers: int) -> Optional[Shortfall]:
-    """The job cluster's cores against the sizing's; `node_type` must be one of NODE_VCPUS."""
+    """The job cluster's cores against the sizing's (the scorer's and the table writer's tasks); `node_type`
+    must be one of NODE_VCPUS."""
     vcpus = NODE_VCPUS[node_type]
     spark = sizing.databricks
-    need = spark.scorer_cores + spark.tables_tasks
+    need = spark.cores
     if workers * vcpus >= need:
         return None
     return Shortfall(
@@ -904,6 +969,25 @@ def databricks_shortfall(sizing: Sizing, node_type: str, workers: int) -> Option
     )
 
 
+def tables_tasks_shortfall(sizing: Sizing, tables_tasks: int) -> Optional[Shortfall]:
+    """The table writer's tasks against the sizing's."""
+    need, rate = sizing.databricks.tables_tasks, sizing.target.rate
+    if tables_tasks >= need:
+        return None
+    carried = sizing.rates.tables_per_task * tables_tasks
+    return Shortfall(
+        "jobsTablesTasks",
+        f"jobsTablesTasks {tables_tasks} writes about {_n(carried)} events/s at the measured rate"
+        + (
+            ", less than the rate"
+            if carried < rate
+            else f", more than the rate but not at {TARGET_UTILISATION:.0%} use"
+        )
+        + f"; {_n(rate)} events/s needs {need} ({sizing.databricks.reasons[1]})",
+        str(need),
+    )
+
+
 def shortfalls(
     sizing: Sizing,
     *,
@@ -911,13 +995,15 @@ def shortfalls(
     eventhubs: Optional[tuple[str, int]] = None,
     hdinsight: Optional[tuple[int, int]] = None,
     databricks: Optional[tuple[str, int]] = None,
+    tables_tasks: Optional[int] = None,
 ) -> list[Shortfall]:
     """Where a stack's keys fall below `sizing`: feedbackPartitions, and each of (eventhubsTier,
-    eventhubsCapacity), (workerCount, disksPerWorker), (jobNodeType, jobWorkers) given."""
+    eventhubsCapacity), (workerCount, disksPerWorker), (jobNodeType, jobWorkers), jobsTablesTasks given."""
     found = [partitions_shortfall(sizing, partitions)]
     found += eventhubs_shortfalls(sizing, *eventhubs) if eventhubs else []
     found.append(hdinsight_shortfall(sizing, *hdinsight) if hdinsight else None)
     found.append(databricks_shortfall(sizing, *databricks) if databricks else None)
+    found.append(tables_tasks_shortfall(sizing, tables_tasks) if tables_tasks is not None else None)
     return [shortfall for shortfall in found if shortfall is not None]
 
 

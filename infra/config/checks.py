@@ -414,7 +414,8 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
 
 def target_rate(keys: StackConfig) -> Found:
     """With targetEventsPerSecond: each resource below what that rate needs (feedback.core.sizing,
-    with the per-core rates of docs/benchmarks.md), by how much, and the line that raises it; and,
+    with the per-core rates of docs/benchmarks.md), the table writer's tasks (jobsTablesTasks) on
+    the backend the jobs use among them, by how much, and the line that raises it; and,
     on HDInsight, no broker over Microsoft's recommended partitions per broker."""
     found = Found()
     rate, event_bytes, partitions = keys.target_events_per_second, keys.event_bytes, keys.feedback_partitions
@@ -446,6 +447,8 @@ def target_rate(keys: StackConfig) -> Found:
                 replication_factor=keys.replication_factor or 3,
                 trigger=keys.jobs_trigger or sizing.Target.trigger,
                 tables_trigger=keys.jobs_tables_trigger or sizing.Target.tables_trigger,
+                tables_tasks=keys.jobs_tables_tasks or sizing.Target.tables_tasks,
+                max_offsets_per_trigger=keys.jobs_max_offsets_per_trigger or sizing.Target.max_offsets_per_trigger,
                 node_type=keys.job_node_type,
             )
         )
@@ -460,12 +463,9 @@ def target_rate(keys: StackConfig) -> Found:
             if backend == "hdinsight" and keys.worker_count and keys.disks_per_worker
             else None,
             databricks=(keys.job_node_type, keys.job_workers) if runs_jobs and keys.job_workers else None,
+            tables_tasks=keys.jobs_tables_tasks if runs_jobs and keys.jobs_tables_tasks else None,
         )
         if n == 0:  # the pipeline's own limits are the same on both backends
-            if len(plan.cannot_set) > 1:
-                found.warnings.append(
-                    f"{NAMESPACE}:targetEventsPerSecond {rate:,}: " + "; ".join(plan.cannot_set) + " (docs/sizing.md)"
-                )
             found.warnings.extend(
                 f"{NAMESPACE}:targetEventsPerSecond {rate:,}: {limit} (docs/sizing.md)" for limit in plan.design_limits
             )

@@ -418,9 +418,21 @@ def test_a_target_rate_with_a_node_type_of_unknown_vcpus_is_refused_with_the_kno
     assert checks.target_rate(keys_of(**GOOD, jobNodeType="Standard_F4s_v2")).problems == []  # no rate: no sizing
 
 
-def test_a_target_rate_past_one_table_writer_task_says_so_once():
+def test_a_target_rate_past_the_stacks_table_writer_tasks_warns_once_with_the_line_that_sets_them():
     found = checks.target_rate(keys_of(**GOOD, backend="both", targetEventsPerSecond="10000"))
-    [cannot] = [w for w in found.warnings if "no stack key sets `tables_tasks`" in w]
-    assert "the table writer needs 3 tasks" in cannot
-    [trigger] = [w for w in found.warnings if "the table writer reads at most 50,000" in w]
-    assert trigger.endswith("`pulumi config set feedback:jobsTablesTrigger processing-time=2500ms` (docs/sizing.md)")
+    [tasks] = [w for w in found.warnings if "jobsTablesTasks 1 writes" in w]  # the jobs' backend only
+    assert tasks.startswith(
+        "feedback:targetEventsPerSecond 10,000 on hdinsight: jobsTablesTasks 1 writes about 8,000 events/s at the "
+        "measured rate, less than the rate; 10,000 events/s needs 3"
+    )
+    assert tasks.endswith(
+        "run `pulumi config set feedback:jobsTablesTasks 3` (`feedback size` prints the whole sizing; docs/sizing.md)"
+    )
+    [cap] = [w for w in found.warnings if "the table writer reads at most 50,000" in w]
+    assert "`pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000`" in cap
+    sized = checks.target_rate(
+        keys_of(**GOOD, targetEventsPerSecond="10000", jobsTablesTasks="3", jobsMaxOffsetsPerTrigger="600000")
+    )
+    assert not [w for w in sized.warnings if "feedback:jobsTablesTasks" in w or "reads at most" in w]
+    undeployed = checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="10000", deployJobs="false"))
+    assert not [w for w in undeployed.warnings if "feedback:jobsTablesTasks" in w]  # no job to run them

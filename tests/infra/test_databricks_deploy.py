@@ -273,6 +273,20 @@ def test_the_jobs_own_defaults_set_as_keys_leave_the_pipeline_tasks_unchanged(ru
         assert not {"--tables-tasks", "--max-offsets-per-trigger"} & set(task["pythonWheelTask"]["parameters"])
 
 
+def test_pulumi_up_warns_when_the_table_writers_tasks_are_below_the_target_rate_with_the_line(run_program, monkeypatch):
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    run_program(targetEventsPerSecond="10000")
+    [tasks] = [w for w in warned if "jobsTablesTasks 1 writes" in w]
+    assert tasks.startswith("feedback:targetEventsPerSecond 10,000 on hdinsight: jobsTablesTasks 1 writes about 8,000")
+    assert "run `pulumi config set feedback:jobsTablesTasks 3`" in tasks
+    warned.clear()
+    stack = run_program(targetEventsPerSecond="10000", jobsTablesTasks="3")
+    assert not [w for w in warned if "config set feedback:jobsTablesTasks" in w]
+    [tables] = [t for t in jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"] if t["taskKey"] == "tables"]
+    assert tables["pythonWheelTask"]["parameters"][-2:] == ["--tables-tasks", "3"]
+
+
 def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):
     pipeline = jobs_by_name(full_stack)[job_specs.PIPELINE_JOB]
     bootstrap = full_stack.outputs["eventhubsBootstrapServers"]

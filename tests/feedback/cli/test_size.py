@@ -32,12 +32,13 @@ def test_without_a_rates_file_it_says_the_rates_are_the_docs_fallback_and_how_to
     assert "what this cannot know" in text
 
 
-def test_what_no_stack_key_sets_comes_before_the_sizing(tmp_path):
+def test_the_table_writers_tasks_short_of_the_rate_come_before_the_sizing(tmp_path):
     text = " ".join(run(tmp_path, "--rate", "10000").output.split())
-    cannot = text.index("no stack key sets `tables_tasks` or `max_offsets_per_trigger` yet")
-    assert cannot < text.index("partitions per feedback topic")
+    short = text.index("at 10,000 events/s the table writer needs 3 tasks")
+    assert short < text.index("partitions per feedback topic")
     assert "Event Hubs: premium, 1 processing unit(s) at least: a floor to load-test" in text
-    assert "pulumi config set feedback:jobsTablesTrigger processing-time=2500ms" in text
+    assert "pulumi config set feedback:jobsTablesTasks 3" in text
+    assert "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000" in text
 
 
 def test_the_rates_file_of_this_machine_is_read_by_default(tmp_path):

@@ -164,27 +164,63 @@ def test_the_alerts_split_by_the_sample_shares_and_a_channel_gets_one_message_a_
 
 
 def test_a_trigger_that_carries_the_rate_twice_over_is_printed_for_the_table_writer():
-    assert sizing.config_lines(size(Target(rate=10_000)))[-1] == (
-        "pulumi config set feedback:jobsTablesTrigger processing-time=2500ms"
+    assert sizing.config_lines(size(Target(rate=1000)))[-1] == (
+        "pulumi config set feedback:jobsTablesTrigger processing-time=25s"  # 50,000 x 50% / 1,000
     )
-    assert size(Target(rate=1000)).config["jobsTablesTrigger"] == "processing-time=25s"
+    assert size(Target(rate=6000)).config["jobsTablesTrigger"] == "processing-time=4166ms"
     assert "jobsTablesTrigger" not in size(Target(rate=500)).config  # 30 s carries 1,667/s, over 1,000
     assert "jobsTablesTrigger" not in size(Target(rate=5000, max_offsets_per_trigger=None)).config
     [limit] = [line for line in size(Target(rate=5000)).design_limits if "table writer reads" in line]
     assert "1,667 events/s" in limit and "processing-time=5s" in limit
+    assert "jobsMaxOffsetsPerTrigger" not in size(Target(rate=6000)).config
 
 
-def test_what_no_stack_key_sets_comes_first_with_what_it_means_at_the_rate():
-    small, large = size(Target(rate=1000)), size(Target(rate=10_000))
-    assert small.cannot_set == (
-        "no stack key sets `tables_tasks` or `max_offsets_per_trigger` yet: the deployed jobs run the table writer "
-        "in 1 task(s) and read at most 50,000 events a batch",
+def test_past_a_table_writer_batchs_fixed_cost_the_cap_grows_and_the_trigger_stays():
+    # 7,500 events/s would need a batch of 50,000 every 3.33 s, under the 3.4 s a batch costs at least:
+    # 7,500 x 30 s / 50% = 450,000 events a batch every 30 s instead
+    plan = size(Target(rate=7500))
+    assert sizing.cap_needed(plan.target) == 450_000
+    assert plan.config["jobsMaxOffsetsPerTrigger"] == "450000" and "jobsTablesTrigger" not in plan.config
+    [limit] = [line for line in plan.design_limits if "table writer reads" in line]
+    assert "shorter than a table writer batch's fixed cost (about 3.4 s" in limit
+    assert "`pulumi config set feedback:jobsMaxOffsetsPerTrigger 450000`" in limit
+    assert size(Target(rate=10_000)).config["jobsMaxOffsetsPerTrigger"] == "600000"
+    # a stack with that cap is carried: nothing to say about its batches
+    assert not [
+        line
+        for line in size(Target(rate=7500, max_offsets_per_trigger=450_000)).design_limits
+        if "reads at most" in line
+    ]
+    # past 100,000 events/s the scorer's 250 ms needs more than 50,000 a batch too; the table writer's cap covers it
+    [scorer] = [line for line in size(Target(rate=200_000)).design_limits if line.startswith("the scorer reads")]
+    assert scorer.endswith(
+        "needs batches of 100,000 events or more: the cap of 12,000,000 the table writer needs (next) carries it"
     )
-    assert large.cannot_set[1].startswith(
+    assert "jobsTrigger" not in size(Target(rate=200_000)).config
+
+
+def test_the_table_writers_tasks_short_of_the_rate_are_said_with_the_line_that_sets_them():
+    assert size(Target(rate=1000)).table_writer_short == ()
+    assert size(Target(rate=10_000)).table_writer_short == (
         "at 10,000 events/s the table writer needs 3 tasks; 1 task(s) write about 8,000 events/s at the measured "
-        "rate, less than the rate: it falls behind for good"
+        "rate, less than the rate: it falls behind for good, whatever the trigger: "
+        "`pulumi config set feedback:jobsTablesTasks 3`",
     )
-    assert "longer than the 2.5 s trigger" in large.cannot_set[2]
+    assert size(Target(rate=10_000, tables_tasks=3)).table_writer_short == ()
+    # 8,000 events/s carries 5,000 but not at half use; a batch of 50,000 in 1 task takes 6.25 s, the trigger 5 s
+    tight = size(Target(rate=5000)).table_writer_short
+    assert "with less headroom than the 50% use planned" in tight[0] and tight[0].endswith("jobsTablesTasks 2`")
+    assert tight[1].startswith("a table writer batch of 50,000 events takes about 6.2 s in 1 task(s)")
+    assert "longer than the 5 s trigger" in tight[1]
+
+
+def test_the_workers_count_the_table_writers_tasks_the_stack_runs_on_the_same_cluster():
+    # 11 scorer cores; 3 tasks needed, 6 run: 17 cores on 4-vCPU workers
+    plan = size(Target(rate=10_000, tables_tasks=6))
+    assert (plan.databricks.tables_tasks, plan.databricks.cores, plan.databricks.workers) == (3, 17, 5)
+    assert plan.config["jobsTablesTasks"] == "6"
+    assert sizing.databricks_shortfall(plan, "Standard_D4ds_v5", 4).value == "5"
+    assert size(Target(rate=10_000)).databricks.cores == 14
 
 
 def test_a_channel_past_what_a_messages_record_holds_a_second_is_named():
@@ -245,6 +281,11 @@ def test_the_config_lines_set_the_stack_keys_of_the_sizing():
         "pulumi config set feedback:jobNodeType Standard_D4ds_v5",
         "pulumi config set feedback:jobWorkers 1   # a rough floor from the fallback rates: measure on the node type",
     ]
+    assert sizing.config_lines(size(Target(rate=10_000)))[-3:] == [
+        "pulumi config set feedback:jobWorkers 4   # a rough floor from the fallback rates: measure on the node type",
+        "pulumi config set feedback:jobsTablesTasks 3   # a rough floor from the fallback rates: measure on the node type",
+        "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000",
+    ]
     dedicated = sizing.config_lines(size(Target(rate=100_000)))
     assert "pulumi config set feedback:eventhubsClusterId '<the Dedicated cluster's resource id>'" in dedicated
 
@@ -254,7 +295,7 @@ def test_shortfalls_name_each_key_below_the_target_by_how_much():
     below = {
         shortfall.key: shortfall
         for shortfall in sizing.shortfalls(
-            plan, partitions=4, eventhubs=("standard", 1), databricks=("Standard_D4ds_v5", 1)
+            plan, partitions=4, eventhubs=("standard", 1), databricks=("Standard_D4ds_v5", 1), tables_tasks=1
         )
     }
     assert below["eventhubsCapacity"].message.startswith(
@@ -264,6 +305,12 @@ def test_shortfalls_name_each_key_below_the_target_by_how_much():
     assert below["feedbackPartitions"].value == "7"  # 6.2 MB/s scored, 5 by events, 6 scorer cores
     assert below["eventhubsTier"].value == "premium"  # the dispatcher's record at 5,000/s
     assert below["jobWorkers"].value == "2"  # 6 scorer cores and 2 table writer tasks
+    assert below["jobsTablesTasks"].value == "2"  # 8,000 events/s a task, at half use
+    assert below["jobsTablesTasks"].message.startswith(
+        "jobsTablesTasks 1 writes about 8,000 events/s at the measured rate, more than the rate but not at 50% use; "
+        "5,000 events/s needs 2"
+    )
+    assert sizing.tables_tasks_shortfall(plan, 2) is None
     assert sizing.shortfalls(size(Target(rate=500)), partitions=4, eventhubs=("standard", 2)) == []
     assert sizing.hdinsight_shortfall(size(Target(rate=1000, backend="hdinsight")), 4, 2).value == "5"
 
@@ -332,7 +379,10 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
             f"{FALLBACK_RATES.tables_per_task:,.0f} a table writer task"
         ),
         "123.4 MB/s": f"{hundred.traffic.scored_bytes / 1e6:,.1f} MB/s",
-        "processing-time=2500ms": ten.config["jobsTablesTrigger"],
+        "`processing-time=25s`": f"`{size(Target(rate=1000)).config['jobsTablesTrigger']}`",
+        "about 3.4 s": f"about {sizing.TABLES_BATCH_FIXED_S:g} s",
+        "a cap of 600,000": f"a cap of {int(ten.config['jobsMaxOffsetsPerTrigger']):,}",
+        "`jobsTablesTasks` 3": f"`jobsTablesTasks` {ten.config['jobsTablesTasks']}",
         "about 10 GB, 80 s and 1.7 GB": "about 10 GB, 80 s and 1.7 GB",
         "about 21 GB, 167 s and 3.6 GB": "about 21 GB, 167 s and 3.6 GB",
         "at most 2.8 MB/s": f"at most {sizing.dispatcher_writes(hundred.target) / 1e6:.1f} MB/s",
