@@ -91,7 +91,8 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
     from pyspark.sql import functions as F
 
     from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
-    from jobs.table_writer import SCORED_COLUMNS, session_conf, table_defaults
+    from jobs.spark import session_conf
+    from jobs.table_writer import SCORED_COLUMNS, table_defaults
 
     if not rows:
         return

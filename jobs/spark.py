@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from pyspark.sql import SparkSession
 
@@ -93,3 +95,21 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         .config("spark.driver.extraJavaOptions", _logging_options())
         .getOrCreate()
     )
+
+
+@contextmanager
+def session_conf(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
+    """`values` set on the session while the block runs, then put back. A streaming query
+    keeps a copy of its session's settings from its start, so settings meant for one query
+    are set around its `start()` without touching the others of the application."""
+    before = {name: spark.conf.get(name, None) for name in values}
+    for name, value in values.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, value)

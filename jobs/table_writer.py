@@ -55,10 +55,9 @@ import functools
 import json
 import logging
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 import pandas as pd
 from pyspark import InheritableThread
@@ -91,6 +90,7 @@ from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.delta_table import read_delta
 from jobs.scoring import AlertRules, route
+from jobs.spark import session_conf
 from jobs.streaming import kafka_source
 
 log = logging.getLogger(__name__)
@@ -541,24 +541,6 @@ def keep_table_properties(spark: SparkSession, settings: Settings) -> None:
             listed = ", ".join(f"'{name}' = '{value}'" for name, value in stale.items())
             spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({listed})")
             log.info("tables: %s now has %s", table, listed)
-
-
-@contextmanager
-def session_conf(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
-    """`values` set on the session while the block runs, then put back. A streaming query
-    keeps a copy of its session's settings from its start, so settings meant for one query
-    are set around its `start()` without touching the others of the application."""
-    before = {name: spark.conf.get(name, None) for name in values}
-    for name, value in values.items():
-        spark.conf.set(name, value)
-    try:
-        yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                spark.conf.unset(name)
-            else:
-                spark.conf.set(name, value)
 
 
 def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:

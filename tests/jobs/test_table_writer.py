@@ -16,6 +16,7 @@ from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import table_writer
+from jobs.spark import session_conf
 from jobs.summary import summarize
 from jobs.table_writer import (
     KAFKA_ROW_SCHEMA,
@@ -24,7 +25,6 @@ from jobs.table_writer import (
     TableWriter,
     decide,
     run_together,
-    session_conf,
     union_earlier,
     warm_up,
     warm_up_batches,
