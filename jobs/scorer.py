@@ -35,10 +35,13 @@ from jobs.spark import session_conf
 from jobs.streaming import kafka_source
 
 QUERY_NAME = "scorer"
-# Records per Arrow batch into the Python pass (Spark's default is 10,000). A task's records
-# go to Python, and their output back to the Kafka sink, one batch at a time, so with small
-# batches the first alerts of a large micro-batch leave while the rest are still scored:
-# at 2,000 events/s, scored -> alert record p50 75-85 ms against 126-267 ms (docs/benchmarks.md).
+# Records per Arrow batch into the Python pass of a query that keeps running (Spark's default
+# is 10,000). A task's records go to Python, and their output back to the Kafka sink, one
+# batch at a time, so with small batches the first alerts of a large micro-batch leave while
+# the rest are still scored: at 2,000 events/s, scored -> alert record p50 71-83 ms against
+# 109-117 ms. Each batch has a fixed cost, so a backlog run (`available-now`), which has no
+# alert to hurry, keeps Spark's default: a 100,000-event backlog took 9.6 to 11.2 s in
+# batches of 200 against 7.7 and 8.2 s (docs/benchmarks.md).
 ARROW_BATCH_RECORDS = 200
 
 
@@ -70,6 +73,14 @@ def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:
     return records.coalesce(slots).mapInPandas(route_batches, OUTPUT_SCHEMA)
 
 
+def query_conf(trigger: Trigger) -> dict[str, str]:
+    """The session settings the scorer's query starts with (pure): small Arrow batches for a
+    query that keeps running (ARROW_BATCH_RECORDS), Spark's default for a backlog run."""
+    if trigger.kind != "processing-time":
+        return {}
+    return {"spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_RECORDS)}
+
+
 def start(spark: SparkSession, settings: Settings, trigger: Trigger | None = None) -> StreamingQuery:
     """Start the scorer's streaming query."""
     trigger = trigger or parse_trigger(settings.trigger, settings.on_databricks)
@@ -90,5 +101,5 @@ def start(spark: SparkSession, settings: Settings, trigger: Trigger | None = Non
         writer = writer.option("asyncProgressTrackingEnabled", "true").option(
             "asyncProgressTrackingCheckpointIntervalMs", str(settings.scorer_async_progress_ms)
         )
-    with session_conf(spark, {"spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_RECORDS)}):
+    with session_conf(spark, query_conf(trigger)):
         return writer.start()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from feedback.core.settings import load_settings
-from jobs.scorer import scored_records
+from feedback.core.triggers import parse_trigger
+from jobs.scorer import ARROW_BATCH_RECORDS, query_conf, scored_records
 from tests.support.events import envelope, kafka_rows
 
 
@@ -28,3 +29,9 @@ def test_the_scorer_routes_in_spark_as_the_pure_function_does(spark):
         ("feedback-scored", "3"),
         ("feedback-scored", "4"),
     ]
+
+
+def test_a_running_scorer_sends_python_small_arrow_batches_and_a_backlog_run_spark_s_default():
+    running = query_conf(parse_trigger("processing-time=250ms"))
+    assert running == {"spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_RECORDS)}
+    assert query_conf(parse_trigger("available-now")) == {}
