@@ -28,8 +28,9 @@ dead-lettered + duplicates. The state store holds the keys of a horizon, so a ba
 and the memory do not grow with the tables; nothing is read from the tables to decide.
 
 Each append is made once. Spark runs a batch again only as the first batch after a start,
-from the state of the batch before it, so it decides the same way; that first batch looks
-for rows of its (query, batch) in each table (`appended_before`: the rows carry the
+from the state of the batch before it, so it decides the same way: the batch whose offsets
+the checkpoint holds without a commit (`uncommitted_batch`). That batch, and only that one,
+looks for rows of its (query, batch) in each table (`appended_before`: the rows carry the
 query's id and the batch id, and Delta skips the files of other batches by their column
 statistics) and skips the appends the stopped run made. The counts row comes last, stamped
 when the rows it counts have committed (`committed_at`): a batch with a counts row has all
@@ -286,18 +287,25 @@ def batch_counts(classified: DataFrame, dead: DataFrame) -> BatchCounts:
     return BatchCounts(row["valid"], row["kept"], row["dead"])
 
 
+# `TableWriter(again=...)` when the checkpoint was not read: the first batch looks.
+UNKNOWN = object()
+
+
 class TableWriter:
     """The foreachBatch function over the marked stream (`marked`). Runs on the driver;
     picklable state only.
 
     `query_id`: the id its appends are made idempotent with; by default the query's own,
-    read from its checkpoint. `label` names it in the log.
+    read from its checkpoint. `label` names it in the log. `again`: the batch a stopped run
+    started and did not commit (`uncommitted_batch`), None for none; unless given, the first
+    batch is taken to be such a batch and looks.
     """
 
-    def __init__(self, settings: Settings, query_id: Optional[str] = None, label: str = QUERY_NAME):
+    def __init__(self, settings: Settings, query_id: Optional[str] = None, label: str = QUERY_NAME, again=UNKNOWN):
         self.settings = settings
         self._query_id = query_id
         self.label = label
+        self._again = again
         self._first_batch = True
 
     def path(self, table: str) -> str:
@@ -339,7 +347,8 @@ class TableWriter:
         ]
         # Only a query's first batch after a start can have run before (see the module's docstring).
         first, self._first_batch = self._first_batch, False
-        done = self.appended_before(spark, app_id, batch_id) if first else set()
+        again = first and (self._again is UNKNOWN or self._again == batch_id)
+        done = self.appended_before(spark, app_id, batch_id) if again else set()
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         # Persisted: the batch is read by the count and by each append, and is computed once.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
@@ -476,6 +485,15 @@ def _delete(spark: SparkSession, path: str) -> None:
     fs.delete(hadoop_path, True)
 
 
+def _batch_ids(spark: SparkSession, folder: str) -> set[int]:
+    """The batch ids of a checkpoint log folder (`offsets`, `commits`): its files named by a
+    number; none when it does not exist."""
+    path, fs = _hadoop_path(spark, folder)
+    if not fs.exists(path):
+        return set()
+    return {int(s.getPath().getName()) for s in fs.listStatus(path) if s.getPath().getName().isdigit()}
+
+
 def stateless_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Optional[str]:
     """The offsets to start from when this query's checkpoint was made by a table writer
     without state (no `state` folder, batches committed): that checkpoint is moved aside to
@@ -488,12 +506,9 @@ def stateless_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Opt
     """
     folder = settings.checkpoint_for(QUERY_NAME)
     root, fs = _hadoop_path(spark, folder)
-    commits = _hadoop_path(spark, f"{folder}/commits")[0]
-    if fs.exists(_hadoop_path(spark, f"{folder}/state")[0]) or not fs.exists(commits):
+    if fs.exists(_hadoop_path(spark, f"{folder}/state")[0]):
         return None
-    done = [
-        int(status.getPath().getName()) for status in fs.listStatus(commits) if status.getPath().getName().isdigit()
-    ]
+    done = _batch_ids(spark, f"{folder}/commits")
     if not done:
         return None
     # An offsets file: a version line, the batch's metadata, then one line per source.
@@ -509,6 +524,18 @@ def stateless_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Opt
         max(done),
     )
     return lines[2]
+
+
+def uncommitted_batch(spark: SparkSession, settings: Settings) -> Optional[int]:
+    """The batch this query's next run starts with again, or None: a stopped run wrote the
+    batch's offsets and not its commit. Spark's restart runs the latest batch of the offsets
+    log again when the commit log lacks it, and otherwise starts a new batch
+    (`MicroBatchExecution.populateStartOffsets`)."""
+    folder = settings.checkpoint_for(QUERY_NAME)
+    planned = _batch_ids(spark, f"{folder}/offsets")
+    if not planned or max(planned) in _batch_ids(spark, f"{folder}/commits"):
+        return None
+    return max(planned)
 
 
 def table_properties(settings: Settings) -> dict[str, str]:
@@ -556,6 +583,7 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
     carried = stateless_checkpoint_offsets(spark, settings)
     if carried is not None:
         settings = settings.replace(starting_offsets=carried)
+    again = uncommitted_batch(spark, settings)
     keep_table_properties(spark, settings)
     source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
     query_conf = {"spark.sql.shuffle.partitions": str(settings.tables_state_partitions), **table_defaults(settings)}
@@ -565,7 +593,7 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
         return (
             marked(source, settings.tables_horizon_h * 3600)
             .writeStream.queryName(QUERY_NAME)
-            .foreachBatch(TableWriter(settings))
+            .foreachBatch(TableWriter(settings, again=again))
             .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
             .trigger(**trigger.writer_options())
             .start()

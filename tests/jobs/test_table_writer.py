@@ -267,3 +267,39 @@ def test_a_batch_run_again_after_a_stop_makes_only_the_appends_the_stopped_run_h
     assert Looking.looks == 1
     for table in (table_writer.SCORED_TABLE, table_writer.DEADLETTER_TABLE, table_writer.BATCHES_TABLE):
         assert rows(table) == [("q", 7), ("q", 9)], table
+
+
+def test_only_the_batch_a_stopped_run_left_uncommitted_looks_at_the_tables(topics_ready, spark, tmp_path, monkeypatch):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    backlog = parse_trigger("available-now")
+    looks: list[int] = []
+    appended_before, append = TableWriter.appended_before, TableWriter._append
+
+    def counted(self, spark, app_id, batch_id):
+        looks.append(batch_id)
+        return appended_before(self, spark, app_id, batch_id)
+
+    def stopped_before_the_counts_row(self, frame, table, partition_by=()):  # as a run killed between its appends
+        if table == table_writer.BATCHES_TABLE:
+            raise RuntimeError("stopped")
+        append(self, frame, table, partition_by)
+
+    monkeypatch.setattr(TableWriter, "appended_before", counted)
+    monkeypatch.setattr(TableWriter, "_append", stopped_before_the_counts_row)
+    produce(topics_ready, scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")]))
+    with pytest.raises(Exception, match="stopped"):
+        table_writer.start(spark, settings, backlog).awaitTermination()
+    assert table_writer.uncommitted_batch(spark, settings) == 0  # Spark's checkpoint: offsets 0, no commit 0
+
+    monkeypatch.setattr(TableWriter, "_append", append)
+    table_writer.start(spark, settings, backlog).awaitTermination()  # batch 0 again: it looks
+    assert table_writer.uncommitted_batch(spark, settings) is None
+    produce(topics_ready, scorer_output([(3, envelope("tw-b", "new"))]))
+    table_writer.start(spark, settings, backlog).awaitTermination()  # a new batch first: no look
+
+    assert looks == [0]
+    summary = summarize(spark, settings, alerts=False)
+    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (3, 2, 1, 0)
+    scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
+    assert sorted(r["id"] for r in scored) == ["tw-a", "tw-b"]
