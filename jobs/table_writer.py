@@ -15,17 +15,18 @@ position), a row of `feedback_duplicates`; **dead-lettered**, a row of `feedback
 "Read before" means within the horizon (`tables_horizon_h`): a copy that comes back later
 than that is not recognised, and is written again as what it is on its own.
 
-How it holds. Before the batch, two of Spark's streaming de-duplications remember, in the
-query's state store (RocksDB, checkpointed with the query), what was read within the
-horizon: one the (key, source position) pairs, which drops replays; one the keys, whose
-output names the keys read for the first time in this batch. A key is the event id of a
+How it holds. Before the batch, one of Spark's streaming de-duplications remembers, in the
+query's state store (RocksDB, checkpointed with the query), what was read within the horizon:
+each record's source position, which drops replays, and each scored record's key, whose row
+(a mark) passes only in the batch that reads the key first. A key is the event id of a
 scored record, the source position of a dead letter. Their time is the batch's own
 (`current_timestamp()`, fixed per batch in the query's offset log), so the watermark never
 drops a record as late. In the batch (`foreachBatch`), a scored record is kept when its key
-is new in this batch and its source position is the lowest among the batch's records of
-that key; the others are duplicates. The batch's counts row follows: events in = scored +
-dead-lettered + duplicates. The state store holds the keys of a horizon, so a batch's cost
-and the memory do not grow with the tables; nothing is read from the tables to decide.
+has a mark and its source position is the lowest among the batch's records of that key; the
+others are duplicates (`decide`; most batches have no copy, and `plain_counts` finds that
+from the keys alone). The batch's counts row follows: events in = scored + dead-lettered +
+duplicates. The state store holds the keys of a horizon, so a batch's cost and the memory do
+not grow with the tables; nothing is read from the tables to decide.
 
 Each append is made once. Spark runs a batch again only as the first batch after a start,
 from the state of the batch before it, so it decides the same way: the batch whose offsets
@@ -150,17 +151,36 @@ def keyed(records: DataFrame) -> DataFrame:
 
 def marked(records: DataFrame, horizon_s: float) -> DataFrame:
     """The streaming part of the rule (see the module's docstring): `records` (Kafka rows)
-    without replays, `kind` RECORD, and a row of `kind` NEW_KEY for each key read for the
-    first time within the horizon, in the batch that reads it.
+    without replays, `kind` RECORD, and a row of `kind` NEW_KEY (a mark) for each scored
+    record's key read for the first time within the horizon, in the batch that reads it.
 
-    dropDuplicatesWithinWatermark keeps a key until the watermark passes its first time plus
-    the delay, and the watermark is the latest time minus the delay: a key is remembered
+    One de-duplication over two rows of each scored record (so the source is read once): the
+    record under its source position, which the state holds once it has been read (a replay),
+    and a mark under its key alone, which passes only the first time the key is read. A mark
+    carries no position or value, so the record's value crosses the shuffle once. A dead
+    letter's key is its source position, so its record is its only row.
+
+    dropDuplicatesWithinWatermark keeps a row's slot until the watermark passes its first time
+    plus the delay, and the watermark is the latest time minus the delay: a slot is remembered
     for twice the delay after it was first read, so the delay is half the horizon.
     """
     rows = keyed(records).withWatermark("seen_at", f"{max(1, round(horizon_s * 1000 / 2))} milliseconds")
-    fresh = rows.dropDuplicatesWithinWatermark(["topic", "key", *POSITION]).withColumn("kind", F.lit(RECORD))
-    new_keys = rows.dropDuplicatesWithinWatermark(["topic", "key"]).select("topic", "key", F.lit(NEW_KEY).alias("kind"))
-    return fresh.drop("seen_at").unionByName(new_keys, allowMissingColumns=True)
+    # A dead letter's key is its source position: its record's row is its mark.
+    kinds = F.when(F.col("topic") == SCORED_TOPIC, F.array(F.lit(RECORD), F.lit(NEW_KEY))).otherwise(
+        F.array(F.lit(RECORD))
+    )
+    both = rows.select("*", F.explode(kinds).alias("kind"))
+    is_record = F.col("kind") == RECORD
+    slots = both.select(
+        "topic",
+        "key",
+        *(F.when(is_record, F.col(name)).alias(name) for name in POSITION),
+        F.when(is_record, F.col("value")).alias("value"),
+        "kind",
+        F.when(is_record, F.concat_ws(":", *POSITION)).otherwise(F.lit("")).alias("slot"),
+        "seen_at",
+    )
+    return slots.dropDuplicatesWithinWatermark(["topic", "key", "slot"]).drop("slot", "seen_at")
 
 
 def with_new_keys(spark: SparkSession, records: DataFrame, new: list[tuple[str, str]]) -> DataFrame:
@@ -175,8 +195,8 @@ def with_new_keys(spark: SparkSession, records: DataFrame, new: list[tuple[str, 
 def decide(batch: DataFrame) -> tuple[DataFrame, DataFrame]:
     """A marked batch -> (its scored records with `is_kept`, its dead letters' records) (pure).
 
-    A scored record is kept when its key is new in this batch and its source position is the
-    lowest of the batch's records of that key; the others are duplicates.
+    A scored record is kept when its key has a mark in this batch and its source position is
+    the lowest of the batch's records of that key; the others are duplicates.
     """
     records = batch.where(F.col("kind") == RECORD)
     new = batch.where((F.col("kind") == NEW_KEY) & (F.col("topic") == SCORED_TOPIC)).select(
@@ -287,6 +307,28 @@ def batch_counts(classified: DataFrame, dead: DataFrame) -> BatchCounts:
     return BatchCounts(row["valid"], row["kept"], row["dead"])
 
 
+def plain_counts(batch: DataFrame) -> Optional[BatchCounts]:
+    """A marked batch's counts when every scored record in it is kept, in one Spark job over its
+    keys alone; None for a batch that needs `decide`.
+
+    Every scored record is kept when each is the only record of its key in the batch and its
+    key has a mark (read for the first time): then `decide` keeps each, as the lowest position
+    of one. That is most batches (a copy is rare), and this asks it of the keys, not the records.
+    """
+    is_record, is_scored = F.col("kind") == RECORD, F.col("topic") == SCORED_TOPIC
+    per_key = batch.groupBy("topic", "key").agg(
+        F.count_if(is_record).alias("records"), F.count_if(~is_record).alias("marks")
+    )
+    alone = is_scored & (F.col("records") == 1) & (F.col("marks") == 1)
+    row = per_key.agg(
+        F.sum(F.when(is_scored, F.col("records")).otherwise(0)).alias("valid"),
+        F.count_if(alone).alias("alone"),
+        F.sum(F.when(is_scored, 0).otherwise(F.col("records"))).alias("dead"),
+    ).first()
+    valid, dead = row["valid"] or 0, row["dead"] or 0
+    return BatchCounts(valid, valid, dead) if row["alone"] == valid else None
+
+
 # `TableWriter(again=...)` when the checkpoint was not read: the first batch looks.
 UNKNOWN = object()
 
@@ -352,35 +394,44 @@ class TableWriter:
         # At most `tables_tasks` tasks at a time: the rest of the cores stay with the scorer.
         # Persisted: the batch is read by the count and by each append, and is computed once.
         batch = batch.coalesce(self.settings.tables_tasks).persist()
+        scored = None
         try:
-            scored, dead = decide(batch)
-            scored = scored.persist()
-            try:
-                counts = batch_counts(scored, dead)
-                decided_at = time.monotonic()
-                if not counts.events_in:
-                    # A batch of no record (Spark runs one when only the watermark moved) leaves no row.
-                    return counts
-                appends = [(scored_rows(scored.where("is_kept")).select("*", *stamp), SCORED_TABLE, ("event_date",))]
-                if counts.duplicates:
-                    duplicates = scored.where("not is_kept").select(F.col("key").alias("id"), *POSITION, *stamp)
-                    appends.append((duplicates, DUPLICATES_TABLE, ()))
-                if counts.dead:
-                    appends.append((deadletter_rows(dead).select("*", *stamp), DEADLETTER_TABLE, ()))
-                # Transactions of their own, each made once: at once (see the module's docstring).
-                run_together(
-                    [
-                        functools.partial(self._append, frame, table, partition_by)
-                        for frame, table, partition_by in appends
-                        if table not in done
-                    ]
+            counts = plain_counts(batch)
+            if counts is not None:
+                records = batch.where(F.col("kind") == RECORD)
+                kept, dead = (
+                    records.where(F.col("topic") == SCORED_TOPIC),
+                    records.where(F.col("topic") == DEADLETTER_TOPIC),
                 )
-                if BATCHES_TABLE not in done:
-                    row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
-                    self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE)
-            finally:
-                scored.unpersist()
+            else:
+                scored, dead = decide(batch)
+                scored = scored.persist()
+                counts = batch_counts(scored, dead)
+                kept = scored.where("is_kept")
+            decided_at = time.monotonic()
+            if not counts.events_in:
+                # A batch of no record (Spark runs one when only the watermark moved) leaves no row.
+                return counts
+            appends = [(scored_rows(kept).select("*", *stamp), SCORED_TABLE, ("event_date",))]
+            if counts.duplicates:
+                duplicates = scored.where("not is_kept").select(F.col("key").alias("id"), *POSITION, *stamp)
+                appends.append((duplicates, DUPLICATES_TABLE, ()))
+            if counts.dead:
+                appends.append((deadletter_rows(dead).select("*", *stamp), DEADLETTER_TABLE, ()))
+            # Transactions of their own, each made once: at once (see the module's docstring).
+            run_together(
+                [
+                    functools.partial(self._append, frame, table, partition_by)
+                    for frame, table, partition_by in appends
+                    if table not in done
+                ]
+            )
+            if BATCHES_TABLE not in done:
+                row = counts.row(app_id, batch_id, datetime.now(timezone.utc))
+                self._append(spark.createDataFrame([row], BATCHES_SCHEMA), BATCHES_TABLE)
         finally:
+            if scored is not None:
+                scored.unpersist()
             batch.unpersist()
         log.info(
             "%s, batch %d: %d in, %d scored, %d dead letters, %d duplicates in %.1f s "
@@ -485,6 +536,11 @@ def _delete(spark: SparkSession, path: str) -> None:
     fs.delete(hadoop_path, True)
 
 
+def _exists(spark: SparkSession, path: str) -> bool:
+    hadoop_path, fs = _hadoop_path(spark, path)
+    return fs.exists(hadoop_path)
+
+
 def _batch_ids(spark: SparkSession, folder: str) -> set[int]:
     """The batch ids of a checkpoint log folder (`offsets`, `commits`): its files named by a
     number; none when it does not exist."""
@@ -494,34 +550,47 @@ def _batch_ids(spark: SparkSession, folder: str) -> set[int]:
     return {int(s.getPath().getName()) for s in fs.listStatus(path) if s.getPath().getName().isdigit()}
 
 
-def stateless_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Optional[str]:
-    """The offsets to start from when this query's checkpoint was made by a table writer
-    without state (no `state` folder, batches committed): that checkpoint is moved aside to
-    `tables-stateless`, and the end offsets of its last committed batch are returned, as
-    Spark's JSON of offsets per topic and partition. None for any other checkpoint.
+def superseded_layout(spark: SparkSession, folder: str) -> Optional[str]:
+    """What made the checkpoint in `folder`, when not this table writer: "stateless" (a table
+    writer without state: no `state` folder) or "two-deduplications" (one with a
+    de-duplication each for positions and keys: state of a second operator, `state/1`).
+    None for this table writer's (one operator's state) or for no checkpoint."""
+    if not _batch_ids(spark, f"{folder}/commits"):
+        return None
+    if not _exists(spark, f"{folder}/state"):
+        return "stateless"
+    return "two-deduplications" if _exists(spark, f"{folder}/state/1") else None
 
-    A query cannot add stateful operators to a checkpoint that has none, so the table writer
-    starts a new checkpoint where the old one stopped; its state starts empty (a copy of an
-    event written before is then not recognised: see docs/pipeline.md).
+
+def superseded_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Optional[str]:
+    """The offsets to start from when this query's checkpoint was made by an earlier table
+    writer whose state this one cannot use (`superseded_layout`): that checkpoint is moved
+    aside to `tables-<layout>`, and the end offsets of its last committed batch are returned,
+    as Spark's JSON of offsets per topic and partition. None for any other checkpoint.
+
+    A query cannot add stateful operators to a checkpoint that has none, nor read state its
+    operators did not write, so the table writer starts a new checkpoint where the old one
+    stopped; its state starts empty (a copy of an event written before is then not
+    recognised: see docs/pipeline.md).
     """
     folder = settings.checkpoint_for(QUERY_NAME)
+    layout = superseded_layout(spark, folder)
+    if layout is None:
+        return None
     root, fs = _hadoop_path(spark, folder)
-    if fs.exists(_hadoop_path(spark, f"{folder}/state")[0]):
-        return None
-    done = _batch_ids(spark, f"{folder}/commits")
-    if not done:
-        return None
+    done = max(_batch_ids(spark, f"{folder}/commits"))
     # An offsets file: a version line, the batch's metadata, then one line per source.
-    lines = [row[0] for row in spark.read.text(f"{folder}/offsets/{max(done)}").collect()]
-    aside = _hadoop_path(spark, settings.checkpoint_for(f"{QUERY_NAME}-stateless"))[0]
+    lines = [row[0] for row in spark.read.text(f"{folder}/offsets/{done}").collect()]
+    aside = _hadoop_path(spark, settings.checkpoint_for(f"{QUERY_NAME}-{layout}"))[0]
     fs.delete(aside, True)
     fs.rename(root, aside)
     log.warning(
-        "tables: the checkpoint %s had no state (a table writer before the horizon); moved to %s, "
-        "and the query starts a new one at the offsets its batch %d ended at",
+        "tables: the checkpoint %s was made by an earlier table writer (%s); moved to %s, "
+        "and the query starts a new one, with empty state, at the offsets its batch %d ended at",
         folder,
+        layout,
         aside.toString(),
-        max(done),
+        done,
     )
     return lines[2]
 
@@ -580,7 +649,7 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
     trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
     if trigger.kind == "processing-time":
         log.info("tables: warmed up in %.1f s", warm_up(spark, settings))
-    carried = stateless_checkpoint_offsets(spark, settings)
+    carried = superseded_checkpoint_offsets(spark, settings)
     if carried is not None:
         settings = settings.replace(starting_offsets=carried)
     again = uncommitted_batch(spark, settings)

@@ -23,7 +23,9 @@ from jobs.table_writer import (
     WARM_UP_FOLDER,
     BatchCounts,
     TableWriter,
+    batch_counts,
     decide,
+    plain_counts,
     run_together,
     union_earlier,
     warm_up,
@@ -90,6 +92,44 @@ def test_a_scored_record_is_kept_when_its_id_is_new_and_its_position_the_lowest_
         ("b", 7, False),
     ]
     assert [(r["key"], r["offset"]) for r in dead.collect()] == [("twitter-feedback:0:8", 8)]
+
+
+def test_a_batch_whose_scored_records_each_have_a_new_key_of_their_own_is_counted_from_its_keys(spark):
+    records = scorer_output([(1, envelope("a", "a")), (2, envelope("b", "b")), (3, b"{broken")])
+    batch = marked_batch(spark, records, ["a", "b"])
+    assert plain_counts(batch) == batch_counts(*decide(batch)) == BatchCounts(valid=2, kept=2, dead=1)
+
+
+@pytest.mark.parametrize(
+    "offsets_and_ids, new",
+    [
+        ([(1, "a"), (5, "a")], ["a"]),  # a new key twice in the batch: one is a duplicate
+        ([(1, "a"), (7, "b")], ["a"]),  # b read in an earlier batch: a duplicate
+        ([(1, "a"), (7, "b")], ["a", "c"]),  # as many marks as records, but c's only record was a replay
+    ],
+)
+def test_a_batch_with_a_copy_is_left_to_decide(spark, offsets_and_ids, new):
+    records = scorer_output([(offset, envelope(event_id, "text")) for offset, event_id in offsets_and_ids])
+    batch = marked_batch(spark, records, new)
+    assert plain_counts(batch) is None
+    assert batch_counts(*decide(batch)) == BatchCounts(valid=2, kept=1, dead=0)
+
+
+def test_the_rule_reads_each_record_once_and_keeps_a_slot_for_each_position_and_scored_key(
+    topics_ready, spark, tmp_path
+):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    first = scorer_output([(1, envelope("tw-a", "fine")), (2, envelope("tw-b", "good")), (3, b"{broken")])
+    duplicate = scorer_output([(4, envelope("tw-a", "fine again"))])
+    produce(topics_ready, first + first[:1] + duplicate)  # five records: one a replay, one a duplicate
+    query = table_writer.start(spark, settings, parse_trigger("available-now"))
+    query.awaitTermination()
+
+    assert sum(progress["numInputRows"] for progress in query.recentProgress) == 5
+    # tw-a and tw-b: their positions 1, 2 and 4 and their two keys; the dead letter: its position (its key).
+    assert query.lastProgress["stateOperators"][0]["numRowsTotal"] == 6
+    assert len(query.lastProgress["stateOperators"]) == 1
 
 
 def test_a_batchs_counts_reconcile_and_make_its_pipeline_batches_row():
@@ -193,28 +233,31 @@ def test_tables_made_without_the_maintenance_properties_get_them_at_a_start(spar
     assert spark.read.format("delta").load(path).count() == 3
 
 
-def test_a_checkpoint_without_state_is_moved_aside_and_the_query_goes_on_from_its_offsets(
-    topics_ready, spark, tmp_path
+@pytest.mark.parametrize("layout", ["stateless", "two-deduplications"])
+def test_a_checkpoint_of_an_earlier_table_writer_is_moved_aside_and_the_query_goes_on_from_its_offsets(
+    topics_ready, spark, tmp_path, layout
 ):
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
-    before = scorer_output([(1, envelope("tw-old", "written by the stateless writer"))])
+    before = scorer_output([(1, envelope("tw-old", "written by the earlier writer"))])
     produce(topics_ready, before)
     ends = spark_offsets(offsets_now(topics_ready, ("feedback-scored", "feedback-deadletter")))
-    # What a table writer without state left: its last committed batch ended at `ends`.
+    # What an earlier table writer left: its last committed batch ended at `ends`.
     folder = tmp_path / "checkpoints" / table_writer.QUERY_NAME
-    for name in ("offsets", "commits"):
+    for name in ("offsets", "commits", *(("state/0/0", "state/1/0") if layout == "two-deduplications" else ())):
         (folder / name).mkdir(parents=True)
     (folder / "metadata").write_text(json.dumps({"id": "old-query"}))
     (folder / "offsets" / "3").write_text("v1\n{}\n" + ends)
     (folder / "commits" / "3").write_text("v1\n{}")
     produce(topics_ready, scorer_output([(2, envelope("tw-new", "after"))]))
 
+    assert table_writer.superseded_layout(spark, str(folder)) == layout
     table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
     assert [r["id"] for r in scored] == ["tw-new"]
-    assert (tmp_path / "checkpoints" / "tables-stateless" / "commits" / "3").exists()
-    assert (folder / "state").exists()
+    assert (tmp_path / "checkpoints" / f"tables-{layout}" / "commits" / "3").exists()
+    assert (folder / "state" / "0").exists() and not (folder / "state" / "1").exists()
+    assert table_writer.superseded_layout(spark, str(folder)) is None
 
 
 def test_settings_meant_for_one_query_are_put_back_after_its_start(spark):
