@@ -11,7 +11,9 @@ source topic, partition and offset, as one read before: the scorer wrote it agai
 restart), dropped and counted nowhere; **scored** (a valid record whose event id was not
 read before), a row of `feedback_scored`; a **duplicate** (a valid record, another source
 record of an id read before, or of an id first read in the same batch at a lower source
-position), a row of `feedback_duplicates`; **dead-lettered**, a row of `feedback_deadletter`.
+position), a row of `feedback_duplicates`; **dead-lettered**, a row of `feedback_deadletter`
+(the scorer's dead letters, and any record without an event id or a source position, which
+only another writer can have put there: `keyed`).
 "Read before" means within the horizon (`tables_horizon_h`): a copy that comes back later
 than that is not recognised, and is written again as what it is on its own.
 
@@ -94,6 +96,7 @@ from jobs.delta_table import read_delta
 from jobs.scoring import AlertRules, route
 from jobs.spark import session_conf
 from jobs.streaming import kafka_source
+from jobs.transforms import raw_columns
 
 log = logging.getLogger(__name__)
 
@@ -132,19 +135,60 @@ def _timestamp(column: str) -> Column:
     return F.col(column).try_cast("timestamp")
 
 
+# Why a record of the table writer's topics that the scorer did not write is a dead letter.
+STRAY_REASONS = {
+    SCORED_TOPIC: f"not a scored event: a {SCORED_TOPIC} record without an event id or a source position",
+    DEADLETTER_TOPIC: f"not a dead letter: a {DEADLETTER_TOPIC} record without a source position",
+}
+
+
 def keyed(records: DataFrame) -> DataFrame:
     """Kafka rows of `feedback-scored` and `feedback-deadletter` with what decides them (pure):
     `key` (the event id of a scored record; `topic:partition:offset` of a dead letter's
-    source), the source position, and `seen_at`, the batch's time."""
-    parsed = records.select("topic", "value", F.from_json(F.col("value").cast("string"), _KEY_RECORD).alias("k"))
-    key = F.when(F.col("topic") == SCORED_TOPIC, F.col("k.id")).otherwise(
-        F.concat_ws(":", *(F.col(f"k.{name}") for name in POSITION))
-    )
-    return parsed.select(
+    source), the source position, and `seen_at`, the batch's time.
+
+    A record without what decides it (an event id and a source position; only a writer other
+    than the scorer can put one there) becomes a dead letter of its own: its reason
+    (`STRAY_REASONS`), its own topic, partition and offset as its source, its value as the raw
+    value. So it is kept and counted as dead-lettered, and never taken for a copy of another.
+    """
+    parsed = records.select(
         "topic",
-        key.alias("key"),
-        *(F.col(f"k.{name}").alias(name) for name in POSITION),
+        "partition",
+        "offset",
+        "timestamp",
         "value",
+        F.from_json(F.col("value").cast("string"), _KEY_RECORD).alias("k"),
+    )
+    scored = F.col("topic") == SCORED_TOPIC
+    has_position = (
+        F.col("k.source_topic").isNotNull() & F.col("k.partition").isNotNull() & F.col("k.offset").isNotNull()
+    )
+    decidable = has_position & (~scored | F.col("k.id").isNotNull())
+    raw, encoding = raw_columns(F.col("value"))
+    reason = F.when(scored, F.lit(STRAY_REASONS[SCORED_TOPIC])).otherwise(F.lit(STRAY_REASONS[DEADLETTER_TOPIC]))
+    stray = F.to_json(
+        F.struct(
+            reason.alias("reason"),
+            F.col("topic").alias("source_topic"),
+            "partition",
+            "offset",
+            F.col("timestamp").alias("kafka_timestamp"),
+            raw.alias("raw_value"),
+            encoding.alias("raw_encoding"),
+        )
+    )
+    position = {
+        "source_topic": F.when(decidable, F.col("k.source_topic")).otherwise(F.col("topic")),
+        "partition": F.when(decidable, F.col("k.partition")).otherwise(F.col("partition")),
+        "offset": F.when(decidable, F.col("k.offset")).otherwise(F.col("offset")),
+    }
+    key = F.when(decidable & scored, F.col("k.id")).otherwise(F.concat_ws(":", *position.values()))
+    return parsed.select(
+        F.when(decidable, F.col("topic")).otherwise(F.lit(DEADLETTER_TOPIC)).alias("topic"),
+        key.alias("key"),
+        *(column.alias(name) for name, column in position.items()),
+        F.when(decidable, F.col("value")).otherwise(stray.cast("binary")).alias("value"),
         F.current_timestamp().alias("seen_at"),
     )
 

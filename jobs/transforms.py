@@ -52,7 +52,9 @@ def parse_feedback(kafka: DataFrame) -> DataFrame:
     )
 
 
-def _raw(value: Column) -> tuple[Column, Column]:
+def raw_columns(value: Column) -> tuple[Column, Column]:
+    """A Kafka value as a dead letter keeps it: (raw_value, raw_encoding), the text when it is
+    UTF-8 and base64 otherwise (pure)."""
     text = value.cast("string")
     valid = value.isNotNull() & F.is_valid_utf8(text)
     return (
@@ -62,7 +64,7 @@ def _raw(value: Column) -> tuple[Column, Column]:
 
 
 def dead_letters(parsed: DataFrame) -> DataFrame:
-    raw, encoding = _raw(F.col("value"))
+    raw, encoding = raw_columns(F.col("value"))
     return parsed.where(F.col("reason").isNotNull()).select(
         "reason",
         F.col("topic").alias("source_topic"),

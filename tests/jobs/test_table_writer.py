@@ -76,6 +76,42 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
         assert committed >= max(r["timestamp"] for r in history), table
 
 
+def test_a_record_the_scorer_did_not_write_is_a_dead_letter_of_its_own(topics_ready, spark, tmp_path):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    stray = [
+        ("feedback-scored", b"x", b"{not json"),
+        (
+            "feedback-scored",
+            b"x",
+            json.dumps({"text": "no id", "source_topic": "t", "partition": 0, "offset": 1}).encode(),
+        ),
+        ("feedback-scored", b"x", b"\xff\xfe"),  # not UTF-8: kept as base64
+        ("feedback-deadletter", b"x", json.dumps({"reason": "no position"}).encode()),
+    ]
+    before = offsets_now(topics_ready, ("feedback-scored", "feedback-deadletter"))
+    produce(topics_ready, scorer_output([(1, envelope("tw-a", "fine"))]) + stray + stray[:1])
+    table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
+
+    summary = summarize(spark, settings, alerts=False)
+    # Each stray record is a dead letter, the one sent twice twice: two records, two positions.
+    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (6, 1, 5, 0)
+    dead = spark.read.format("delta").load(settings.table_for(table_writer.DEADLETTER_TABLE)).collect()
+    assert sorted((r["source_topic"], r["raw_value"], r["raw_encoding"]) for r in dead) == [
+        ("feedback-deadletter", '{"reason": "no position"}', "utf-8"),
+        ("feedback-scored", "//4=", "base64"),
+        ("feedback-scored", '{"text": "no id", "source_topic": "t", "partition": 0, "offset": 1}', "utf-8"),
+        ("feedback-scored", "{not json", "utf-8"),
+        ("feedback-scored", "{not json", "utf-8"),
+    ]
+    # Each under its own position, one read by this run.
+    positions = {(r["source_topic"], r["partition"], r["offset"]) for r in dead}
+    assert len(positions) == 5
+    assert all(offset >= before[topic][partition] for topic, partition, offset in positions)
+    assert {r["reason"] for r in dead} == set(table_writer.STRAY_REASONS.values())
+    assert all(r["kafka_timestamp"] is not None for r in dead)
+
+
 def test_a_scored_record_is_kept_when_its_id_is_new_and_its_position_the_lowest_of_the_batch(spark):
     records = scorer_output(
         [
