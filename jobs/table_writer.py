@@ -148,9 +148,10 @@ def keyed(records: DataFrame) -> DataFrame:
     source), the source position, and `seen_at`, the batch's time.
 
     A record without what decides it (an event id and a source position; only a writer other
-    than the scorer can put one there) becomes a dead letter of its own: its reason
-    (`STRAY_REASONS`), its own topic, partition and offset as its source, its value as the raw
-    value. So it is kept and counted as dead-lettered, and never taken for a copy of another.
+    than the scorer can put one there) is a **stray**: a dead letter of its own, under its own
+    topic, partition and offset, with its own Kafka timestamp in `stray_timestamp` (null for
+    every other record), from which `deadletter_rows` writes it. So it is kept and counted as
+    dead-lettered, and never taken for a copy of another.
     """
     parsed = records.select(
         "topic",
@@ -164,31 +165,18 @@ def keyed(records: DataFrame) -> DataFrame:
     has_position = (
         F.col("k.source_topic").isNotNull() & F.col("k.partition").isNotNull() & F.col("k.offset").isNotNull()
     )
-    decidable = has_position & (~scored | F.col("k.id").isNotNull())
-    raw, encoding = raw_columns(F.col("value"))
-    reason = F.when(scored, F.lit(STRAY_REASONS[SCORED_TOPIC])).otherwise(F.lit(STRAY_REASONS[DEADLETTER_TOPIC]))
-    stray = F.to_json(
-        F.struct(
-            reason.alias("reason"),
-            F.col("topic").alias("source_topic"),
-            "partition",
-            "offset",
-            F.col("timestamp").alias("kafka_timestamp"),
-            raw.alias("raw_value"),
-            encoding.alias("raw_encoding"),
-        )
-    )
-    position = {
-        "source_topic": F.when(decidable, F.col("k.source_topic")).otherwise(F.col("topic")),
-        "partition": F.when(decidable, F.col("k.partition")).otherwise(F.col("partition")),
-        "offset": F.when(decidable, F.col("k.offset")).otherwise(F.col("offset")),
-    }
+    # A column of its own, computed once for the rows' every column that depends on it.
+    flagged = parsed.select("*", (has_position & (~scored | F.col("k.id").isNotNull())).alias("decidable"))
+    decidable = F.col("decidable")
+    own = {"source_topic": F.col("topic"), "partition": F.col("partition"), "offset": F.col("offset")}
+    position = {name: F.when(decidable, F.col(f"k.{name}")).otherwise(column) for name, column in own.items()}
     key = F.when(decidable & scored, F.col("k.id")).otherwise(F.concat_ws(":", *position.values()))
-    return parsed.select(
+    return flagged.select(
         F.when(decidable, F.col("topic")).otherwise(F.lit(DEADLETTER_TOPIC)).alias("topic"),
         key.alias("key"),
         *(column.alias(name) for name, column in position.items()),
-        F.when(decidable, F.col("value")).otherwise(stray.cast("binary")).alias("value"),
+        "value",
+        F.when(~decidable, F.col("timestamp")).alias("stray_timestamp"),
         F.current_timestamp().alias("seen_at"),
     )
 
@@ -220,6 +208,7 @@ def marked(records: DataFrame, horizon_s: float) -> DataFrame:
         "key",
         *(F.when(is_record, F.col(name)).alias(name) for name in POSITION),
         F.when(is_record, F.col("value")).alias("value"),
+        F.when(is_record, F.col("stray_timestamp")).alias("stray_timestamp"),
         "kind",
         F.when(is_record, F.concat_ws(":", *POSITION)).otherwise(F.lit("")).alias("slot"),
         "seen_at",
@@ -269,14 +258,23 @@ def scored_rows(records: DataFrame) -> DataFrame:
 
 
 def deadletter_rows(records: DataFrame) -> DataFrame:
-    """`feedback-deadletter` records (Kafka rows) -> typed rows, one per record (pure)."""
-    parsed = (
-        records.where(F.col("topic") == DEADLETTER_TOPIC)
-        .select(F.from_json(F.col("value").cast("string"), DEADLETTER_RECORD).alias("r"))
-        .select("r.*")
+    """`feedback-deadletter` records of a batch (the marked stream's rows) -> typed rows, one
+    per record (pure): the scorer's dead letters as it wrote them, a stray (`keyed`) with the
+    reason `STRAY_REASONS` gives, its own position and timestamp, and its value as the raw value."""
+    parsed = records.where(F.col("topic") == DEADLETTER_TOPIC).select(
+        "*", F.from_json(F.col("value").cast("string"), DEADLETTER_RECORD).alias("r")
+    )
+    stray = F.col("stray_timestamp").isNotNull()
+    raw, encoding = raw_columns(F.col("value"))
+    reason = F.when(F.col("source_topic") == SCORED_TOPIC, F.lit(STRAY_REASONS[SCORED_TOPIC])).otherwise(
+        F.lit(STRAY_REASONS[DEADLETTER_TOPIC])
     )
     return parsed.select(
-        "reason", *POSITION, _timestamp("kafka_timestamp").alias("kafka_timestamp"), "raw_value", "raw_encoding"
+        F.when(stray, reason).otherwise(F.col("r.reason")).alias("reason"),
+        *POSITION,  # the scorer's dead letter's, as `keyed` read them; a stray's own
+        F.when(stray, F.col("stray_timestamp")).otherwise(_timestamp("r.kafka_timestamp")).alias("kafka_timestamp"),
+        F.when(stray, raw).otherwise(F.col("r.raw_value")).alias("raw_value"),
+        F.when(stray, encoding).otherwise(F.col("r.raw_encoding")).alias("raw_encoding"),
     )
 
 
