@@ -90,13 +90,19 @@ def test_a_record_the_scorer_did_not_write_is_a_dead_letter_of_its_own(topics_re
         ("feedback-deadletter", b"x", json.dumps({"reason": "no position"}).encode()),
     ]
     before = offsets_now(topics_ready, ("feedback-scored", "feedback-deadletter"))
-    produce(topics_ready, scorer_output([(1, envelope("tw-a", "fine"))]) + stray + stray[:1])
+    scorers = scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")])  # an event and a dead letter
+    produce(topics_ready, scorers + stray + stray[:1])
     table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
 
     summary = summarize(spark, settings, alerts=False)
     # Each stray record is a dead letter, the one sent twice twice: two records, two positions.
-    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (6, 1, 5, 0)
-    dead = spark.read.format("delta").load(settings.table_for(table_writer.DEADLETTER_TABLE)).collect()
+    assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (7, 1, 6, 0)
+    rows = spark.read.format("delta").load(settings.table_for(table_writer.DEADLETTER_TABLE)).collect()
+    [scorers_dead] = [r for r in rows if r["source_topic"] == "twitter-feedback"]  # as the scorer wrote it
+    assert (scorers_dead["partition"], scorers_dead["offset"], scorers_dead["raw_value"]) == (0, 2, "{broken")
+    assert scorers_dead["reason"].startswith("malformed JSON")
+    assert scorers_dead["kafka_timestamp"].timestamp() == 1_763_800_000  # the source record's, as scorer_output sets it
+    dead = [r for r in rows if r["source_topic"] != "twitter-feedback"]
     assert sorted((r["source_topic"], r["raw_value"], r["raw_encoding"]) for r in dead) == [
         ("feedback-deadletter", '{"reason": "no position"}', "utf-8"),
         ("feedback-scored", "//4=", "base64"),
