@@ -188,7 +188,10 @@ def test_event_hubs_clients_that_cannot_connect_log_and_raise_no_connection_stri
     with pytest.raises(KafkaUnavailable, match=re.escape(settings.bootstrap_servers)) as unavailable:
         connect(settings, role)
     lines = log_lines(caplog)
-    assert any("ECONNREFUSED" in line for line in lines), lines  # kafka-python's own lines were captured
+    # kafka-python's own lines were captured. Which ones depends on timing: a refused connection
+    # ("ECONNREFUSED") when the attempt comes before the 300 ms bootstrap timeout, only the
+    # timeout's line on a busy machine.
+    assert any(record.name.split(".")[0] == "kafka" for record in caplog.records), lines
     assert_no_secret(lines + printed(capsys) + error_texts(unavailable.value))
 
 
