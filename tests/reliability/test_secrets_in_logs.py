@@ -394,5 +394,7 @@ def test_verbose_topics_create_against_an_unreachable_event_hubs_prints_no_conne
     )
     assert result.returncode == 1, result.stderr
     assert f"no Kafka broker answered at {address}" in result.stderr
-    assert "INFO kafka" in result.stderr  # -v let kafka-python's log through
+    # -v let kafka-python's log through: at INFO its connection attempts, or, when a busy machine
+    # delays the first attempt past the 500 ms bootstrap timeout, only its ERROR line.
+    assert re.search(r"^(INFO|WARNING|ERROR) kafka\.", result.stderr, re.MULTILINE), result.stderr
     assert_no_secret([result.stdout, result.stderr])
