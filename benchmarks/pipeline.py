@@ -10,11 +10,13 @@ warm-up run from the same checkpoint; their rates (events over each run's wall t
 compared with VADER scoring the same texts in plain Python on the same number of
 processes as Spark's local cores (2), in the same run, before the parts and after them: the
 ratios are against the faster of the two, since a moment of other load on a shared machine
-slows one of them, and a slow baseline would flatter the ratios; the per-core rates, with this machine
-described, go to `<state dir>/bench/pipeline-rates.json`, which `feedback size` reads. Latency: the three parts run with
-their own triggers while events are sent at a fixed rate; latency is from the producer's
-send time (Kafka CreateTime) to the alert's post and to the commit of the table batch that
-wrote the event. With a Slack bot token set (`feedback bench latency` starts the Slack
+slows one of them, and a slow baseline would flatter the ratios. The per-core rates, with
+this machine described, go to `<state dir>/bench/pipeline-rates.json`, which `feedback size`
+reads.
+
+Latency: the three parts run with their own triggers while events are sent at a fixed rate;
+latency is from the producer's send time (Kafka CreateTime) to the alert's post and to the
+commit of the table batch that wrote the event. With a Slack bot token set (`feedback bench latency` starts the Slack
 stand-in with Slack's one message a second per channel enforced), an alert's post is the
 time Slack gives the message that carries it (its `ts`, read back with
 `conversations.history`); with `--to file`, the alerts file's.
