@@ -172,6 +172,19 @@ def price_envelope(*, currency: str, rate: float, timestamp: str, source: str) -
     }
 
 
+def lone_surrogate_at(text: str) -> Optional[int]:
+    """Where `text` has a lone UTF-16 surrogate, or None. Python's json module reads an escaped
+    one (`"\\ud83d"` without its pair: half an emoji) into a str that is not Unicode text. It
+    cannot be written as UTF-8, so it can be neither sent to Kafka nor carried by Arrow."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
 def _problems(event: Any, fields: Iterable[Field]) -> list[str]:
     if not isinstance(event, dict):
         return [f"the event is a JSON {type(event).__name__}, not an object"]
@@ -184,6 +197,8 @@ def _problems(event: Any, fields: Iterable[Field]) -> list[str]:
             continue
         if field.kind in ("string", "timestamp") and not isinstance(value, str):
             problems.append(f"{field.name} must be a string, not {type(value).__name__}")
+        elif isinstance(value, str) and (at := lone_surrogate_at(value)) is not None:
+            problems.append(f"{field.name} is not Unicode text: a lone surrogate at character {at}")
         elif field.kind == "int" and (isinstance(value, bool) or not isinstance(value, int)):
             problems.append(f"{field.name} must be an integer, not {type(value).__name__}")
         elif field.kind == "double" and (isinstance(value, bool) or not isinstance(value, (int, float))):

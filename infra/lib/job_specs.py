@@ -47,6 +47,7 @@ DEFAULT_MAX_OFFSETS_PER_TRIGGER: int = Settings.model_fields["max_offsets_per_tr
 PYPI_LIBRARIES = (
     "kafka-python",
     "vaderSentiment",
+    "orjson",
     "slack_sdk",
     "tweepy",
     "pydantic-settings",

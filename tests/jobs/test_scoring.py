@@ -79,22 +79,38 @@ def test_any_record_that_cannot_be_read_is_a_dead_letter_with_its_reason_never_a
         b'{"id": "x", "text": "cut sh',
         b"[1, 2]",
         envelope("6", "  "),
+        envelope("7", "half an emoji \ud83d"),  # json.dumps escapes it: valid JSON, not Unicode text
+        envelope("8", "fine", score=float("nan")),  # NaN: Python's JSON, not JSON's
     ]
     analyzer = FixedScores()
     out = by_topic(route(records(values), analyzer, RULES))
     assert analyzer.calls == 0 and set(out) == {"feedback-deadletter"}
     reasons = [row["reason"] for _, row in out["feedback-deadletter"]]
     assert reasons[0].startswith("the value is not valid UTF-8")
-    assert reasons[1] == "malformed JSON: nested too deeply"
+    assert reasons[1].startswith("malformed JSON: depth limit exceeded")
     assert reasons[2] == "text must be a string, not int"
     assert reasons[3] == "the Kafka record has no value"
-    assert reasons[4].startswith("malformed JSON: Unterminated string")
+    assert reasons[4].startswith("malformed JSON: unexpected end of data")
     assert reasons[5] == "the event is a JSON list, not an object"
     assert reasons[6] == "text is empty"
+    assert reasons[7].startswith("malformed JSON: no low surrogate in string")
+    assert reasons[8].startswith("malformed JSON: unexpected character")
     first = out["feedback-deadletter"][0]
     assert first[0] == "twitter-feedback:2:100"
     assert first[1]["raw_encoding"] == "base64" and base64.b64decode(first[1]["raw_value"]) == b"\xff\xfe not utf-8"
     assert out["feedback-deadletter"][2][1]["raw_encoding"] == "utf-8"
+    assert out["feedback-deadletter"][7][1]["raw_value"] == values[7].decode()
+
+
+def test_a_kafka_timestamp_past_the_year_9999_is_written_not_a_failed_task():
+    # CreateTime is the producer's to set; datetime stops at 9999-12-31.
+    batch = records([envelope("1", "0.6 fine"), envelope("2", "0.6 fine")])
+    batch["timestamp_ms"] = [253_402_300_800_000, 0]
+    out = by_topic(route(batch, FixedScores(), RULES))
+    assert [row["kafka_timestamp"] for _, row in out["feedback-scored"]] == [
+        "10000-01-01T00:00:00.000Z",
+        "1970-01-01T00:00:00.000Z",
+    ]
 
 
 def test_parse_record_gives_the_event_or_the_reason():

@@ -31,7 +31,7 @@ def test_invalid_records_become_dead_letters_with_reason_and_raw_value(spark):
     expected = spark.createDataFrame(
         [
             (
-                "malformed JSON: Unterminated string starting at: line 1 column 21 (char 20)",
+                "malformed JSON: unexpected end of data: line 1 column 28 (char 27)",
                 "twitter-feedback",
                 0,
                 1,

@@ -1,8 +1,8 @@
 """Garbage in: every payload is scored or dead-lettered with a reason; nothing raises.
 
 Generated payloads: random bytes, invalid UTF-8, huge values, deeply nested JSON, wrong
-types, impossible dates, missing or null fields, and near-valid envelopes with one field
-broken. The pure validator and the scorer's Python pass see thousands; a bounded sample goes
+types, impossible dates, missing or null fields, escaped lone surrogates, and near-valid
+envelopes with one field broken. The pure validator and the scorer's Python pass see thousands; a bounded sample goes
 through the Spark parsing transformation, where each record must land on exactly one side.
 """
 
@@ -39,6 +39,12 @@ broken_envelopes = st.builds(
     | st.sampled_from(["", "   ", "2026-02-30T10:00:00Z", "2026-11-21 09:30", "2026-11-21T09:30:00+02:00"])
     | st.integers(100_000, 300_000).map(lambda n: "x" * n),  # huge values
 )
+# Valid JSON that is not Unicode text: json.dumps escapes a lone surrogate (`\\ud83d`).
+lone_surrogates = st.builds(
+    lambda field, cut: {**VALID, field: f"{VALID[field]}{cut}"},
+    st.sampled_from(["id", "author", "text"]),
+    st.text(st.characters(categories=["Cs"]), min_size=1, max_size=3),
+)
 missing_field = st.sampled_from(sorted(VALID)).map(lambda field: {k: v for k, v in VALID.items() if k != field})
 payloads = st.one_of(
     st.binary(max_size=300),
@@ -46,6 +52,7 @@ payloads = st.one_of(
     json_values.map(lambda v: json.dumps(v).encode()),
     broken_envelopes.map(lambda e: json.dumps(e).encode()),
     missing_field.map(lambda e: json.dumps(e).encode()),
+    lone_surrogates.map(lambda e: json.dumps(e).encode()),
     st.integers(min_value=1, max_value=5000).map(lambda depth: ("[" * depth + "]" * depth).encode()),
     st.integers(min_value=100_000, max_value=2_000_000).map(lambda depth: ('{"a":' * 10 + "[" * depth).encode()),
 )
@@ -65,6 +72,7 @@ def test_every_payload_is_valid_or_has_a_reason(payload):
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_dead(sample):
     import pandas as pd
+    import pyarrow as pa
 
     from feedback.clients.sentiment import analyzer_for
     from jobs.scoring import AlertRules, route
@@ -79,6 +87,7 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
         }
     )
     out = route(frame, analyzer_for("vader"), AlertRules(0.3, 0.9, "#neg", "#pos"))
+    pa.Table.from_pandas(out)  # what Spark does with it: every record Arrow can carry
     sides = out[out["topic"] != "feedback-alerts"]
     assert len(sides) == len(sample)
     for row in sides.itertuples():

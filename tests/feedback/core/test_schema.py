@@ -53,6 +53,9 @@ def test_a_good_event_has_no_problems():
         (changed(text="   \n"), "text is empty"),
         (changed(text=42), "text must be a string"),
         (changed(id=""), "id is empty"),
+        # What Python's json module reads from an escaped lone surrogate: not Unicode text.
+        (changed(text="half an emoji \ud83d"), "text is not Unicode text: a lone surrogate at character 14"),
+        (changed(author="\udc00mara"), "author is not Unicode text: a lone surrogate at character 0"),
         (changed(created_at="2026-13-45T99:00:00Z"), "created_at must be an ISO-8601 UTC time"),
         (changed(created_at="2026-11-18T09:14:03"), "created_at must be an ISO-8601 UTC time"),
         (changed(created_at="2026-11-18T09:14:03+02:00"), "created_at must be an ISO-8601 UTC time"),
