@@ -59,8 +59,8 @@ def parse_record(value: Optional[bytes]) -> tuple[Optional[dict], Optional[str]]
     orjson reads the bytes as strict JSON (RFC 8259): no NaN or Infinity, no escaped lone
     surrogate (a `\\ud83d` alone is valid to Python's json module but is not Unicode text, and
     Arrow could not carry it out of the Python pass: the task would fail each time it ran),
-    at most 1,024 levels deep. It is several times faster than the json module, whose parse
-    and serialisation were most of this pass's cost besides the analyzer's.
+    at most 1,024 levels deep. It is also faster than the json module, whose parse and
+    serialisation were most of this pass's cost besides the analyzer's (docs/benchmarks.md).
     """
     if value is None:
         return None, "the Kafka record has no value"
