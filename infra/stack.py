@@ -19,21 +19,21 @@ from pydantic import SecretStr
 from feedback.core.catalogue import TOPICS
 from feedback.core.sizing import scaled_topics
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
-from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs
+from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs, JobsArgs
 from infra.components.databricks_network import DatabricksNetwork, DatabricksNetworkArgs
 from infra.components.databricks_workspace import (
     DatabricksWorkspace,
     DatabricksWorkspaceArgs,
-    ExistingWorkspace,
     InjectedNetwork,
-    existing_workspace,
 )
 from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
 from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs
 from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
-from infra.config import ConfigError, StackConfig, jobs_catalog, workspace_replacement_problem
+from infra.config import ConfigError, StackConfig
+from infra.config.changes import Deployed, change_problems
+from infra.existing import read_deployed
 from infra.lib import job_specs, wheel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,19 +47,18 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     for warning in config.warnings:
         pulumi.log.warn(warning)
 
-    # Before anything is declared: a config that would replace the workspace stops here.
-    existing = existing_workspace(config.resource_group_name, config.workspace_name)
-    replace = guard_workspace_network(config, existing)
-    # The workspace made now (none in Azure, or a replacement) gets the program's catalog.
-    made_before = existing is not None and not replace
-    created_with = existing.catalog if existing is not None else None
-    catalog = jobs_catalog(config.jobs_catalog, config.workspace_catalog, made_before, created_with)
+    # Before anything is declared: a config that would delete or replace what holds data stops here.
+    deployed = read_deployed(config)
+    if problems := change_problems(config, deployed):
+        raise ConfigError("this config would lose data, so `pulumi up` stops here:\n  " + "\n  ".join(problems))
     client = authorization.get_client_config_output()
     group = resources.ResourceGroup(
         "resource-group",
         resources.ResourceGroupArgs(
             resource_group_name=config.resource_group_name, location=config.location, tags=config.tags
         ),
+        # Azure deletes a group with everything in it, protected or not.
+        opts=pulumi.ResourceOptions(protect=True),
     )
     # Spark runs on Azure Databricks whichever backend carries the events.
     databricks_network = build_databricks_network(config, group) if config.databricks_injected else None
@@ -84,8 +83,6 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
             )
             if databricks_network
             else None,
-            replace=replace,
-            catalog=config.workspace_catalog,
             tags=config.tags,
         ),
     )
@@ -96,10 +93,10 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     )
     eventhubs = build_event_hubs(config, group) if config.builds_eventhubs else None
     jobs_bootstrap = jobs_bootstrap_servers(config.jobs_backend, hdinsight, eventhubs)
-    locations = config.jobs_locations(catalog)
+    # The jobs' state store lives as long as the workspace; the jobs, while deployJobs is true.
     deployment = (
-        build_databricks_jobs(config, workspace, jobs_bootstrap, eventhubs, catalog, locations)
-        if config.deploy_jobs
+        build_databricks_deployment(config, workspace, deployed, jobs_bootstrap, eventhubs)
+        if config.deploy_jobs or not config.jobs_on_dbfs
         else None
     )
 
@@ -119,43 +116,29 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     outputs["jobsBackend"] = pulumi.Output.from_input(config.jobs_backend)
     outputs["jobsBootstrapServers"] = jobs_bootstrap
     if deployment:
+        outputs.update(deployment_exports(deployment))
+    return outputs
+
+
+def deployment_exports(deployment: DatabricksDeployment) -> dict[str, pulumi.Output]:
+    """The jobs' catalog and locations, and with the jobs deployed their ids, scope and wheel."""
+    outputs: dict[str, pulumi.Output] = {
+        "jobsCatalog": deployment.catalog.apply(lambda catalog: catalog or ""),
+        **{
+            name: deployment.locations.apply(lambda found, index=index: found[index])
+            for index, name in enumerate(("jobsCheckpointLocation", "jobsTableLocation", "jobsStateDir"))
+        },
+    }
+    if deployment.pipeline_job_id is not None:
         outputs.update(
             {
                 "databricksPipelineJobId": deployment.pipeline_job_id,
                 "databricksProducersJobId": deployment.producers_job_id,
                 "databricksSecretScope": deployment.secret_scope,
                 "databricksWheelPath": deployment.wheel_path,
-                **{
-                    name: pulumi.Output.from_input(location)
-                    for name, location in zip(
-                        ("jobsCheckpointLocation", "jobsTableLocation", "jobsStateDir"), locations
-                    )
-                },
             }
         )
     return outputs
-
-
-def guard_workspace_network(config: StackConfig, existing: Optional[ExistingWorkspace]) -> bool:
-    """Stop before a change that would replace the workspace, unless the config allows it.
-
-    `existing` is the workspace in Azure (not Pulumi's state, which a stack created before this
-    check, an import or a lost state would not have). Returns whether the workspace is to be
-    replaced.
-    """
-    deployed = existing.network if existing is not None else None
-    wanted = config.workspace_network
-    if problem := workspace_replacement_problem(
-        config.workspace_name, deployed, wanted, config.allow_workspace_replacement, config.deploy_jobs
-    ):
-        raise ConfigError(problem)
-    if deployed is not None and not deployed.same_workspace(wanted):
-        pulumi.log.warn(
-            f"the Databricks workspace {config.workspace_name} is replaced: it moves from "
-            f"{deployed.describe()} to {wanted.describe()} (allowWorkspaceReplacement is true)"
-        )
-        return True
-    return False
 
 
 def build_databricks_network(config: StackConfig, group: resources.ResourceGroup) -> DatabricksNetwork:
@@ -179,17 +162,39 @@ def build_databricks_network(config: StackConfig, group: resources.ResourceGroup
     )
 
 
-def build_databricks_jobs(
+def build_databricks_deployment(
     config: StackConfig,
     workspace: DatabricksWorkspace,
+    deployed: Deployed,
     bootstrap_servers: pulumi.Output[str],
     eventhubs: Optional[EventHubsNamespace],
-    catalog: Optional[str],
-    locations: tuple[str, str, str],
 ) -> DatabricksDeployment:
-    """The secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs;
-    their checkpoints, tables and positions at `locations`, with the schema and volume made in
-    `catalog` (None: none)."""
+    """The jobs' state store in the workspace's catalog (or jobsCatalog's) and, with deployJobs,
+    the secret scope and its secrets, the wheel, the notebooks, the pipeline and producer jobs.
+
+    The Databricks provider takes the URL of a workspace that exists from Azure's answer, so
+    that it is known in a preview: azure-native previews an update of the workspace with its
+    URL unknown, and a provider whose host is unknown answers the catalog list with nothing."""
+    url = deployed.workspace.url if deployed.workspace else None
+    return DatabricksDeployment(
+        "databricks-jobs",
+        DatabricksDeploymentArgs(
+            workspace_url=url or workspace.workspace_url,
+            workspace_resource_id=workspace.workspace_resource_id,
+            workspace_name=config.workspace_name,
+            workspace=workspace,
+            catalog=config.jobs_catalog,
+            locations=config.jobs_location_keys,
+            jobs=jobs_args(config, bootstrap_servers, eventhubs) if config.deploy_jobs else None,
+            tags=config.tags,
+        ),
+    )
+
+
+def jobs_args(
+    config: StackConfig, bootstrap_servers: pulumi.Output[str], eventhubs: Optional[EventHubsNamespace]
+) -> JobsArgs:
+    """The jobs' settings, secrets and wheel (built here unless jobsWheel names one)."""
     built = wheel.wheel_for(config.jobs_wheel, REPO, WHEEL_DIR)
     if missing := wheel.missing_entry_points(built.path, job_specs.ENTRY_POINTS):
         raise ValueError(
@@ -203,35 +208,23 @@ def build_databricks_jobs(
         assert eventhubs is not None  # checked: the jobs' backend is one the stack builds
         secrets["eventhubs-send-connection-string"] = eventhubs.send_connection_string
         secrets["eventhubs-listen-connection-string"] = eventhubs.listen_connection_string
-    checkpoint_location, table_location, state_dir = locations
-    deployment = DatabricksDeployment(
-        "databricks-jobs",
-        DatabricksDeploymentArgs(
-            workspace_url=workspace.workspace_url,
-            workspace_resource_id=workspace.workspace_resource_id,
-            jobs_backend=config.jobs_backend,
-            bootstrap_servers=bootstrap_servers,
-            wheel=built,
-            pypi_packages=job_specs.pinned_requirements((REPO / "requirements.txt").read_text()),
-            notebooks=sorted((REPO / "notebooks").glob("*.py")),
-            node_type=config.job_node_type,
-            workers=config.job_workers,
-            checkpoint_location=checkpoint_location,
-            table_location=table_location,
-            state_dir=state_dir,
-            producer_settings=config.producer_settings,
-            trigger=config.jobs_trigger,
-            tables_trigger=config.jobs_tables_trigger,
-            tables_tasks=config.jobs_tables_tasks,
-            max_offsets_per_trigger=config.jobs_max_offsets_per_trigger,
-            secrets=secrets,
-            eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
-            azure_language_endpoint=config.azure_language_endpoint,
-            tags=config.tags,
-            catalog=catalog,
-        ),
+    return JobsArgs(
+        jobs_backend=config.jobs_backend,
+        bootstrap_servers=bootstrap_servers,
+        wheel=built,
+        pypi_packages=job_specs.pinned_requirements((REPO / "requirements.txt").read_text()),
+        notebooks=sorted((REPO / "notebooks").glob("*.py")),
+        node_type=config.job_node_type,
+        workers=config.job_workers,
+        trigger=config.jobs_trigger,
+        tables_trigger=config.jobs_tables_trigger,
+        tables_tasks=config.jobs_tables_tasks,
+        max_offsets_per_trigger=config.jobs_max_offsets_per_trigger,
+        producer_settings=config.producer_settings,
+        secrets=secrets,
+        eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
+        azure_language_endpoint=config.azure_language_endpoint,
     )
-    return deployment
 
 
 def secret_output(value: Optional[SecretStr]) -> Optional[pulumi.Output[str]]:
@@ -355,7 +348,6 @@ def build_hdinsight(
             ssh_password=secret_output(config.ssh_password),
             ssh_public_key=secret_output(config.ssh_public_key),
             tags=config.tags,
-            protect=config.protect_kafka_cluster,
         ),
     )
     peering = NetworkPeering(

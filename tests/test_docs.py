@@ -33,3 +33,26 @@ def test_the_architecture_table_names_every_module_and_no_other():
     commands = {"kafka", "jars", "topics", "status", "demo", "config", "components", "lib", "providers"}
     stale = sorted(named - modules() - commands)
     assert not stale, f"docs/architecture.md's table names what does not exist: {', '.join(stale)}"
+
+
+DEPLOY_DOC = REPO / "docs" / "deploy-azure.md"
+SECTION_REFERENCE = re.compile(r"""docs/deploy-azure\.md, ["']""")
+# The seam between two string literals Python joins ("...deploy-azure.md, "\n    f"Prerequisites").
+JOINED_LITERALS = re.compile(r"""["']\s*\n\s*f?["']""")
+
+
+def test_every_section_of_the_deploy_guide_the_code_names_is_there():
+    headings = [
+        heading.strip(">*# ").rstrip(".*")
+        for heading in re.findall(r"^(?:#+ .+|> \*\*.+?\*\*)", DEPLOY_DOC.read_text(), re.MULTILINE)
+    ]
+    named = [
+        (path.relative_to(REPO), text[match.end() : match.end() + 80])
+        for package in PACKAGES
+        for path in (REPO / package).rglob("*.py")
+        for text in [JOINED_LITERALS.sub("", path.read_text())]
+        for match in SECTION_REFERENCE.finditer(text)
+    ]
+    assert named, "no code names a section of docs/deploy-azure.md"
+    missing = [(str(path), rest) for path, rest in named if not any(rest.startswith(h) for h in headings)]
+    assert missing == []

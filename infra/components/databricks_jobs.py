@@ -58,6 +58,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_databricks as databricks
 
+from infra.config.workspace import jobs_catalog
 from infra.lib import job_specs
 from infra.lib.wheel import Wheel, workspace_path
 
@@ -72,9 +73,9 @@ LEFT_TO_THE_WORKSPACE = ("continuous.pauseStatus", "jobClusters[0].newCluster.si
 
 
 @dataclass(frozen=True)
-class DatabricksDeploymentArgs:
-    workspace_url: pulumi.Input[str]
-    workspace_resource_id: pulumi.Input[str]
+class JobsArgs:
+    """The jobs, their secrets, wheel and notebooks: deployed while feedback:deployJobs is true."""
+
     jobs_backend: str
     bootstrap_servers: pulumi.Input[str]
     wheel: Wheel
@@ -83,8 +84,6 @@ class DatabricksDeploymentArgs:
     notebooks: Sequence[Path]
     node_type: str
     workers: int
-    checkpoint_location: str
-    table_location: str
     # the scorer's trigger and the table writer's
     trigger: str
     tables_trigger: str
@@ -92,49 +91,135 @@ class DatabricksDeploymentArgs:
     # only when not the jobs' own defaults (job_specs.pipeline_parameters)
     tables_tasks: int = job_specs.DEFAULT_TABLES_TASKS
     max_offsets_per_trigger: int = job_specs.DEFAULT_MAX_OFFSETS_PER_TRIGGER
-    # the producers' saved positions (a /dbfs/ or /Volumes/ path) and their plain settings
-    state_dir: str = "/dbfs/feedback/producers-state"
+    # the producers' plain settings
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
     # secret-scope key -> value, only the configured ones (job_specs.JOB_SECRETS names them)
     secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     eventhubs_tier: Optional[str] = None
     azure_language_endpoint: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class DatabricksDeploymentArgs:
+    workspace_url: pulumi.Input[str]
+    workspace_resource_id: pulumi.Input[str]
+    workspace_name: str
+    # The workspace (its component): the catalogs are listed once it exists.
+    workspace: pulumi.Resource
+    # feedback:jobsCatalog: a name, "" for DBFS, None for the workspace's own catalog.
+    catalog: Optional[str]
+    # The checkpoints, the tables and the producers' positions (a /dbfs/ or /Volumes/ path) as
+    # set; None: in the catalog's volume (job_specs.state_locations).
+    locations: tuple[Optional[str], Optional[str], Optional[str]] = (None, None, None)
+    # None: no jobs (feedback:deployJobs false); the state store stays.
+    jobs: Optional[JobsArgs] = None
     tags: dict[str, str] = field(default_factory=dict)
-    # A Unity Catalog catalog to make the jobs' schema and volume in (job_specs.volume_locations).
-    catalog: Optional[str] = None
 
 
 class DatabricksDeployment(pulumi.ComponentResource):
-    pipeline_job_id: pulumi.Output[str]
-    producers_job_id: pulumi.Output[str]
-    secret_scope: pulumi.Output[str]
-    wheel_path: pulumi.Output[str]
-    notebook_paths: pulumi.Output[list[str]]
+    """What the stack keeps in the workspace: the jobs' state store, for as long as the
+    workspace, and the jobs, while they are deployed."""
+
+    catalog: pulumi.Output[Optional[str]]
+    locations: pulumi.Output[tuple[str, str, str]]
+    pipeline_job_id: Optional[pulumi.Output[str]] = None
+    producers_job_id: Optional[pulumi.Output[str]] = None
+    secret_scope: Optional[pulumi.Output[str]] = None
+    wheel_path: Optional[pulumi.Output[str]] = None
+    notebook_paths: Optional[pulumi.Output[list[str]]] = None
     producers: list[str]
 
     def __init__(self, name: str, args: DatabricksDeploymentArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        unknown = sorted(set(args.secrets) - set(job_specs.SECRETS_BY_KEY))
+        jobs = args.jobs
+        unknown = sorted(set(jobs.secrets) - set(job_specs.SECRETS_BY_KEY)) if jobs else []
         if unknown:
             raise ValueError(
                 f"no job uses the secrets {', '.join(unknown)}; known: {', '.join(job_specs.SECRETS_BY_KEY)}"
             )
         # The locations were checked with the stack config (infra/config/keys.py, Location and StateDir).
         super().__init__("feedback:infra:DatabricksDeployment", name, None, opts)
-        own_volume = (
-            f"/Volumes/{args.catalog}/{job_specs.STATE_SCHEMA}/{job_specs.STATE_VOLUME}/" if args.catalog else None
-        )
-        for location in (args.checkpoint_location, args.table_location, args.state_dir):
-            if own_volume and location.startswith(own_volume):
-                continue  # made below, and owned by the identity running `pulumi up` (the jobs' run-as)
-            if prerequisite := job_specs.location_prerequisite(location):
-                pulumi.log.warn(prerequisite, resource=self)
+        # It depends on the workspace even when its URL is Azure's answer (infra/stack.py): what
+        # it makes goes with the workspace (`pulumi destroy --target <workspace> --target-dependents`).
         provider = databricks.Provider(
             f"{name}-provider",
             databricks.ProviderArgs(host=args.workspace_url, azure_workspace_resource_id=args.workspace_resource_id),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[args.workspace]),
         )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
+        catalog = self._catalog(args, child)
+        store = self._state_store(name, catalog, child) if catalog is not None else []
+        self.catalog = pulumi.Output.from_input(catalog)
+        self.locations = self.catalog.apply(lambda found: self._locations(found, args.locations))
+        self.producers = job_specs.deployed_producers(jobs.secrets) if jobs else []
+        if jobs:
+            self._deploy_jobs(name, jobs, args.tags, store, child)
+        self.register_outputs({"catalog": self.catalog, "locations": self.locations})
 
+    def _catalog(self, args: DatabricksDeploymentArgs, child: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
+        """The catalog the jobs keep their state in, as Databricks lists it in the workspace (never
+        as Azure describes the workspace: infra/config/workspace.py, `jobs_catalog`); None: DBFS."""
+        if args.catalog == "":
+            return None
+        listed = databricks.get_catalogs_output(
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=child.provider, depends_on=[args.workspace])
+        )
+        return listed.ids.apply(lambda ids: jobs_catalog(args.catalog, ids or [], args.workspace_name))
+
+    def _state_store(
+        self, name: str, catalog: pulumi.Output[str], child: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """The jobs' state in Unity Catalog: a schema and a managed volume, owned by their creator
+        (the jobs' run-as), so no grant is needed; `Grant`, not `Grants`, if one ever is (`Grants`
+        is authoritative and would take the catalog's existing grants away). They hold the
+        checkpoints, tables and positions, so they live as long as the workspace, whether or not
+        the jobs are deployed, and are protected: a dropped volume's files are purged after 7
+        days ("DROP VOLUME")."""
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=True))
+        schema = databricks.Schema(
+            f"{name}-schema",
+            databricks.SchemaArgs(
+                catalog_name=catalog,
+                name=job_specs.STATE_SCHEMA,
+                comment="The feedback jobs' checkpoints, tables and producer positions. Deployed by Pulumi.",
+            ),
+            opts=kept,
+        )
+        volume = databricks.Volume(
+            f"{name}-volume",
+            databricks.VolumeArgs(
+                catalog_name=catalog,
+                schema_name=schema.name,
+                name=job_specs.STATE_VOLUME,
+                volume_type="MANAGED",
+                comment="Checkpoints, path-based Delta tables and producer positions of the feedback jobs.",
+            ),
+            opts=kept,
+        )
+        return [schema, volume]
+
+    def _locations(
+        self, catalog: Optional[str], configured: tuple[Optional[str], Optional[str], Optional[str]]
+    ) -> tuple[str, str, str]:
+        """The jobs' three locations, with a warning for each one outside the program's volume
+        that needs a grant first (job_specs.location_prerequisite)."""
+        found = job_specs.state_locations(catalog, configured)
+        own_volume = f"/Volumes/{catalog}/{job_specs.STATE_SCHEMA}/{job_specs.STATE_VOLUME}/" if catalog else None
+        for location in found:
+            if own_volume and location.startswith(own_volume):
+                continue  # made here, and owned by the identity running `pulumi up` (the jobs' run-as)
+            if prerequisite := job_specs.location_prerequisite(location):
+                pulumi.log.warn(prerequisite, resource=self)
+        return found
+
+    def _deploy_jobs(
+        self,
+        name: str,
+        args: JobsArgs,
+        tags: dict[str, str],
+        store: list[pulumi.Resource],
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """The secret scope and its secrets, the wheel, the notebooks and the two jobs."""
         # Databricks-backed; no initial_manage_principal, which on Premium would grant MANAGE to
         # all workspace users. Its creator (the identity running `pulumi up`) manages it.
         scope = databricks.SecretScope(
@@ -148,35 +233,6 @@ class DatabricksDeployment(pulumi.ComponentResource):
             )
             for key, value in sorted(args.secrets.items())
         ]
-
-        # The jobs' state in Unity Catalog: a schema and a managed volume, owned by their creator
-        # (the jobs' run-as), so no grant is needed; `Grant`, not `Grants`, if one ever is
-        # (`Grants` is authoritative and would take the catalog's existing grants away).
-        volume: list[pulumi.Resource] = []
-        if args.catalog:
-            schema = databricks.Schema(
-                f"{name}-schema",
-                databricks.SchemaArgs(
-                    catalog_name=args.catalog,
-                    name=job_specs.STATE_SCHEMA,
-                    comment="The feedback jobs' checkpoints, tables and producer positions. Deployed by Pulumi.",
-                ),
-                opts=child,
-            )
-            volume.append(
-                databricks.Volume(
-                    f"{name}-volume",
-                    databricks.VolumeArgs(
-                        catalog_name=args.catalog,
-                        schema_name=schema.name,
-                        name=job_specs.STATE_VOLUME,
-                        volume_type="MANAGED",
-                        comment="Checkpoints, path-based Delta tables and producer positions of the feedback jobs.",
-                    ),
-                    opts=child,
-                )
-            )
-
         wheel_file = databricks.WorkspaceFile(
             f"{name}-wheel",
             databricks.WorkspaceFileArgs(path=workspace_path(args.wheel), source=str(args.wheel.path)),
@@ -205,7 +261,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
         job_opts = pulumi.ResourceOptions.merge(
             child,
             pulumi.ResourceOptions(
-                depends_on=[*secrets, wheel_file, *volume], ignore_changes=list(LEFT_TO_THE_WORKSPACE)
+                depends_on=[*secrets, wheel_file, *store], ignore_changes=list(LEFT_TO_THE_WORKSPACE)
             ),
         )
 
@@ -227,6 +283,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                     self._cluster(
                         PIPELINE_CLUSTER,
                         args,
+                        tags,
                         num_workers=args.workers,
                         env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"),
                     )
@@ -238,13 +295,13 @@ class DatabricksDeployment(pulumi.ComponentResource):
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
                             package_name=job_specs.PACKAGE,
                             entry_point=job_specs.PIPELINE_ENTRY_POINT,
-                            parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
-                                lambda bootstrap, part=part: job_specs.pipeline_parameters(
+                            parameters=pulumi.Output.all(args.bootstrap_servers, self.locations).apply(
+                                lambda values, part=part: job_specs.pipeline_parameters(
                                     part,
                                     args.jobs_backend,
-                                    bootstrap,
-                                    args.checkpoint_location,
-                                    args.table_location,
+                                    values[0],
+                                    values[1][0],
+                                    values[1][1],
                                     args.trigger,
                                     args.tables_trigger,
                                     args.eventhubs_tier,
@@ -258,12 +315,11 @@ class DatabricksDeployment(pulumi.ComponentResource):
                     )
                     for part in job_specs.PIPELINE_PARTS
                 ],
-                tags=args.tags,
+                tags=tags,
             ),
             opts=job_opts,
         )
 
-        self.producers = job_specs.deployed_producers(args.secrets)
         producers = databricks.Job(
             f"{name}-producers",
             databricks.JobArgs(
@@ -279,6 +335,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                     self._cluster(
                         PRODUCERS_CLUSTER,
                         args,
+                        tags,
                         num_workers=0,
                         env={
                             **job_specs.producers_env(
@@ -296,9 +353,9 @@ class DatabricksDeployment(pulumi.ComponentResource):
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
                             package_name=job_specs.PACKAGE,
                             entry_point=job_specs.CLI_ENTRY_POINT,
-                            parameters=pulumi.Output.from_input(args.bootstrap_servers).apply(
-                                lambda bootstrap, producer=producer: job_specs.producer_parameters(
-                                    args.jobs_backend, bootstrap, producer, args.state_dir
+                            parameters=pulumi.Output.all(args.bootstrap_servers, self.locations).apply(
+                                lambda values, producer=producer: job_specs.producer_parameters(
+                                    args.jobs_backend, values[0], producer, values[1][2]
                                 )
                             ),
                         ),
@@ -306,7 +363,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                     )
                     for producer in self.producers
                 ],
-                tags=args.tags,
+                tags=tags,
             ),
             opts=job_opts,
         )
@@ -316,19 +373,15 @@ class DatabricksDeployment(pulumi.ComponentResource):
         self.secret_scope = scope.name
         self.wheel_path = wheel_file.path
         self.notebook_paths = pulumi.Output.all(*[notebook.path for notebook in notebooks])
-        self.register_outputs(
-            {
-                "pipeline_job_id": self.pipeline_job_id,
-                "producers_job_id": self.producers_job_id,
-                "secret_scope": self.secret_scope,
-                "wheel_path": self.wheel_path,
-                "notebook_paths": self.notebook_paths,
-            }
-        )
 
     @staticmethod
     def _cluster(
-        key: str, args: DatabricksDeploymentArgs, num_workers: int, env: dict[str, str], single_node: bool = False
+        key: str,
+        args: JobsArgs,
+        tags: dict[str, str],
+        num_workers: int,
+        env: dict[str, str],
+        single_node: bool = False,
     ) -> databricks.JobJobClusterArgs:
         """A job cluster (created for a run, deleted after it) on the pinned LTS runtime, in
         dedicated access mode for the job's run-as identity (why: `job_specs.ACCESS_MODE`)."""
@@ -340,7 +393,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 node_type_id=args.node_type,
                 num_workers=num_workers,
                 spark_conf=SINGLE_NODE_CONF if single_node else None,
-                custom_tags={**args.tags, **(SINGLE_NODE_TAGS if single_node else {})},
+                custom_tags={**tags, **(SINGLE_NODE_TAGS if single_node else {})},
                 spark_env_vars=env or None,
                 azure_attributes=databricks.JobJobClusterNewClusterAzureAttributesArgs(availability="ON_DEMAND_AZURE"),
             ),

@@ -112,13 +112,15 @@ class EventHubsNamespace(pulumi.ComponentResource):
                 disable_local_auth=False,
                 tags=args.tags,
             ),
-            opts=child,
+            # It and its hubs hold the events: Pulumi refuses to delete or replace them
+            # (docs/deploy-azure.md, "Teardown").
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
         )
 
         # Some changes need a new hub, and deleting the old one deletes its events (and a Spark query
-        # with failOnDataLoss then stops). Pulumi's preview shows them as a replacement of the hub
-        # ("+-" with the property in the diff); the old hub goes first because the new one has the
-        # same name.
+        # with failOnDataLoss then stops). The hubs are protected, so Pulumi refuses such a change
+        # ("resource ... is protected") before it deletes anything; once a hub is unprotected on
+        # purpose, the old hub goes first because the new one has the same name.
         # - On Standard a hub's partition count is fixed at creation. A new feedbackPartitions must
         #   not replace the hubs, so the count is ignored for a hub that exists (`ignore_changes`):
         #   new hubs get it, existing ones keep theirs, and the config checks say how to move them
@@ -130,6 +132,7 @@ class EventHubsNamespace(pulumi.ComponentResource):
         #   ("CleanupPolicy changes are not allowed in update", Azure/azure-cli#26865).
         hub_opts = pulumi.ResourceOptions(
             parent=self,
+            protect=True,
             replace_on_changes=["retentionDescription.cleanupPolicy"],
             ignore_changes=[] if limits.can_add_partitions else ["partitionCount"],
             delete_before_replace=True,

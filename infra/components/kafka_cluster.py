@@ -41,8 +41,6 @@ class KafkaClusterArgs:
     ssh_password: Optional[pulumi.Input[str]] = None
     ssh_public_key: Optional[pulumi.Input[str]] = None
     tags: dict[str, str] = field(default_factory=dict)
-    # Pulumi refuses to delete or replace the cluster (and with it Kafka's data) while True.
-    protect: bool = True
 
 
 def gateway_configuration(user: str, password: str) -> dict[str, dict[str, object]]:
@@ -68,7 +66,9 @@ class KafkaCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: KafkaClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("feedback:infra:KafkaCluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # The account's container is the cluster's default file system: it goes only with the
+        # cluster (docs/deploy-azure.md, "Teardown").
+        kept = pulumi.ResourceOptions(parent=self, protect=True)
 
         account = storage.StorageAccount(
             f"{name}-storage",
@@ -83,7 +83,7 @@ class KafkaCluster(pulumi.ComponentResource):
                 allow_blob_public_access=False,
                 tags=args.tags,
             ),
-            opts=child,
+            opts=kept,
         )
         container = storage.BlobContainer(
             f"{name}-container",
@@ -93,7 +93,7 @@ class KafkaCluster(pulumi.ComponentResource):
                 container_name=DEFAULT_CONTAINER,
                 public_access="None",
             ),
-            opts=child,
+            opts=kept,
         )
         account_key = pulumi.Output.secret(
             storage.list_storage_account_keys_output(
@@ -181,7 +181,11 @@ class KafkaCluster(pulumi.ComponentResource):
                 # replacement (a new name, resource group or tier; `pulumi up --replace`;
                 # `pulumi destroy`) loses them. VM sizes and disks per worker are chosen at
                 # creation (docs/deploy-azure.md, "Changing the cluster's shape").
-                protect=args.protect,
+                protect=True,
+                # The worker count of a cluster that exists follows Azure: it is resized with
+                # `az hdinsight resize` (infra/config/changes.py says why), and a `PUT` with
+                # another count must never be sent. Roles are declared head, worker, zookeeper.
+                ignore_changes=["properties.computeProfile.roles[1].targetInstanceCount"],
                 # Creation takes 20-40 minutes and sometimes more; scaling and deletion are slow too.
                 custom_timeouts=pulumi.CustomTimeouts(create="120m", update="120m", delete="90m"),
             ),

@@ -8,7 +8,8 @@ Nothing else in the program reads Pulumi config.
 
 - keys.py: every key once (a pydantic model, StackConfig): type, default, example, own rule.
 - checks.py: the rules between keys, one checker per concern, and `check`, which runs them all.
-- workspace.py: the guard that stops a change of network from replacing the Databricks workspace.
+- workspace.py: the guard that stops a change of network from replacing the Databricks workspace,
+  and the rule that picks the jobs' catalog.
 - errors.py: ConfigError and the `pulumi config set` command line.
 """
 
@@ -20,8 +21,16 @@ import pulumi
 
 from infra.config.checks import Checked, check
 from infra.config.errors import NAMESPACE, ConfigError
-from infra.config.keys import FIELD_OF_KEY, KEYS_WITH_DEFAULTS, OBJECT_KEYS, SECRET_KEYS, StackConfig, set_line
-from infra.config.workspace import WorkspaceNetwork, jobs_catalog, workspace_replacement_problem
+from infra.config.keys import (
+    FIELD_OF_KEY,
+    KEYS_WITH_DEFAULTS,
+    OBJECT_KEYS,
+    RETIRED_KEYS,
+    SECRET_KEYS,
+    StackConfig,
+    set_line,
+)
+from infra.config.workspace import WorkspaceNetwork, jobs_catalog, workspace_network_problem
 
 __all__ = [
     "NAMESPACE",
@@ -36,7 +45,7 @@ __all__ = [
     "load_config",
     "read_keys",
     "set_line",
-    "workspace_replacement_problem",
+    "workspace_network_problem",
 ]
 
 
@@ -53,7 +62,7 @@ def read_keys(config: ConfigSource) -> dict[str, Any]:
     An empty value counts as unset where the key has a default (as `pulumi config set key ""`
     would otherwise stand for a value nobody means)."""
     raw: dict[str, Any] = {}
-    for key in FIELD_OF_KEY:
+    for key in (*FIELD_OF_KEY, *RETIRED_KEYS):
         value = config.get_object(key) if key in OBJECT_KEYS else config.get(key)
         if value is None or (not value and key in KEYS_WITH_DEFAULTS):
             continue

@@ -37,7 +37,7 @@ from pydantic_core import PydanticCustomError, PydanticUndefined
 from feedback.core import sizing
 from feedback.core.settings import Settings
 from infra.config.errors import NAMESPACE, command
-from infra.config.workspace import WorkspaceNetwork, workspace_catalog
+from infra.config.workspace import WorkspaceNetwork
 from infra.lib import event_hubs_limits, job_specs, network_rules, replication, wheel
 
 Backend = Literal["hdinsight", "eventhubs", "both"]
@@ -301,15 +301,8 @@ class StackConfig(BaseModel):
     databricks_container_subnet_cidr: Optional[str] = Field(
         default_factory=_injected_subnet_default(1), examples=["10.139.0.0/18"]
     )
-    # A change of databricksNetwork or of the managed range replaces the workspace; `pulumi up`
-    # refuses it unless this is true (docs/deploy-azure.md, "Changing the Databricks network").
-    allow_workspace_replacement: Switch = False
 
     # -- The HDInsight Kafka cluster
-    # The cluster holds Kafka's only copy of the events (on its workers' managed disks): Pulumi
-    # refuses to delete or replace it while this is true (docs/deploy-azure.md, "Changing the
-    # cluster's shape" and "Destroy").
-    protect_kafka_cluster: Switch = True
     # Sizes of Microsoft's HDInsight Kafka quickstart template (head and worker E4_v3, four
     # workers with two managed disks each); ZooKeeper on A4_v2, one of the sizes it allows.
     head_vm_size: str = "Standard_E4_v3"
@@ -360,9 +353,9 @@ class StackConfig(BaseModel):
     job_workers: WholeNumber = 1
     # A Unity Catalog catalog the program makes a schema `feedback` and a managed volume `state`
     # in, for the jobs' checkpoints, tables and the producers' positions (the defaults of the
-    # three keys below then point there). Empty: DBFS. Unset: the workspace's own, for a
-    # workspace this program creates (`workspace_catalog`), and DBFS for one created without
-    # a Unity Catalog default (docs/deploy-azure.md, "Where the jobs keep their state").
+    # three keys below then point there). Empty: DBFS. Unset: the workspace's own catalog, as
+    # Databricks lists it (workspace.jobs_catalog;
+    # docs/deploy-azure.md, "Where the jobs keep their state").
     jobs_catalog: Optional[Annotated[str, BeforeValidator(_catalog)]] = Field(None, examples=["<workspace catalog>"])
     jobs_checkpoint_location: Optional[Location] = Field(
         default_factory=_in_catalog(0), examples=["/Volumes/<catalog>/feedback/state/checkpoints"]
@@ -450,20 +443,15 @@ class StackConfig(BaseModel):
         return ("databricks-host", "databricks-container")
 
     @property
-    def workspace_catalog(self) -> str:
-        """The Unity Catalog catalog a workspace this program creates has as its default."""
-        return workspace_catalog(self.workspace_name)
+    def jobs_on_dbfs(self) -> bool:
+        """Whether the jobs keep their state on DBFS (jobsCatalog set empty), not in a catalog."""
+        return self.jobs_catalog == ""
 
-    def jobs_locations(self, catalog: Optional[str]) -> tuple[str, str, str]:
-        """The checkpoints, the tables and the producers' positions: each key set (or following
-        a named jobsCatalog) as it is; the others in the volume the program makes in `catalog`,
-        or on DBFS when it is None."""
-        defaults = job_specs.volume_locations(catalog) if catalog else job_specs.DBFS_LOCATIONS
-        return (
-            self.jobs_checkpoint_location or defaults[0],
-            self.jobs_table_location or defaults[1],
-            self.jobs_state_dir or defaults[2],
-        )
+    @property
+    def jobs_location_keys(self) -> tuple[Optional[str], Optional[str], Optional[str]]:
+        """The checkpoints, the tables and the producers' positions as set (or following a named
+        jobsCatalog); None where they follow the catalog Databricks lists (job_specs.state_locations)."""
+        return (self.jobs_checkpoint_location, self.jobs_table_location, self.jobs_state_dir)
 
     @property
     def workspace_network(self) -> WorkspaceNetwork:
@@ -497,6 +485,20 @@ class StackConfig(BaseModel):
         }
         return {key: value for key, value in values.items() if value is not None}
 
+
+# Keys this program no longer reads, and why: a stack that sets one is refused with the reason,
+# so nobody counts on a setting that does nothing.
+RETIRED_KEYS: dict[str, str] = {
+    "allowWorkspaceReplacement": (
+        "`pulumi up` never replaces the Databricks workspace, whatever the config: a replacement would stop "
+        "half-way and lose the jobs' state. To move to a workspace on another network, follow "
+        "docs/deploy-azure.md, 'Moving the workspace to another network'"
+    ),
+    "protectKafkaCluster": (
+        "every resource that holds data is protected, always; to delete one, lift its protection with "
+        "`pulumi state unprotect '<urn>'` (docs/deploy-azure.md, 'Teardown')"
+    ),
+}
 
 # stack key -> field name
 FIELD_OF_KEY: dict[str, str] = {str(field.alias): name for name, field in StackConfig.model_fields.items()}
@@ -562,6 +564,8 @@ def _lines(key: str, detail: Any) -> tuple[str, ...]:
     """The problem lines of one pydantic error about `key`."""
     if detail["type"] == "stack_config":
         return tuple(detail["ctx"]["lines"])
+    if key in RETIRED_KEYS:
+        return (f"{NAMESPACE}:{key} is no longer read: {RETIRED_KEYS[key]}. Run `pulumi config rm {NAMESPACE}:{key}`",)
     if key not in FIELD_OF_KEY:
         return (
             f"{NAMESPACE}:{key} is not a key of this stack (infra/config/keys.py lists them): run "

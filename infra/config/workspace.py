@@ -1,17 +1,18 @@
-"""The Databricks workspace's network, and the guard that stops `pulumi up` from replacing it.
+"""The Databricks workspace's network and the catalog its jobs keep their state in. Pure.
 
 infra/stack.py reads the network of the workspace that exists in Azure, compares it with the one
 the config asks for (`StackConfig.workspace_network`) and raises ConfigError with
-`workspace_replacement_problem`'s message before anything is declared.
+`workspace_network_problem`'s message before anything is declared. `jobs_catalog` picks the
+jobs' catalog from the ones Databricks lists in the workspace.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Optional, Sequence
 
-from infra.config.errors import NAMESPACE, command
+from infra.config.errors import NAMESPACE, ConfigError, command
 
 
 @dataclass(frozen=True)
@@ -44,16 +45,22 @@ class WorkspaceNetwork:
 RANGE_KEYS = ("databricksVnetCidr", "databricksHostSubnetCidr", "databricksContainerSubnetCidr")
 
 
-def workspace_replacement_problem(
-    workspace: str, deployed: Optional[WorkspaceNetwork], wanted: WorkspaceNetwork, allowed: bool, deploy_jobs: bool
+# The section of docs/deploy-azure.md that moves the jobs to a workspace on another network.
+MOVE_SECTION = "docs/deploy-azure.md, 'Moving the workspace to another network'"
+
+
+def workspace_network_problem(
+    workspace: str, deployed: Optional[WorkspaceNetwork], wanted: WorkspaceNetwork
 ) -> Optional[str]:
     """Why `pulumi up` must stop before changing the workspace's network, or None. Pure.
 
     `deployed` is the network of the workspace that exists in Azure (None: there is none yet).
-    A replacement deletes the workspace with its jobs, notebooks, secret scope and the dbfs:/
-    checkpoints and tables, so it happens only with allowWorkspaceReplacement true, and only
-    once the jobs are gone (`_switch_steps`). New address ranges for an injected workspace are
-    refused whatever the config allows (`_ranges_problem`).
+    Azure cannot move a workspace to another network, and `pulumi up` never replaces one: a
+    replacement deletes the workspace while the Databricks provider still points at it, so the
+    jobs, the secret scope, the notebooks and the jobs' state volume, all recorded against the
+    old workspace, could be neither deleted there nor made in the new one, and the run would
+    stop half-way (the provider is not replaced when its host changes: pulumi/pulumi-terraform-
+    bridge#1683). The move goes through a copy of the jobs' state (MOVE_SECTION).
     """
     if deployed is None or deployed == wanted:
         return None
@@ -61,8 +68,6 @@ def workspace_replacement_problem(
         if deployed.ranges is None or wanted.ranges is None:
             return None
         return _ranges_problem(workspace, deployed, wanted)
-    if allowed:
-        return _switch_steps(workspace, deployed, wanted) if deploy_jobs else None
     if deployed.mode != wanted.mode:
         keep = command("databricksNetwork", deployed.mode)
     elif deployed.mode == "managed":
@@ -71,26 +76,10 @@ def workspace_replacement_problem(
         keep = f"pulumi config set {NAMESPACE}:prefix <the prefix it was created with>"
     return (
         f"the Databricks workspace {workspace} exists with {deployed.describe()}, and this config asks for "
-        f"{wanted.describe()}. Azure cannot move a workspace to another network: `pulumi up` would delete it and "
-        "create a new one, losing its jobs' runs, notebooks, secret scope and the dbfs:/ checkpoints and tables. "
-        f"To keep it, run `{keep}`. To replace it, run `{command('allowWorkspaceReplacement', 'true')}`, then "
-        f"`pulumi up`, then `pulumi config rm {NAMESPACE}:allowWorkspaceReplacement`"
-    )
-
-
-def _switch_steps(workspace: str, deployed: WorkspaceNetwork, wanted: WorkspaceNetwork) -> str:
-    """The replacement in steps: the jobs, secret scope and notebooks belong to the old
-    workspace, and the Databricks provider cannot delete them once its workspace is gone (each
-    is recorded with its workspace id, and a delete against another workspace is refused), so
-    they go first, while the old workspace is still there."""
-    return (
-        f"the Databricks workspace {workspace} is to be replaced ({deployed.describe()} -> {wanted.describe()}), "
-        "but its jobs, secret scope and notebooks must be deleted while it still exists: the Databricks provider "
-        "cannot delete them from a workspace that is gone. Replace it in three steps: (1) "
-        f"`{command('deployJobs', 'false')}` and `pulumi up` (deletes the jobs and keeps the workspace); (2) "
-        "`pulumi up` again with this network (replaces the workspace); (3) "
-        f"`pulumi config rm {NAMESPACE}:allowWorkspaceReplacement`, `{command('deployJobs', 'true')}` and "
-        "`pulumi up` (deploys the jobs into the new workspace)"
+        f"{wanted.describe()}. Azure cannot move a workspace to another network, and `pulumi up` does not replace "
+        f"one: that would delete it with its jobs and the jobs' checkpoints and tables. To keep it, run `{keep}`. "
+        f"To move to a workspace on the new network, follow {MOVE_SECTION}: it copies the jobs' state out, removes "
+        "the old workspace with `pulumi destroy --target`, and deploys the new one"
     )
 
 
@@ -98,8 +87,7 @@ def _ranges_problem(workspace: str, deployed: WorkspaceNetwork, wanted: Workspac
     """New address ranges for an injected workspace's network: Azure refuses a new prefix on a
     subnet in use (400 InUsePrefixCannotBeDeleted), a change Microsoft Learn routes through
     the Databricks account team ("Deploy Azure Databricks in your Azure virtual network (VNet
-    injection)"), and replacing the workspace does not help, since its subnets would be
-    updated before the old workspace is deleted."""
+    injection)"). Once the workspace is gone (MOVE_SECTION) the subnets are free to change."""
     assert deployed.ranges is not None and wanted.ranges is not None
     changed = [
         f"{key} {old} -> {new}" for key, old, new in zip(RANGE_KEYS, deployed.ranges, wanted.ranges) if old != new
@@ -109,35 +97,46 @@ def _ranges_problem(workspace: str, deployed: WorkspaceNetwork, wanted: Workspac
         f"the Databricks workspace {workspace} uses {deployed.describe()}, and this config changes its address "
         f"ranges ({', '.join(changed)}). Azure does not change the range of a subnet a workspace uses (it answers "
         "InUsePrefixCannotBeDeleted; Microsoft Learn, 'Deploy Azure Databricks in your Azure virtual network', "
-        "sends such changes to your Databricks account team), and replacing the workspace does not help: its "
-        f"subnets would be updated first. To keep them, run {keep}. To move to new ranges, replace the workspace "
-        f"twice: to its managed network (`{command('databricksNetwork', 'managed')}`, as a network change), then "
-        "back to injected with the new ranges"
+        f"sends such changes to your Databricks account team). To keep them, run {keep}. To move to new ranges, "
+        f"follow {MOVE_SECTION}: once the old workspace is gone, its subnets take the new ranges"
     )
 
 
 def workspace_catalog(workspace_name: str) -> str:
-    """The Unity Catalog catalog a workspace this program creates gets as its default: the
-    workspace's name as Unity Catalog keeps names, in lower case, with anything but letters,
-    digits and underscores made an underscore (a hyphen would need quoting in every SQL
-    statement that names it)."""
+    """A workspace's name in the form Unity Catalog gives names: lower case, anything but
+    letters, digits and underscores made an underscore. Azure Databricks names the catalog of
+    a workspace created with a Unity Catalog default "after your workspace" ("Automatic
+    enablement of Unity Catalog"); whether it keeps the hyphens is not documented, so both
+    forms are compared in this one."""
     return re.sub(r"[^a-z0-9_]", "_", workspace_name.lower())
 
 
-def jobs_catalog(
-    configured: Optional[str], program_catalog: str, exists: bool, created_with: Optional[str]
-) -> Optional[str]:
-    """The catalog the jobs keep their state in, or None for DBFS. Pure.
+def jobs_catalog(configured: Optional[str], listed: Sequence[str], workspace_name: str) -> str:
+    """The catalog the jobs keep their state in, from the catalogs Databricks lists in the
+    workspace (`listed`), never from Azure's description of it. Pure.
 
-    `configured`: feedback:jobsCatalog (None: unset; "": DBFS, asked for). Unset, the jobs
-    follow the workspace: one this program creates now (`exists` false) is created with
-    `program_catalog` as its Unity Catalog default, and so is one it created before
-    (`created_with`, read from Azure); a workspace created without a Unity Catalog default
-    keeps its jobs' state on DBFS, where an earlier deployment put it, since a new location
-    would start the queries over with empty state.
+    `configured`: feedback:jobsCatalog, a name (None: unset, the workspace's own catalog; the
+    caller handles "", DBFS). A catalog that is not there stops `pulumi up` before anything of
+    the jobs is declared: falling back to DBFS would start the queries over with empty state
+    and leave the old state behind.
     """
+    by_form = {workspace_catalog(name): name for name in listed}
     if configured is not None:
-        return configured or None
-    if not exists:
-        return program_catalog
-    return created_with
+        if workspace_catalog(configured) in by_form:  # Unity Catalog's names ignore case
+            return configured
+        raise ConfigError(
+            f"feedback:jobsCatalog is {configured!r}, and the workspace {workspace_name} has no such catalog "
+            f"(it has {', '.join(sorted(listed)) or 'none'}): create it, or run "
+            f"`{command('jobsCatalog', '<one of them>')}`"
+        )
+    own = by_form.get(workspace_catalog(workspace_name))
+    if own is not None:
+        return own
+    keep_dbfs = command("jobsCatalog", '""')
+    raise ConfigError(
+        f"the workspace {workspace_name} has no catalog of its own (Databricks lists "
+        f"{', '.join(sorted(listed)) or 'none'}), so `pulumi up` cannot tell where its jobs keep their state. A "
+        "workspace created without a Unity Catalog default (before this program gave it one, or by hand) keeps "
+        f"them on DBFS: run `{keep_dbfs}` to keep them there. To keep them in a catalog, run "
+        f"`{command('jobsCatalog', '<catalog>')}` (docs/deploy-azure.md, 'Where the jobs keep their state')"
+    )

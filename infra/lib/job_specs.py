@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Iterable, Literal, Optional
+from typing import Iterable, Literal, Optional, Sequence
 
 from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS, Settings
 from feedback.core.triggers import TriggerError, parse_trigger
@@ -357,6 +357,14 @@ def volume_locations(catalog: str) -> tuple[str, str, str]:
     volume are supported, "What are Unity Catalog volumes?")."""
     root = f"/Volumes/{catalog}/{STATE_SCHEMA}/{STATE_VOLUME}"
     return f"{root}/checkpoints", f"{root}/tables", f"{root}/producers-state"
+
+
+def state_locations(catalog: Optional[str], configured: Sequence[Optional[str]]) -> tuple[str, str, str]:
+    """The checkpoints, the tables and the producers' positions: each `configured` one as it is,
+    the others in the volume the program makes in `catalog`, or on DBFS when it is None."""
+    defaults = volume_locations(catalog) if catalog else DBFS_LOCATIONS
+    checkpoints, tables, positions = (own or default for own, default in zip(configured, defaults))
+    return checkpoints, tables, positions
 
 
 def state_dir_problem(state_dir: str) -> Optional[str]:

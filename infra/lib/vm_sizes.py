@@ -57,6 +57,26 @@ DV2_REPLACEMENTS = {
 }
 
 
+# The Av2 size with at least the cores and memory of each A-series v1 size ("Av2-series": A1, A2,
+# A4 and A8, each with an m variant of 8 GiB a core; "Previous generation sizes": A0 1 core
+# 0.75 GiB ... A4 8 cores 14 GiB, A5 2/14, A6 4/28, A7 8/56, A8 and A10 8/56, A9 and A11 16/112).
+# A9 and A11 have more than any Av2 size: the largest, A8m_v2 (8 cores, 64 GiB), is the nearest.
+A_V1_REPLACEMENTS = {
+    0: "Standard_A1_v2",
+    1: "Standard_A1_v2",
+    2: "Standard_A2_v2",
+    3: "Standard_A4_v2",
+    4: "Standard_A8_v2",
+    5: "Standard_A2m_v2",
+    6: "Standard_A4m_v2",
+    7: "Standard_A8m_v2",
+    8: "Standard_A8m_v2",
+    9: "Standard_A8m_v2",
+    10: "Standard_A8m_v2",
+    11: "Standard_A8m_v2",
+}
+
+
 def data_disk_limit(size: str) -> Optional[int]:
     """How many data disks `size` takes, or None for a size not in `MAX_DATA_DISKS`."""
     for known, disks in MAX_DATA_DISKS.items():
@@ -70,7 +90,7 @@ def replacement(size: str) -> Optional[str]:
     if match := _DV2.match(size):
         return DV2_REPLACEMENTS.get(match.group(1), "Standard_E4ads_v5")
     if match := _A_V1.match(size):
-        return f"Standard_A{match.group(2)}_v2"
+        return A_V1_REPLACEMENTS.get(int(match.group(2)), "Standard_A8m_v2")
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from feedback.core.catalogue import DAY_MS, TOPICS, Topic
-from infra.config import ConfigError, WorkspaceNetwork, check, load_config, workspace_replacement_problem
+from infra.config import ConfigError, WorkspaceNetwork, check, load_config, workspace_network_problem
 from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD, base_config, use_config
 
 
@@ -108,18 +108,23 @@ def test_allow_wide_operator_cidr_takes_a_wider_range_with_a_warning(cidr):
     assert f"feedback:operatorCidr {cidr} opens the cluster's HTTPS gateway to" in warning
 
 
-@pytest.mark.parametrize("key", ["allowWideOperatorCidr", "protectKafkaCluster"])
-def test_the_new_switches_are_true_or_false(key):
-    message = problems_of(**{key: "yes"})
-    assert f"feedback:{key} is 'yes', expected true or false" in message
-    assert f"`pulumi config set feedback:{key} " in message
+def test_the_new_switches_are_true_or_false():
+    message = problems_of(allowWideOperatorCidr="yes")
+    assert "feedback:allowWideOperatorCidr is 'yes', expected true or false" in message
+    assert "`pulumi config set feedback:allowWideOperatorCidr " in message
 
 
-def test_the_kafka_cluster_is_protected_unless_the_config_says_otherwise():
-    use_config(base_config())
-    assert load_config().protect_kafka_cluster is True
-    use_config(base_config(protectKafkaCluster="false"))
-    assert load_config().protect_kafka_cluster is False
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("allowWorkspaceReplacement", "`pulumi up` never replaces the Databricks workspace"),
+        ("protectKafkaCluster", "every resource that holds data is protected, always"),
+    ],
+)
+def test_a_retired_key_is_refused_with_why_and_the_line_that_removes_it(key, why):
+    message = problems_of(**{key: "true"})
+    assert f"feedback:{key} is no longer read: {why}" in message
+    assert f"Run `pulumi config rm feedback:{key}`" in message
 
 
 @pytest.mark.parametrize(
@@ -141,13 +146,24 @@ def test_more_disks_than_the_worker_size_takes_are_refused_with_the_size_s_limit
     [
         ("workerVmSize", "Standard_D13_v2", "Standard_E8ads_v5"),
         ("headVmSize", "Standard_DS4_v2", "Standard_E8ads_v5"),
-        ("zookeeperVmSize", "Standard_A4", "Standard_A4_v2"),
+        ("zookeeperVmSize", "Standard_A4", "Standard_A8_v2"),  # 8 cores, 14 GiB: A8_v2 has 8 and 16
+        ("zookeeperVmSize", "Basic_A0", "Standard_A1_v2"),
+        ("zookeeperVmSize", "Standard_A5", "Standard_A2m_v2"),  # 2 cores, 14 GiB: A2m_v2 has 2 and 16
+        ("zookeeperVmSize", "Standard_A11", "Standard_A8m_v2"),  # more than any Av2 size: the largest
     ],
 )
 def test_sizes_hdinsight_no_longer_creates_are_refused_with_their_replacement(key, size, instead):
     message = problems_of(**{key: size})
     assert f"feedback:{key}: {size} is a" in message
     assert f"`pulumi config set feedback:{key} {instead}`" in message
+
+
+def test_every_a_series_v1_size_is_replaced_by_an_av2_size_that_exists():
+    from infra.lib import vm_sizes
+
+    # "Av2-series" (Microsoft Learn): A1, A2, A4 and A8, each also as an m variant.
+    av2 = {f"Standard_A{n}{m}_v2" for n in (1, 2, 4, 8) for m in ("", "m")} - {"Standard_A1m_v2"}
+    assert {vm_sizes.replacement(f"Standard_A{n}") for n in range(12)} <= av2
 
 
 @pytest.mark.parametrize("disks", ["17", "32"])
@@ -312,7 +328,7 @@ def test_hdinsight_stacks_do_not_check_the_catalogue_against_event_hubs():
 def test_the_databricks_network_defaults_to_injected_with_subnets_from_its_range():
     use_config(base_config())
     config = load_config()
-    assert (config.databricks_network, config.allow_workspace_replacement) == ("injected", False)
+    assert config.databricks_network == "injected"
     assert (config.databricks_host_subnet_cidr, config.databricks_container_subnet_cidr) == (
         "10.139.64.0/18",
         "10.139.0.0/18",
@@ -359,12 +375,7 @@ def test_the_managed_network_ignores_subnets_with_a_warning_and_keeps_its_slash_
     assert "is a /24" in problems_of(databricksNetwork="managed", databricksVnetCidr="10.139.0.0/24")
 
 
-def test_allow_workspace_replacement_is_true_or_false():
-    message = problems_of(allowWorkspaceReplacement="yes")
-    assert "feedback:allowWorkspaceReplacement is 'yes', expected true or false" in message
-
-
-def test_the_replacement_guard_names_the_line_that_keeps_the_workspace():
+def test_the_network_guard_names_the_line_that_keeps_the_workspace_and_the_way_to_move():
     managed = WorkspaceNetwork("managed", managed_prefix="10.139")
     injected = WorkspaceNetwork(
         "injected",
@@ -372,44 +383,29 @@ def test_the_replacement_guard_names_the_line_that_keeps_the_workspace():
         host_subnet="databricks-host",
         container_subnet="databricks-container",
     )
-    assert workspace_replacement_problem("ws", None, injected, False, True) is None  # nothing in Azure yet
-    assert workspace_replacement_problem("ws", injected, injected, False, True) is None  # no change
-    assert workspace_replacement_problem("ws", managed, injected, True, False) is None  # allowed, no jobs
-    to_injected = workspace_replacement_problem("ws", managed, injected, False, True)
+    assert workspace_network_problem("ws", None, injected) is None  # nothing in Azure yet
+    assert workspace_network_problem("ws", injected, injected) is None  # no change
+    to_injected = workspace_network_problem("ws", managed, injected)
     assert to_injected and "`pulumi config set feedback:databricksNetwork managed`" in to_injected
-    to_managed = workspace_replacement_problem("ws", injected, managed, False, True)
+    to_managed = workspace_network_problem("ws", injected, managed)
     assert to_managed and "`pulumi config set feedback:databricksNetwork injected`" in to_managed
-    new_range = workspace_replacement_problem(
-        "ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"), False, True
-    )
+    new_range = workspace_network_problem("ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"))
     assert new_range and "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in new_range
-    assert "pulumi config rm feedback:allowWorkspaceReplacement" in new_range
+    for problem in (to_injected, to_managed, new_range):
+        assert "docs/deploy-azure.md, 'Moving the workspace to another network'" in problem
 
 
-def test_a_replacement_with_the_jobs_deployed_is_refused_with_the_steps_that_work():
-    managed = WorkspaceNetwork("managed", managed_prefix="10.139")
-    injected = WorkspaceNetwork("injected", vnet_name="v", host_subnet="h", container_subnet="c")
-    steps = workspace_replacement_problem("ws", managed, injected, True, True)
-    # The Databricks provider cannot delete the jobs of a workspace that is gone: they go first.
-    assert steps and "(1) `pulumi config set feedback:deployJobs false` and `pulumi up`" in steps
-    assert (
-        "(3) `pulumi config rm feedback:allowWorkspaceReplacement`, `pulumi config set feedback:deployJobs true`"
-        in steps
-    )
-
-
-def test_new_ranges_for_an_injected_workspace_are_refused_even_when_a_replacement_is_allowed():
+def test_new_ranges_for_an_injected_workspace_are_refused_with_the_lines_that_keep_them():
     def injected(ranges):
         return WorkspaceNetwork("injected", vnet_name="v", host_subnet="h", container_subnet="c", ranges=ranges)
 
     deployed = injected(("10.139.0.0/16", "10.139.0.0/18", "10.139.64.0/18"))
     wider = injected(("10.139.0.0/16", "10.139.0.0/17", "10.139.128.0/17"))
-    for allowed in (False, True):
-        problem = workspace_replacement_problem("ws", deployed, wider, allowed, False)
-        assert problem and "InUsePrefixCannotBeDeleted" in problem
-        assert "databricksHostSubnetCidr 10.139.0.0/18 -> 10.139.0.0/17" in problem
-        assert "`pulumi config set feedback:databricksContainerSubnetCidr 10.139.64.0/18`" in problem
-    assert workspace_replacement_problem("ws", deployed, injected(None), False, True) is None  # ranges not known
+    problem = workspace_network_problem("ws", deployed, wider)
+    assert problem and "InUsePrefixCannotBeDeleted" in problem
+    assert "databricksHostSubnetCidr 10.139.0.0/18 -> 10.139.0.0/17" in problem
+    assert "`pulumi config set feedback:databricksContainerSubnetCidr 10.139.64.0/18`" in problem
+    assert workspace_network_problem("ws", deployed, injected(None)) is None  # ranges not known
 
 
 def test_a_catalog_that_cannot_hold_a_volume_is_refused():

@@ -46,7 +46,7 @@ def test_unset_keys_take_the_defaults_the_stack_documents():
         "premium",
     )
     assert (keys.worker_count, keys.disks_per_worker, keys.fault_domains, keys.replication_factor) == (4, 2, 3, 3)
-    assert (keys.protect_kafka_cluster, keys.allow_wide_operator_cidr, keys.deploy_jobs) == (True, False, True)
+    assert (keys.allow_wide_operator_cidr, keys.deploy_jobs) == (False, True)
     assert (keys.jobs_trigger, keys.jobs_tables_trigger) == ("processing-time=250ms", "processing-time=30s")
     assert keys.prefix is None and keys.operator_cidr is None and keys.cluster_login_password is None
 
@@ -101,9 +101,7 @@ def test_a_key_that_fails_its_own_rule_is_none_and_every_other_key_is_still_type
     ]
 
 
-@pytest.mark.parametrize(
-    "key", ["allowWideOperatorCidr", "allowWorkspaceReplacement", "protectKafkaCluster", "deployJobs"]
-)
+@pytest.mark.parametrize("key", ["allowWideOperatorCidr", "deployJobs"])
 def test_switches_are_true_or_false_in_any_case(key):
     assert getattr(keys_of(**{key: "TRUE"}), _field(key)) is True
     assert getattr(keys_of(**{key: "False"}), _field(key)) is False

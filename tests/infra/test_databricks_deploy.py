@@ -547,10 +547,11 @@ def test_the_real_build_is_reproducible_and_matches_pyproject(tmp_path):
 # -- the switch and the outputs -----------------------------------------------------------------
 
 
-def test_deploy_jobs_false_deploys_nothing_in_the_workspace(run_program):
+def test_deploy_jobs_false_deploys_no_job_and_keeps_the_jobs_state_store(run_program):
     stack = run_program(deployJobs="false")
-    assert not [r for r in stack.resources if r.type.startswith(("databricks:", "pulumi:providers:databricks"))]
-    assert not stack.of_type(DEPLOYMENT)
+    databricks = sorted(r.type for r in stack.resources if r.type.startswith(("databricks:", "pulumi:providers:")))
+    assert databricks == [SCHEMA, VOLUME, "pulumi:providers:databricks"]
+    assert stack.outputs["jobsCheckpointLocation"] == f"{STATE}/checkpoints"
     assert not [
         name
         for name in stack.outputs
@@ -760,9 +761,9 @@ def test_the_jobs_config_defaults_and_secret_outputs():
         use_config({}, [])
     assert (config.deploy_jobs, config.job_node_type, config.job_workers) == (True, "Standard_D4ds_v5", 1)
     assert (config.jobs_trigger, config.jobs_tables_trigger) == ("processing-time=250ms", "processing-time=30s")
-    assert config.jobs_catalog is None and config.jobs_checkpoint_location is None  # they follow the workspace
-    assert config.jobs_locations(None) == job_specs.DBFS_LOCATIONS
-    assert config.jobs_locations("ws") == job_specs.volume_locations("ws")
+    assert config.jobs_catalog is None and config.jobs_location_keys == (None, None, None)  # they follow the workspace
+    assert job_specs.state_locations(None, config.jobs_location_keys) == job_specs.DBFS_LOCATIONS
+    assert job_specs.state_locations("ws", config.jobs_location_keys) == job_specs.volume_locations("ws")
     assert config.jobs_wheel == str(fake_wheel())
     assert list(config.job_secrets()) == ["slack-bot-token"]
 
@@ -800,7 +801,7 @@ def test_a_pause_and_the_server_filled_cluster_owner_are_not_sent_back_by_an_upd
 
 
 def test_with_a_catalog_the_jobs_keep_their_state_in_a_volume_the_program_makes(run_program):
-    stack = run_program(jobsCatalog="fbk01_ws")
+    stack = run_program(jobsCatalog="fbk01_ws", existing_catalogs=["fbk01_databricks", "fbk01_ws", "system"])
     schema = stack.one("databricks:index/schema:Schema")
     volume = stack.one("databricks:index/volume:Volume")
     assert (schema.inputs["catalogName"], schema.inputs["name"]) == ("fbk01_ws", "feedback")
@@ -823,39 +824,56 @@ def test_with_a_catalog_the_jobs_keep_their_state_in_a_volume_the_program_makes(
 
 def test_a_workspace_made_now_gets_its_own_catalog_and_the_jobs_keep_their_state_in_a_volume_there(stack):
     workspace = stack.one("azure-native:databricks:Workspace")
-    assert workspace.inputs["defaultCatalog"] == {"initialType": "UnityCatalog", "initialName": "fbk01_databricks"}
+    # No initialName: the resource provider does not let it be set (Azure/bicep-registry-modules#3087).
+    assert workspace.inputs["defaultCatalog"] == {"initialType": "UnityCatalog"}
     assert "defaultCatalog" in workspace.ignore_changes  # a workspace made before keeps its own
+    # The name comes from Databricks' list of catalogs, read once the workspace exists.
+    assert [token for token, _ in stack.mocks.invokes if token.endswith("getCatalogs")] == [
+        "databricks:index/getCatalogs:getCatalogs"
+    ]
     assert stack.one(VOLUME).inputs["catalogName"] == "fbk01_databricks"
+    assert stack.one(VOLUME).protect and stack.one(SCHEMA).protect
     parameters = [
         p for job in stack.of_type(JOB) for t in job.inputs["tasks"] for p in t["pythonWheelTask"]["parameters"]
     ]
     assert {f"{STATE}/checkpoints", f"{STATE}/tables", f"{STATE}/producers-state"} <= set(parameters)
     assert stack.outputs["jobsTableLocation"] == f"{STATE}/tables"  # what the notebooks' widgets take
+    assert stack.outputs["jobsCatalog"] == "fbk01_databricks"
 
 
 # A managed workspace in Azure, with the config's network (databricksNetwork managed).
 MANAGED = dict(existing_workspace={"vnetAddressPrefix": {"value": "10.139"}}, databricksNetwork="managed")
 
 
-def test_a_workspace_created_without_a_unity_catalog_default_keeps_its_jobs_state_on_dbfs(run_program):
-    stack = run_program(**MANAGED)
-    assert not stack.of_type(VOLUME) and not stack.of_type(SCHEMA)
-    parameters = [
-        p for job in stack.of_type(JOB) for t in job.inputs["tasks"] for p in t["pythonWheelTask"]["parameters"]
-    ]
-    assert set(job_specs.DBFS_LOCATIONS) <= set(parameters)
+def test_a_workspace_without_a_catalog_of_its_own_stops_before_its_jobs_are_declared(run_program):
+    with pytest.raises(ValueError, match="has no catalog of its own"):  # ConfigError, as Pulumi wraps it
+        run_program(**MANAGED, existing_catalogs=["hive_metastore", "samples", "system"])
 
 
-def test_a_workspace_the_program_made_keeps_its_jobs_state_in_its_catalog_on_the_next_update(run_program):
-    made = {"initialType": "UnityCatalog", "initialName": "fbk01_databricks"}
-    stack = run_program(**MANAGED, existing_catalog=made)
-    assert stack.one(VOLUME).inputs["catalogName"] == "fbk01_databricks"
+def test_a_named_catalog_the_workspace_does_not_have_stops_before_its_jobs_are_declared(run_program):
+    with pytest.raises(ValueError, match="feedback:jobsCatalog is .fbk01_ws., and the workspace"):
+        run_program(jobsCatalog="fbk01_ws")
 
 
-def test_an_empty_jobs_catalog_keeps_the_state_on_dbfs_even_on_a_workspace_made_now(run_program):
+def test_an_empty_jobs_catalog_keeps_the_state_on_dbfs_without_asking_databricks(run_program):
     stack = run_program(jobsCatalog="")
     assert not stack.of_type(VOLUME)
+    assert not [token for token, _ in stack.mocks.invokes if token.endswith("getCatalogs")]
     parameters = [
         p for job in stack.of_type(JOB) for t in job.inputs["tasks"] for p in t["pythonWheelTask"]["parameters"]
     ]
     assert set(job_specs.DBFS_LOCATIONS) <= set(parameters)
+
+
+def test_the_provider_of_a_workspace_that_exists_has_a_host_known_before_the_workspace_is_updated(run_program):
+    # azure-native previews an update of the workspace with its URL unknown; a provider whose host
+    # is unknown then answers the catalog list with nothing, which would read as "no catalog".
+    in_azure = {"name": "fbk01-databricks", "workspaceUrl": "adb-42.4.azuredatabricks.net"}
+    in_azure["parameters"] = {"vnetAddressPrefix": {"value": "10.139"}}
+    stack = run_program(
+        databricksNetwork="managed", existing={"azure-native:databricks:getWorkspace": {"fbk01-databricks": in_azure}}
+    )
+    provider = stack.one("pulumi:providers:databricks")
+    assert provider.inputs["host"] == "https://adb-42.4.azuredatabricks.net"
+    assert stack.one("azure-native:databricks:Workspace").urn in provider.dependencies
+    assert run_program().one("pulumi:providers:databricks").inputs["host"] == WORKSPACE_URL  # a new one: its output

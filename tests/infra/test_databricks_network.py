@@ -118,7 +118,8 @@ def test_the_workspace_is_injected_with_secure_cluster_connectivity_and_goes_bef
     assert workspace.inputs["computeMode"] == "Hybrid" and workspace.inputs["sku"] == {"name": "premium"}
     # Created after both subnets, so deleted before them (the network intent policy blocks the reverse).
     assert {subnets["databricks-host"].urn, subnets["databricks-container"].urn} <= workspace.dependencies
-    assert workspace.delete_before_replace and workspace.replace_on_changes == ()
+    # Never replaced: the change that would replace it is refused first, and it is protected.
+    assert workspace.protect and workspace.replace_on_changes == ()
 
 
 def test_the_two_networks_are_peered_both_ways_and_report_the_state_read_after_both_exist(stack):
@@ -196,7 +197,7 @@ def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(ru
     message = str(raised.value)
     assert "fbk01-databricks exists with its managed network 10.139.0.0/16" in message
     assert "`pulumi config set feedback:databricksNetwork managed`" in message
-    assert "`pulumi config set feedback:allowWorkspaceReplacement true`" in message
+    assert "docs/deploy-azure.md, 'Moving the workspace to another network'" in message
 
 
 def test_the_same_network_as_in_azure_updates_in_place(run_program):
@@ -211,12 +212,6 @@ def test_a_new_managed_range_is_refused_with_the_line_that_keeps_the_old_one(run
             existing_workspace=MANAGED_WORKSPACE, databricksNetwork="managed", databricksVnetCidr="10.200.0.0/16"
         )
     assert "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in str(raised.value)
-
-
-def test_allowing_the_replacement_with_the_jobs_deployed_is_refused_with_the_steps(run_program):
-    with pytest.raises(ConfigError) as raised:
-        run_program(existing_workspace=MANAGED_WORKSPACE, allowWorkspaceReplacement="true")
-    assert "`pulumi config set feedback:deployJobs false`" in str(raised.value)
 
 
 def test_new_subnet_ranges_for_the_injected_workspace_in_azure_are_refused(run_program):
@@ -236,13 +231,6 @@ def test_new_subnet_ranges_for_the_injected_workspace_in_azure_are_refused(run_p
     message = str(raised.value)
     assert f"databricksHostSubnetCidr {host} -> 10.139.192.0/18" in message
     assert f"`pulumi config set feedback:databricksHostSubnetCidr {host}`" in message
-
-
-def test_allowing_the_replacement_replaces_the_workspace_delete_first(run_program):
-    stack = run_program(existing_workspace=MANAGED_WORKSPACE, allowWorkspaceReplacement="true", deployJobs="false")
-    workspace = stack.one(WORKSPACE)
-    assert workspace.replace_on_changes == ("parameters",) and workspace.delete_before_replace
-    assert workspace.inputs["parameters"]["enableNoPublicIp"] == {"value": True}
 
 
 def test_a_workspace_azure_cannot_be_asked_about_stops_the_program(run_program, monkeypatch):
@@ -273,14 +261,30 @@ def test_a_workspace_azure_cannot_be_asked_about_stops_the_program(run_program, 
     ],
 )
 def test_a_subscription_without_the_databricks_provider_is_told_how_to_register_it(monkeypatch, answer, cause):
-    from infra.components import databricks_workspace
+    from infra import existing
 
     def refused(**_):
         raise Exception(answer)  # as the invoke reports Azure's errors
 
-    monkeypatch.setattr(databricks_workspace.databricks, "get_workspace", refused)
+    monkeypatch.setattr(existing.databricks, "get_workspace", refused)
     with pytest.raises(RuntimeError) as raised:
-        databricks_workspace.existing_workspace("fbk01-rg", "fbk01-databricks")
+        existing.existing_workspace("fbk01-rg", "fbk01-databricks")
     message = str(raised.value)
     assert cause in message and "`az provider register --namespace Microsoft.Databricks --wait`" in message
     assert "could not read the Databricks workspace" not in message
+
+
+def test_a_time_out_names_both_causes_the_network_and_a_registration_not_finished(monkeypatch):
+    from infra import existing
+
+    def timed_out(**_):
+        raise Exception("GET https://management.azure.com/subscriptions/s/...: context deadline exceeded")
+
+    monkeypatch.setattr(existing.databricks, "get_workspace", timed_out)
+    # azcore's registration policy answers a poll that ran out of time with the same bare context
+    # error (sdk/azcore/arm/runtime/policy_register_rp.go), so the text cannot tell the two apart.
+    with pytest.raises(RuntimeError) as raised:
+        existing.existing_workspace("fbk01-rg", "fbk01-databricks")
+    message = str(raised.value)
+    assert "could not read the Databricks workspace fbk01-databricks" in message
+    assert "`az provider show --namespace Microsoft.Databricks --query registrationState`" in message

@@ -160,15 +160,19 @@ def test_blob_storage_is_given_without_a_resource_id_as_microsofts_kafka_templat
     assert sorted(storage) == ["container", "isDefault", "key", "name"]
 
 
-def test_the_kafka_cluster_is_protected_by_default_and_only_it(stack):
-    assert stack.one("azure-native:hdinsight:Cluster").protect is True
-    assert [r.type for r in stack.resources if r.protect] == ["azure-native:hdinsight:Cluster"]
-
-
-def test_protect_kafka_cluster_false_lifts_the_protection(run_program):
-    stack = run_program(protectKafkaCluster="false", databricksNetwork="managed")
-    assert stack.one("azure-native:hdinsight:Cluster").protect is False
-    assert "azure-native:storage:listStorageAccountKeys" in stack.mocks.calls
+def test_what_holds_data_is_protected_and_nothing_else(stack):
+    # tests/infra/test_lifecycle.py holds every type that holds data to this, on every backend.
+    assert sorted(r.type for r in stack.resources if r.protect) == sorted(
+        [
+            "azure-native:resources:ResourceGroup",
+            "azure-native:storage:StorageAccount",
+            "azure-native:storage:BlobContainer",
+            "azure-native:hdinsight:Cluster",
+            "azure-native:databricks:Workspace",
+            "databricks:index/schema:Schema",
+            "databricks:index/volume:Volume",
+        ]
+    )
 
 
 def test_kafka_is_reachable_only_from_its_subnet_and_databricks_and_https_only_from_management_and_operator(stack):

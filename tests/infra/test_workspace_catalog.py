@@ -1,36 +1,39 @@
-"""Where the jobs keep their state on a workspace made today, and on one made before (pure)."""
+"""Which catalog the jobs keep their state in: found among the catalogs Databricks lists (pure)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
-from infra.components.databricks_workspace import created_catalog
+from infra.config import ConfigError
 from infra.config.workspace import jobs_catalog, workspace_catalog
 
+LISTED = ["fbk01_databricks", "samples", "system"]
 
-def test_the_programs_catalog_is_the_workspace_name_as_unity_catalog_keeps_names():
+
+def test_the_workspace_name_in_unity_catalog_form_is_lower_case_with_underscores():
     assert workspace_catalog("FbkExample01-databricks") == "fbkexample01_databricks"
 
 
-@pytest.mark.parametrize(
-    "configured, exists, created_with, expected",
-    [
-        (None, False, None, "fbk01_databricks"),  # a workspace made now: its own catalog
-        (None, True, "fbk01_databricks", "fbk01_databricks"),  # made by the program: the same, every time
-        (None, True, None, None),  # made without a Unity Catalog default: its state stays on DBFS
-        ("main", True, None, "main"),  # named: that catalog
-        ("", False, None, None),  # DBFS, asked for
-    ],
-)
-def test_the_jobs_catalog_follows_the_workspace_unless_one_is_named(configured, exists, created_with, expected):
-    assert jobs_catalog(configured, "fbk01_databricks", exists, created_with) == expected
+@pytest.mark.parametrize("own", ["fbk01_databricks", "fbk01-databricks", "FBK01_Databricks"])
+def test_unset_the_jobs_use_the_workspaces_own_catalog_as_databricks_spells_it(own):
+    assert jobs_catalog(None, [own, "samples", "system"], "fbk01-databricks") == own
 
 
-def test_a_workspace_created_with_the_hive_metastore_as_its_default_has_no_catalog_of_the_programs():
-    assert created_catalog(SimpleNamespace(initial_type="UnityCatalog", initial_name="fbk01_databricks")) == (
-        "fbk01_databricks"
-    )
-    assert created_catalog(SimpleNamespace(initial_type="HiveMetastore", initial_name=None)) is None
-    assert created_catalog(None) is None
+def test_a_named_catalog_is_used_when_the_workspace_has_it():
+    assert jobs_catalog("main", [*LISTED, "main"], "fbk01-databricks") == "main"
+
+
+def test_a_named_catalog_the_workspace_lacks_stops_with_the_ones_it_has():
+    with pytest.raises(ConfigError) as raised:
+        jobs_catalog("main", LISTED, "fbk01-databricks")
+    assert "has no such catalog (it has fbk01_databricks, samples, system)" in str(raised.value)
+
+
+@pytest.mark.parametrize("listed", [["samples", "system", "hive_metastore"], []])
+def test_a_workspace_without_its_own_catalog_never_falls_back_to_dbfs_by_itself(listed):
+    with pytest.raises(ConfigError) as raised:
+        jobs_catalog(None, listed, "fbk01-databricks")
+    message = str(raised.value)
+    assert "has no catalog of its own" in message
+    assert '`pulumi config set feedback:jobsCatalog ""`' in message
+    assert "`pulumi config set feedback:jobsCatalog <catalog>`" in message

@@ -105,6 +105,7 @@ class Registered:
     dependencies: frozenset[str] = frozenset()  # the URNs it waits for (options and its inputs' resources)
     ignore_changes: tuple[str, ...] = ()
     protect: bool = False  # Pulumi refuses to delete or replace it
+    retain_on_delete: bool = False  # Pulumi forgets it without deleting it
 
 
 def fake_sas_key(rule: str) -> str:
@@ -154,6 +155,32 @@ def databricks_vnet_id(managed_group: str) -> str:
     return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{managed_group}/providers/Microsoft.Network/virtualNetworks/workers-vnet"
 
 
+def workspace_catalog_name(sent: Optional[dict[str, Any]], workspace_name: str) -> Optional[str]:
+    """The catalog Azure Databricks makes for a workspace created with `defaultCatalog` `sent`:
+    `initialName`, or unnamed, the workspace's name ("If not specified, the name of the
+    workspace will be used", Microsoft.Databricks API 2026-01-01), hyphens made underscores
+    (as workspaces seen in the wild have it; the rule is not documented); none without UnityCatalog."""
+    if not sent or str(sent.get("initialType", "")).lower() != "unitycatalog":
+        return None
+    return sent.get("initialName") or workspace_name.replace("-", "_")
+
+
+# Reads of resources the program checks before it declares them (infra/existing.py), answered
+# from AzureMocks.existing, and the argument that names the resource.
+ANSWERED_BY_NAME = {
+    "azure-native:databricks:getWorkspace": "workspaceName",
+    "azure-native:network:getVirtualNetwork": "virtualNetworkName",
+    "azure-native:hdinsight:getCluster": "clusterName",
+    "azure-native:eventhub:getNamespace": "namespaceName",
+    "azure-native:eventhub:getEventHub": "eventHubName",
+}
+
+
+# The reads answered only from AzureMocks.existing (the workspace and its VNet also have the
+# `existing_workspace` and `existing_vnet` arguments, which answer for any name).
+BY_NAME_ONLY = ("getCluster", "getNamespace", "getEventHub")
+
+
 class AzureMocks(pulumi.runtime.Mocks):
     """Outputs shaped like Azure's answers; invokes answered like the provider's functions."""
 
@@ -162,10 +189,13 @@ class AzureMocks(pulumi.runtime.Mocks):
         existing_workspace: Optional[dict[str, Any]] = None,
         existing_vnet: Optional[dict[str, Any]] = None,
         existing_catalog: Optional[dict[str, Any]] = None,
+        existing_catalogs: Optional[list[str]] = None,
+        existing: Optional[dict[str, dict[str, Any]]] = None,
     ) -> None:
         self.calls: list[str] = []
         self.invokes: list[tuple[str, dict[str, Any]]] = []
         self.workspace_managed_group: Optional[str] = None
+        self.workspace_name: Optional[str] = None
         self.job_ids = itertools.count(1001)
         # What getWorkspace answers: the `parameters` of a workspace already in Azure, or None (404).
         self.existing_workspace = existing_workspace
@@ -173,6 +203,11 @@ class AzureMocks(pulumi.runtime.Mocks):
         self.existing_vnet = existing_vnet
         # The `defaultCatalog` that workspace was created with (None: none given, the Hive metastore).
         self.existing_catalog = existing_catalog
+        # The catalogs Databricks lists in the workspace (getCatalogs); None: those of a
+        # workspace just created with its own catalog, named after the workspace.
+        self.existing_catalogs = existing_catalogs
+        # What the reads of ANSWERED_BY_NAME find, by invoke token and resource name (absent: 404).
+        self.existing = existing or {}
         self.peerings: set[str] = set()  # the peerings created so far, by name
 
     def peering_state(self) -> str:
@@ -182,6 +217,10 @@ class AzureMocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs):
         self.calls.append(args.token)
         self.invokes.append((args.token, dict(args.args)))
+        if args.token in ANSWERED_BY_NAME and (args.token in self.existing or args.token.endswith(BY_NAME_ONLY)):
+            found = self.existing.get(args.token, {}).get(args.args.get(ANSWERED_BY_NAME[args.token]))
+            assert args.args.get("resourceGroupName"), args.args
+            return (dict(found), []) if found is not None else ({}, [("", NOT_FOUND)])
         if args.token == "azure-native:databricks:getWorkspace":
             assert args.args.get("resourceGroupName") and args.args.get("workspaceName"), args.args
             if self.existing_workspace is None:
@@ -190,6 +229,13 @@ class AzureMocks(pulumi.runtime.Mocks):
             if self.existing_catalog is not None:
                 found["defaultCatalog"] = self.existing_catalog
             return found, []
+        if args.token == "databricks:index/getCatalogs:getCatalogs":
+            listed = self.existing.get(args.token)  # by workspace name, when given so
+            catalogs = listed.get(self.workspace_name or "") if listed is not None else self.existing_catalogs
+            if catalogs is None:  # a workspace made now, with its own catalog
+                own = workspace_catalog_name({"initialType": "UnityCatalog"}, self.workspace_name or "?")
+                catalogs = ["samples", "system", own]
+            return {"id": "_", "ids": list(catalogs)}, []
         if args.token == "azure-native:network:getVirtualNetwork":
             assert args.args.get("resourceGroupName") and args.args.get("virtualNetworkName"), args.args
             if self.existing_vnet is None:
@@ -247,6 +293,7 @@ class AzureMocks(pulumi.runtime.Mocks):
                 provisioningState="Succeeded",
             )
             self.workspace_managed_group = outputs["managedResourceGroupId"].rsplit("/", 1)[-1]
+            self.workspace_name = outputs["workspaceName"]
         # A peering's create answer has its state at that moment: `Initiated` while the other side is missing.
         if args.typ == "azure-native:databricks:VNetPeering":
             self.peerings.add(name)
@@ -319,6 +366,7 @@ class RecordingMonitor(MockMonitor):
                     | frozenset(urn for deps in request.propertyDependencies.values() for urn in deps.urns),
                     tuple(request.ignoreChanges),
                     request.protect,
+                    request.retainOnDelete,
                 )
             )
         return response
@@ -384,16 +432,20 @@ def run_stack(
     existing_workspace: Optional[dict[str, Any]] = None,
     existing_vnet: Optional[dict[str, Any]] = None,
     existing_catalog: Optional[dict[str, Any]] = None,
+    existing_catalogs: Optional[list[str]] = None,
+    existing: Optional[dict[str, dict[str, Any]]] = None,
     **overrides: Optional[str],
 ) -> Stack:
     """Run the real program (`build(load_config())`) under fresh mocks with the given config;
     `existing_workspace` is the `parameters` of a workspace Azure already has (None: none),
     `existing_vnet` what Azure answers for an injected workspace's VNet (None: none), and
-    `existing_catalog` the `defaultCatalog` that workspace was created with (None: none)."""
+    `existing_catalog` the `defaultCatalog` Azure answers for it (None: none), and
+    `existing_catalogs` the catalogs Databricks lists in it (None: those of a workspace made now),
+    and `existing` the answers to the other reads (AzureMocks.existing)."""
     from infra.config import load_config
     from infra.stack import build
 
-    mocks = AzureMocks(existing_workspace, existing_vnet, existing_catalog)
+    mocks = AzureMocks(existing_workspace, existing_vnet, existing_catalog, existing_catalogs, existing)
     monitor = RecordingMonitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
     use_config(base_config(**overrides))

@@ -1,0 +1,239 @@
+"""Every config change docs/deploy-azure.md offers, run as consecutive `pulumi up`s under mocks.
+
+Each sequence runs three times, once for each answer Azure may give about the workspace's
+default catalog (tests/support/lifecycle.py, CatalogAnswer). What holds for all of them:
+- the same config again sends the same inputs to every resource;
+- no step but a teardown deletes, replaces or points elsewhere a resource that holds data
+  (lifecycle.DATA_BEARING), unless the program refuses the step first, with its message;
+- each step leaves the stack as docs/deploy-azure.md says ("What a config change does").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from feedback.core.sizing import SCALED_TOPICS
+from infra.lib import job_specs
+from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
+from tests.support.pulumi_mocks import write_fake_wheel
+
+SCHEMA, VOLUME, JOB = "databricks:index/schema:Schema", "databricks:index/volume:Volume", "databricks:index/job:Job"
+WORKSPACE, CLUSTER = "azure-native:databricks:Workspace", "azure-native:hdinsight:Cluster"
+STORAGE, CONTAINER = "azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"
+HUB = "azure-native:eventhub:EventHub"
+SCALED_HUBS = {f"eventhubs-{topic}" for topic in SCALED_TOPICS}
+
+
+@pytest.fixture(params=list(CatalogAnswer), ids=[answer.value for answer in CatalogAnswer])
+def life(request) -> Lifecycle:
+    return Lifecycle(request.param)
+
+
+def applied(run: Run) -> Run:
+    """The run, after checking the program did not refuse it and it destroys no data."""
+    assert run.refused is None, run.refused
+    assert run.plan.destroys_data() == [], run.plan.destroys_data()
+    return run
+
+
+def locations(run: Run) -> tuple[str, str, str]:
+    assert run.stack is not None
+    return tuple(run.stack.outputs[name] for name in ("jobsCheckpointLocation", "jobsTableLocation", "jobsStateDir"))
+
+
+@pytest.mark.parametrize("backend", ["hdinsight", "eventhubs", "both"])
+def test_the_same_config_again_sends_the_same_inputs_to_every_resource(life, backend):
+    applied(life.up(backend=backend))
+    again = applied(life.up())
+    assert {change.kind for change in again.plan.changes} == {"same"}, [
+        change for change in again.plan.changes if change.kind != "same"
+    ]
+
+
+def test_every_resource_that_holds_data_is_protected(life):
+    stack = applied(life.up(backend="both")).stack
+    holding = [r for r in stack.resources if r.type in DATA_BEARING]
+    assert {r.type for r in holding} == set(DATA_BEARING)
+    assert [r.urn for r in holding if not r.protect] == []
+
+
+def test_jobs_off_then_on_keeps_the_jobs_state_where_it_was(life):
+    first = applied(life.up())
+    off = applied(life.up(deployJobs="false"))
+    assert off.plan.kinds(JOB) == {"delete"}
+    assert off.plan.kinds(SCHEMA) == off.plan.kinds(VOLUME) == {"same"}
+    on = applied(life.up(deployJobs="true"))
+    assert on.plan.kinds(JOB) == {"create"}
+    assert locations(on) == locations(first)
+    assert locations(first)[0].startswith("/Volumes/")
+
+
+def test_new_code_updates_the_jobs_in_place_and_keeps_their_state(life, tmp_path):
+    first = applied(life.up())
+    new = applied(life.up(jobsWheel=str(write_fake_wheel(tmp_path, code="VERSION = 2\n"))))
+    assert new.plan.kinds(JOB) == {"update"} and new.plan.kinds(VOLUME) == {"same"}
+    assert locations(new) == locations(first)
+
+
+def test_more_partitions_grow_the_kafka_topics_in_place(life):
+    applied(life.up())
+    more = applied(life.up(feedbackPartitions="12"))
+    assert [change.name for change in more.plan.of_kind("update")] == ["kafka-topics-script-action"]
+
+
+@pytest.mark.parametrize(("tier", "grown"), [("standard", set()), ("premium", SCALED_HUBS)])
+def test_more_partitions_grow_premium_hubs_in_place_and_leave_standard_ones_as_they_are(life, tier, grown):
+    applied(life.up(backend="eventhubs", eventhubsTier=tier))
+    more = applied(life.up(feedbackPartitions="12"))
+    assert {change.name for change in more.plan.of_kind("update") if change.type == HUB} == grown
+    assert more.plan.kinds(HUB) <= {"same", "update"}
+
+
+def test_fewer_partitions_on_premium_are_refused_with_the_count_the_hubs_have(life):
+    applied(life.up(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="12"))
+    fewer = life.up(feedbackPartitions="4")
+    assert fewer.refused is not None and "never removes them" in fewer.refused
+    assert "`pulumi config set feedback:feedbackPartitions 12`" in fewer.refused
+
+
+def test_a_worker_count_change_is_a_resize_then_a_pulumi_up_that_leaves_the_cluster_alone(life):
+    applied(life.up())
+    asked = life.up(workerCount="5")
+    resize = "`az hdinsight resize --resource-group fbk01-rg --name fbk01-kafka --workernode-count 5`"
+    assert asked.refused is not None and resize in asked.refused
+    assert "then `pulumi up --refresh`" in asked.refused
+    life.outside.worker_count = 5  # the resize the message gives, done outside Pulumi
+    resized = applied(life.up(refresh=True))
+    assert resized.plan.kinds(CLUSTER) == {"same"}
+    # The refreshed state holds Azure's count: an update of the cluster for another reason (its
+    # tags) sends 5, never the 4 it was created with.
+    tagged = applied(life.up(tags='{"team": "feedback"}'))
+    assert tagged.plan.kinds(CLUSTER) == {"update"}
+    [cluster] = [r for r in life.state.values() if r.type == CLUSTER]
+    assert cluster.inputs["properties"]["computeProfile"]["roles"][1]["targetInstanceCount"] == 5
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "keep"),
+    [
+        ("workerVmSize", "Standard_E8_v3", "`pulumi config set feedback:workerVmSize Standard_E4_v3`"),
+        ("disksPerWorker", "4", "`pulumi config set feedback:disksPerWorker 2`"),
+    ],
+)
+def test_a_new_shape_for_the_cluster_is_refused_with_the_line_that_keeps_it(life, key, value, keep):
+    applied(life.up())
+    reshaped = life.up(**{key: value})
+    assert reshaped.refused is not None and keep in reshaped.refused
+
+
+def test_hdinsight_then_both_then_event_hubs_deletes_kafka_only_through_the_documented_removal(life):
+    applied(life.up(backend="hdinsight"))
+    both = applied(life.up(backend="both"))
+    assert both.plan.kinds(CLUSTER) == {"same"} and both.plan.kinds(HUB) == {"create"}
+    applied(life.up(jobsBackend="eventhubs"))
+    dropped = life.up(backend="eventhubs", jobsBackend=None)
+    assert dropped.refused is not None and "`pulumi config set feedback:backend both`" in dropped.refused
+    assert "'Removing a backend'" in dropped.refused
+    # docs/deploy-azure.md, "Removing a backend": unprotect the cluster and its storage, destroy them.
+    kafka = [life.urn_of(type_) for type_ in (STORAGE, CONTAINER, CLUSTER)]
+    with pytest.raises(ProtectedError):
+        life.destroy(targets=[kafka[0]], dependents=True)
+    life.unprotect(*kafka)
+    removed = life.destroy(targets=[kafka[0]], dependents=True)
+    assert {CLUSTER, STORAGE, CONTAINER} <= {change.type for change in removed.changes}
+    rest = applied(life.up())
+    assert not [r for r in rest.stack.resources if r.type.startswith("azure-native:hdinsight")]
+    assert rest.plan.kinds(HUB) == {"same"} and rest.plan.kinds(VOLUME) == {"same"}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"databricksNetwork": "injected"},
+        {"databricksNetwork": "managed", "databricksVnetCidr": "10.200.0.0/16"},
+    ],
+)
+def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keeps_the_jobs_state(life, change):
+    first = applied(life.up(databricksNetwork="managed"))
+    switch = life.up(**change)
+    assert switch.refused is not None and "'Moving the workspace to another network'" in switch.refused
+    assert "`pulumi config set feedback:databricksNetwork managed`" in switch.refused or (
+        "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in switch.refused
+    )
+    life.up(databricksNetwork="managed", databricksVnetCidr=None)  # the config back as it was
+    # docs/deploy-azure.md, "Moving the workspace to another network":
+    # 1. pause the jobs and copy the state volume out (the Databricks CLI; nothing of Pulumi's).
+    # 2. the jobs go; the workspace and the state store stay.
+    off = applied(life.up(deployJobs="false"))
+    assert off.plan.kinds(JOB) == {"delete"} and off.plan.kinds(WORKSPACE) == {"same"}
+    # 3. the workspace and its state store leave Azure and the stack.
+    held = [life.urn_of(type_) for type_ in (WORKSPACE, SCHEMA, VOLUME)]
+    life.unprotect(*held)
+    gone = life.destroy(targets=[held[0]], dependents=True)
+    assert {WORKSPACE, SCHEMA, VOLUME} <= {c.type for c in gone.changes}
+    assert not {CLUSTER, STORAGE, "azure-native:resources:ResourceGroup"} & {c.type for c in gone.changes}
+    # 4. the new network: a new workspace, its catalog's schema and volume.
+    moved = applied(life.up(**change))
+    assert moved.plan.kinds(WORKSPACE) == moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"create"}
+    # 5. copy the state back (the Databricks CLI); 6. the jobs, in the new workspace, where they were.
+    on = applied(life.up(deployJobs="true"))
+    assert on.plan.kinds(JOB) == {"create"} and locations(on) == locations(first)
+
+
+def test_new_ranges_for_an_injected_workspace_are_refused_until_the_workspace_has_moved(life):
+    applied(life.up())
+    narrower = life.up(databricksHostSubnetCidr="10.139.192.0/18")
+    assert narrower.refused is not None and "'Moving the workspace to another network'" in narrower.refused
+    assert "InUsePrefixCannotBeDeleted" in narrower.refused
+
+
+def test_a_workspace_made_without_a_catalog_of_its_own_stops_until_jobs_catalog_says_where_the_state_is(life):
+    applied(life.up(jobsCatalog=""))
+    life.created_with = {"initialType": "HiveMetastore"}  # made by hand, or before the program gave it one
+    unset = life.up(jobsCatalog=None)
+    assert unset.refused is not None and "has no catalog of its own" in unset.refused
+    assert '`pulumi config set feedback:jobsCatalog ""`' in unset.refused
+    kept = applied(life.up(jobsCatalog=""))
+    assert {change.kind for change in kept.plan.changes} == {"same"}
+    assert locations(kept) == job_specs.DBFS_LOCATIONS
+
+
+def test_moving_the_jobs_state_to_another_catalog_is_refused_until_the_old_volume_is_unprotected(life):
+    life.outside.catalogs = ("analytics",)
+    applied(life.up())
+    moved = life.up(jobsCatalog="analytics")
+    assert moved.refused is not None and moved.refused.startswith(PROTECTED)
+    assert moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"replace"}  # catalogName replaces them
+    # docs/deploy-azure.md, "Where the jobs keep their state": copy the volume out, unprotect, up.
+    life.unprotect(life.urn_of(SCHEMA), life.urn_of(VOLUME))
+    again = life.up()
+    assert again.refused is None and again.plan.kinds(SCHEMA) == {"replace"}
+    assert locations(again)[0] == "/Volumes/analytics/feedback/state/checkpoints"
+
+
+def test_jobs_on_dbfs_move_into_a_catalog_without_deleting_anything(life):
+    applied(life.up(jobsCatalog=""))
+    moved = applied(life.up(jobsCatalog=None))
+    assert moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"create"}
+    assert moved.plan.of_kind("delete") == []
+    assert locations(moved)[0] == "/Volumes/fbk01_databricks/feedback/state/checkpoints"
+
+
+@pytest.mark.parametrize("change", [{"prefix": "fbk02"}, {"location": "northeurope"}])
+def test_a_new_prefix_or_location_is_refused_by_pulumi_for_everything_that_holds_data(life, change):
+    applied(life.up())
+    renamed = life.up(**change)
+    assert renamed.refused is not None and renamed.refused.startswith(PROTECTED)
+    assert "resource-group" in renamed.refused
+
+
+def test_teardown_keeps_what_holds_data_until_it_is_unprotected(life):
+    applied(life.up(backend="both"))
+    with pytest.raises(ProtectedError):
+        life.destroy()
+    rest = life.destroy(exclude_protected=True)
+    assert rest.changes and not [change for change in rest.changes if change.type in DATA_BEARING]
+    assert {r.type for r in life.state.values()} >= set(DATA_BEARING)
+    life.unprotect(*life.state)
+    life.destroy()
+    assert life.state == {}
