@@ -78,6 +78,12 @@ def main(
     local_controller_port: Optional[int] = typer.Option(
         None, "--local-controller-port", help="The local controller's port (default 19093)."
     ),
+    databricks_run_id: Optional[int] = typer.Option(
+        None, "--databricks-run-id", help="On Databricks: this task's job run ({{job.run_id}})."
+    ),
+    databricks_task: Optional[str] = typer.Option(
+        None, "--databricks-task", help="On Databricks: this task's name ({{task.name}})."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what the clients do."),
 ) -> None:
     logging.basicConfig(
@@ -95,6 +101,8 @@ def main(
             state_dir=state_dir,
             local_kafka_port=local_kafka_port,
             local_controller_port=local_controller_port,
+            databricks_run_id=databricks_run_id,
+            databricks_task=databricks_task,
         )
     except SettingsError as error:
         err.print(f"[red]error:[/red] {error}", markup=True, highlight=False)

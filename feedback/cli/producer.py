@@ -24,7 +24,7 @@ import typer
 
 from feedback.cli.common import console, err, settings_of
 from feedback.core.errors import STOPPED_FOR_GOOD
-from feedback.core.settings import SettingsError
+from feedback.core.settings import Settings, SettingsError
 
 app = typer.Typer(help="Event sources: X, Slack and prices into Kafka, and the Slack simulator.", no_args_is_help=True)
 
@@ -39,10 +39,11 @@ def _for_good() -> tuple[type[Exception], ...]:
 
 
 @contextmanager
-def _reported(what: str, alone: bool = False) -> Iterator[None]:
-    """Turn the producers' errors into a one-line message and an exit code. With `alone` (a
-    producer task on Databricks), an error that retrying cannot fix prints the line `status`
-    looks for and returns: the task ends, and the job's other producers keep running."""
+def _reported(what: str, settings: Optional[Settings] = None) -> Iterator[None]:
+    """Turn the producers' errors into a one-line message and an exit code. On Databricks (a
+    producer task, `settings.on_databricks`), an error that retrying cannot fix prints the line
+    `status` looks for and returns: the task ends, and the job's other producers keep running;
+    the last of them to stop pauses the job (`_pause_once_all_stopped`)."""
     from producers.prices import PriceAccessDenied
     from producers.sink import DeliveryFailed
     from producers.x import XAccessError
@@ -50,19 +51,45 @@ def _reported(what: str, alone: bool = False) -> Iterator[None]:
     try:
         yield
     except (DeliveryFailed, PriceAccessDenied, XAccessError, ValueError, RuntimeError) as error:
-        if alone and isinstance(error, _for_good()):
+        if settings is not None and settings.on_databricks and isinstance(error, _for_good()):
             console.print(
                 f"producer {what} {STOPPED_FOR_GOOD} {type(error).__name__}: {error} (fix it, then restart the "
-                "job's run: `pulumi up` with the new setting, or `feedback databricks pause` and `run`)",
+                "job's run: `pulumi up` with the new setting, and `feedback databricks run` if the job is paused)",
                 highlight=False,
                 soft_wrap=True,
             )
+            _pause_once_all_stopped(settings)
             return
         if isinstance(error, SettingsError):
             err.print(f"[red]error:[/red] {what}: {error}", highlight=False)
             raise typer.Exit(2) from None
         err.print(f"[red]error:[/red] {what}: {type(error).__name__}: {error}", highlight=False)
         raise typer.Exit(1) from None
+
+
+def _pause_once_all_stopped(settings: Settings) -> None:
+    """When every other producer of this run has stopped for good too, pause the job, which
+    would otherwise start a new run on a new cluster, where each stops again, for as long as
+    nobody fixes the settings. A failure to pause is said, and the task still ends as a success."""
+    if settings.databricks_run_id is None or not settings.databricks_task:
+        return
+    from feedback.cli.databricks import Connection, workspace_client
+    from feedback.clients.job_runs import pause_once_all_stopped
+
+    try:
+        client = workspace_client(Connection(host=None, retry_timeout_s=60, http_timeout_s=30))
+        paused = pause_once_all_stopped(client, settings.databricks_run_id, settings.databricks_task)
+    except Exception as error:  # noqa: BLE001 Failure, the SDK's errors: the task must still end cleanly
+        console.print(f"could not pause the job once every producer stopped: {type(error).__name__}: {error}")
+        return
+    if paused is not None:
+        console.print(
+            f"every producer of this run has stopped for good: paused job {paused}, so that Databricks starts no "
+            "new cluster until the settings are fixed; then `pulumi up` and `feedback databricks run "
+            "feedback-producers`",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _summary(what: str, report) -> None:
@@ -91,7 +118,7 @@ def prices(
 
     settings = settings_of(ctx)
     with (
-        _reported("prices", settings.on_databricks),
+        _reported("prices", settings),
         stop_on_signals() as stop,
         Sink(settings.require_complete(), PRICES_TOPIC) as sink,
     ):
@@ -152,7 +179,7 @@ def slack(ctx: typer.Context) -> None:
     from producers.slack import TOPIC, SlackProducer
 
     settings = settings_of(ctx)
-    with _reported("slack", settings.on_databricks), stop_on_signals() as stop:
+    with _reported("slack", settings), stop_on_signals() as stop:
         settings.require_complete("slack_app_token", "slack_bot_token")
         with Sink(settings, TOPIC) as sink:
             report = SlackProducer(settings, sink).run(stop)
@@ -200,7 +227,7 @@ def x(
     from producers.x import TOPIC, XProducer
 
     settings = settings_of(ctx)
-    with _reported("x", settings.on_databricks), stop_on_signals() as stop:
+    with _reported("x", settings), stop_on_signals() as stop:
         settings.require_complete("x_bearer_token")
         with Sink(settings, TOPIC) as sink:
             report = XProducer(settings, sink).run(stop, max_polls=polls)

@@ -533,6 +533,48 @@ def _stopped(w: WorkspaceClient, run: Run, histories: list[TaskHistory]) -> list
     return stopped
 
 
+# How long the producer that pauses waits for the others of its run to end, once they have
+# said they stop: their tasks end seconds after the line (feedback/cli/producer.py).
+PAUSE_RECHECKS = (15.0,) * 8
+
+
+def pause_once_all_stopped(
+    w: WorkspaceClient,
+    run_id: int,
+    own_task: str,
+    waits: tuple[float, ...] = PAUSE_RECHECKS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Optional[int]:
+    """Pause the continuous job of run `run_id` once every task of the run but `own_task` (the
+    caller, about to stop for good too) has stopped for good; the job's id, or None when a task
+    still runs or the job is not continuous.
+
+    A continuous job whose run ends starts a new one within a minute, on a new job cluster
+    ("Run jobs continuously"), where each producer stops again until its setting is fixed;
+    paused, the job starts none ("When you pause a trigger, any currently active runs continue,
+    but the trigger no longer starts new runs"), and bills nothing until `feedback databricks
+    run` resumes it. Producers often stop together (a setting they share), each still seeing
+    the others run, so one decides: the task whose key sorts last among those still running
+    waits `waits` for the others to end, the rest end at once.
+    """
+    for attempt in range(len(waits) + 1):
+        run = w.jobs.get_run(run_id=run_id)
+        stopped = {task.task_key for task in _stopped(w, run, task_histories(run))}
+        running = {task.task_key for task in run.tasks or []} - stopped - {own_task}
+        if run.job_id is None:
+            return None
+        if not running:
+            continuous = continuous_settings(w, run.job_id)
+            if continuous is None:
+                return None
+            set_pause_status(w, run.job_id, continuous, "PAUSED")
+            return run.job_id
+        if own_task < max(running) or attempt == len(waits):
+            return None  # the last of those still running decides, or one still runs for good
+        sleep(waits[attempt])
+    return None
+
+
 def stop_reason(logs: str) -> Optional[str]:
     """The last line of `logs` that says a producer stopped for good, or None."""
     lines = [line.strip() for line in logs.splitlines() if STOPPED_FOR_GOOD in line]

@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     # On Databricks the Kafka client classes are shaded; Spark's JAAS line must name the
     # shaded login module there.
     on_databricks: bool = False
+    # On Databricks, the job run and the task this process is (the task parameters
+    # `{{job.run_id}}` and `{{task.name}}`): a producer that stops for good pauses its job once
+    # every other producer of the run has too (feedback/cli/producer.py).
+    databricks_run_id: Optional[int] = None
+    databricks_task: Optional[str] = None
 
     # The local broker (feedback kafka start).
     local_kafka_port: int = Field(19092, ge=1, le=65535)

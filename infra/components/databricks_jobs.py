@@ -25,8 +25,10 @@ pipeline means minutes without alerts; a task retry needs no new cluster. So a p
 error retrying cannot fix (a setting, a refused credential or query, X's credits spent) does
 not fail its task, which would end in the whole run cancelled, the healthy producers with it:
 it prints why and ends as a success (feedback/cli/producer.py), the others keep running, and
-`feedback databricks status` shows the line. If every producer stops so, the run ends and
-Databricks starts a new one within a minute, where each stops again until the setting is fixed.
+`feedback databricks status` shows the line. The last producer of a run to stop so pauses the
+job (its task parameters carry `{{job.run_id}}` and `{{task.name}}`, job_specs.producer_parameters):
+otherwise the run would end and Databricks would start a new one on a new cluster within a
+minute, where each stops again, for as long as nobody fixes the setting.
 `control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or
 setting takes effect.
 

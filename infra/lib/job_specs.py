@@ -199,12 +199,19 @@ def pipeline_parameters(
     return parameters
 
 
+# Databricks fills these in when a task runs ("What is a dynamic value reference?").
+JOB_RUN_ID, TASK_NAME = "{{job.run_id}}", "{{task.name}}"
+
+
 def producer_parameters(backend: str, bootstrap_servers: str, producer: str, state_dir: str) -> list[str]:
-    """`feedback --backend B --bootstrap-servers S --state-dir D producer NAME` (global options first).
+    """`feedback --backend B --bootstrap-servers S --state-dir D --databricks-run-id R
+    --databricks-task T producer NAME` (global options first).
 
     The state dir holds each producer's saved position (X's since_id and read budget, Slack's
     newest message per channel): it must outlive the job cluster, so it is a DBFS or Volume
-    path seen through the cluster's FUSE mount (`/dbfs/...`, `/Volumes/...`).
+    path seen through the cluster's FUSE mount (`/dbfs/...`, `/Volumes/...`). The run and the
+    task let a producer that stops for good pause the job once every producer has stopped
+    (feedback/cli/producer.py).
     """
     return [
         "--backend",
@@ -213,6 +220,10 @@ def producer_parameters(backend: str, bootstrap_servers: str, producer: str, sta
         bootstrap_servers,
         "--state-dir",
         state_dir,
+        "--databricks-run-id",
+        JOB_RUN_ID,
+        "--databricks-task",
+        TASK_NAME,
         "producer",
         producer,
     ]

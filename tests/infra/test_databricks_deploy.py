@@ -344,9 +344,25 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
             MOCK_BROKERS,
             "--state-dir",
             f"{STATE}/producers-state",
+            "--databricks-run-id",
+            "{{job.run_id}}",
+            "--databricks-task",
+            "{{task.name}}",
             "producer",
             name,
         ]
+
+
+def test_the_producer_parameters_as_databricks_fills_them_in_are_the_clis_global_options():
+    import typer
+
+    from feedback.cli.main import app
+
+    parameters = job_specs.producer_parameters("hdinsight", MOCK_BROKERS, "x", f"{STATE}/producers-state")
+    filled = [p.replace("{{job.run_id}}", "550315892394120").replace("{{task.name}}", "producer-x") for p in parameters]
+    context = typer.main.get_command(app).make_context("feedback", filled)
+    assert (context.params["databricks_run_id"], context.params["databricks_task"]) == (550315892394120, "producer-x")
+    assert context._protected_args + context.args == ["producer", "x"]  # what the group passes on
 
 
 def test_both_job_clusters_are_dedicated_to_the_identity_the_jobs_run_as(full_stack):

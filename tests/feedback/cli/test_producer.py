@@ -12,10 +12,13 @@ from feedback.cli.main import app, task
 from feedback.cli.producer import _reported
 from feedback.core.catalogue import PRICES_TOPIC
 from feedback.core.errors import STOPPED_FOR_GOOD, SettingsError
+from feedback.core.settings import Settings
 from producers.sink import DeliveryFailed
 from producers.x import XCreditsError, XQueryError
 from tests.support.kafka import TopicWatch
 from tests.support.settings import settings_for
+
+ON_DATABRICKS = Settings(on_databricks=True)
 
 runner = CliRunner()
 
@@ -123,7 +126,7 @@ def test_the_x_command_reports_these_refusals_in_one_line_and_exits_1(error, cap
 
 @pytest.mark.parametrize("error", [XQueryError("bad query"), XCreditsError("no credits"), SettingsError("no token")])
 def test_on_databricks_a_refusal_that_retrying_cannot_fix_stops_that_producer_alone(error, capsys):
-    with _reported("x", alone=True):  # returns: the task ends as a success, the job's run goes on
+    with _reported("x", ON_DATABRICKS):  # returns: the task ends as a success, the job's run goes on
         raise error
     line = " ".join(capsys.readouterr().out.split())
     assert f"producer x {STOPPED_FOR_GOOD} {type(error).__name__}: {error}" in line
@@ -131,9 +134,39 @@ def test_on_databricks_a_refusal_that_retrying_cannot_fix_stops_that_producer_al
 
 def test_on_databricks_a_delivery_failure_still_fails_the_task_so_it_is_retried(capsys):
     with pytest.raises(typer.Exit) as exited:
-        with _reported("x", alone=True):
+        with _reported("x", ON_DATABRICKS):
             raise DeliveryFailed("the broker is down")
     assert exited.value.exit_code == 1
+
+
+IN_A_RUN = Settings(on_databricks=True, databricks_run_id=77, databricks_task="producer-x")
+
+
+def test_the_last_producer_to_stop_for_good_pauses_the_job_and_says_so(monkeypatch, capsys):
+    from feedback.cli import databricks
+    from feedback.clients import job_runs
+
+    asked = []
+    monkeypatch.setattr(databricks, "workspace_client", lambda connection: "client")
+    monkeypatch.setattr(job_runs, "pause_once_all_stopped", lambda *args: asked.append(args) or 4242)
+    with _reported("x", IN_A_RUN):
+        raise XCreditsError("no credits")
+    assert asked == [("client", 77, "producer-x")]
+    assert "paused job 4242" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_producer_that_cannot_pause_the_job_says_why_and_still_ends_as_a_success(monkeypatch, capsys):
+    from feedback.cli import databricks
+
+    def refused(connection):
+        raise databricks.Failure("no usable Databricks credentials")
+
+    monkeypatch.setattr(databricks, "workspace_client", refused)
+    with _reported("x", IN_A_RUN):
+        raise XCreditsError("no credits")
+    output = " ".join(capsys.readouterr().out.split())
+    assert f"producer x {STOPPED_FOR_GOOD}" in output
+    assert "could not pause the job once every producer stopped: Failure: no usable Databricks credentials" in output
 
 
 def test_the_producer_task_without_its_token_ends_as_a_success_saying_why(monkeypatch, tmp_path, capsys):

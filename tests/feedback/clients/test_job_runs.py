@@ -9,6 +9,7 @@ in DATABRICKS_TOKEN; the host is passed with --host.
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -608,3 +609,63 @@ def test_a_producer_that_stopped_for_good_is_shown_by_status_and_errors_while_th
     errors = invoke(*fast(workspace, "errors", "--job", "feedback-producers"))
     assert errors.exit_code == 0, errors.output
     assert said in " ".join(errors.output.split())
+
+
+PRODUCER_TASKS = ("producer-prices", "producer-slack", "producer-x")
+SAID = f"producer x {STOPPED_FOR_GOOD} XCreditsError: no credits left\n"
+
+
+def running_producers(workspace: DatabricksJobsStandIn, stopped: tuple[str, ...]) -> tuple[WorkspaceClient, int, int]:
+    """The producers' continuous job, its run RUNNING with the tasks `stopped` ended for good."""
+    job_id = workspace.add_job(
+        "feedback-producers",
+        tasks=PRODUCER_TASKS,
+        script=ENDLESS_SCRIPT,
+        continuous=RUNNING_CONTINUOUSLY,
+        stopped_tasks=dict.fromkeys(stopped, SAID),
+    )
+    w = WorkspaceClient(config=Config(host=workspace.origin, retry_timeout_seconds=5))
+    [run] = job_runs.active_runs(w, job_id)  # the scheduler starts the run
+    for _ in range(20):  # each request moves the stand-in's run a step
+        if job_runs.get_run_state(w, run.run_id).life_cycle_state == "RUNNING":
+            break
+    return w, job_id, run.run_id
+
+
+def pauses(workspace: DatabricksJobsStandIn) -> list[dict]:
+    return [json.loads(call.body) for call in workspace.calls("/api/2.2/jobs/update")]
+
+
+def test_the_last_producer_to_stop_pauses_the_job_keeping_the_rest_of_continuous(workspace):
+    w, job_id, run_id = running_producers(workspace, ("producer-slack", "producer-x"))
+    assert job_runs.pause_once_all_stopped(w, run_id, "producer-prices", sleep=pytest.fail) == job_id
+    paused = {**RUNNING_CONTINUOUSLY, "pause_status": "PAUSED"}
+    assert pauses(workspace) == [{"job_id": job_id, "new_settings": {"continuous": paused}}]
+
+
+def test_a_producer_leaves_the_pause_to_a_later_one_still_running_and_does_not_wait(workspace):
+    w, _, run_id = running_producers(workspace, ("producer-slack",))
+    assert job_runs.pause_once_all_stopped(w, run_id, "producer-prices", sleep=pytest.fail) is None
+    assert pauses(workspace) == []
+
+
+def test_producers_stopping_together_pause_once_the_last_of_them_has_waited_for_the_others(workspace):
+    w, job_id, run_id = running_producers(workspace, ())
+    # producer-prices and producer-slack stop too, at the same moment as producer-x: each sees the
+    # others running; they leave it to producer-x, whose key sorts last, and end.
+    assert job_runs.pause_once_all_stopped(w, run_id, "producer-prices", sleep=pytest.fail) is None
+    waited = []
+
+    def others_end(seconds: float) -> None:
+        waited.append(seconds)
+        workspace.jobs[job_id].stopped_tasks.update(dict.fromkeys(("producer-prices", "producer-slack"), SAID))
+
+    assert job_runs.pause_once_all_stopped(w, run_id, "producer-x", waits=(15.0, 15.0), sleep=others_end) == job_id
+    assert waited == [15.0] and len(pauses(workspace)) == 1
+
+
+def test_a_producer_still_running_after_the_wait_is_left_running_and_the_job_unpaused(workspace):
+    w, _, run_id = running_producers(workspace, ("producer-prices",))
+    waited = []
+    assert job_runs.pause_once_all_stopped(w, run_id, "producer-x", waits=(1.0, 1.0), sleep=waited.append) is None
+    assert waited == [1.0, 1.0] and pauses(workspace) == []
