@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from infra.config import SECRET_KEYS, load_config
@@ -19,6 +20,20 @@ def test_pulumi_yaml_runs_infra_with_the_projects_venv():
     assert project["runtime"]["name"] == "python"
     assert project["runtime"]["options"]["virtualenv"] == ".venv"
     assert project["main"] == "infra/" and (REPO / "infra" / "__main__.py").is_file()
+
+
+@pytest.mark.parametrize("backend", ["eventhubs", "both"])
+def test_the_example_stack_config_takes_another_backend_by_that_one_line(backend):
+    example = yaml.safe_load((REPO / "Pulumi.example.yaml").read_text())["config"]
+    values = {key: json.dumps(value) if isinstance(value, dict) else str(value) for key, value in example.items()}
+    values.update({"feedback:backend": backend, "feedback:clusterLoginPassword": LOGIN_PASSWORD})
+    values["feedback:sshPublicKey"] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@laptop"
+    use_config(values)
+    try:
+        config = load_config()
+    finally:
+        use_config({}, [])
+    assert config.jobs_backend == ("eventhubs" if backend == "eventhubs" else "hdinsight")
 
 
 def test_the_example_stack_config_is_valid_once_the_secrets_are_set():
