@@ -10,7 +10,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from feedback.cli.common import console, settings_of
+from feedback.cli.common import console, fail, settings_of
 
 app = typer.Typer(help="The alerts the dispatcher posted to Slack (or the alerts file).", no_args_is_help=True)
 
@@ -18,11 +18,17 @@ app = typer.Typer(help="The alerts the dispatcher posted to Slack (or the alerts
 @app.command("show")
 def show(ctx: typer.Context, message_id: str = typer.Argument(..., help="The id a digest names.")) -> None:
     """Every alert of one message, from the dispatcher's record (`alerts-log`, kept `alert_repeat_window_s`) and `feedback-alerts`."""
+    from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.alert_messages import excerpt
+    from feedback.core.errors import SettingsError
     from jobs.alerts_log import read_log, whole_alerts
 
     settings = settings_of(ctx)
-    record = read_log(settings, settings.dispatcher_group).get(message_id)
+    try:
+        record = read_log(settings.require_complete(), settings.dispatcher_group).get(message_id)
+        alerts = whole_alerts(settings, record) if record is not None else []
+    except (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError) as error:
+        raise fail(str(error))
     if record is None:
         console.print(
             f"[red]no message {message_id!r} in the record of dispatcher group {settings.dispatcher_group!r}[/red]: "
@@ -31,7 +37,6 @@ def show(ctx: typer.Context, message_id: str = typer.Argument(..., help="The id 
             "kafka_timestamp within the span the digest names"
         )
         raise typer.Exit(1)
-    alerts = whole_alerts(settings, record)
     table = Table(
         title=f"{record.count} alerts in {record.channel}, message {message_id} ({record.status} {record.sent_at or ''})",
         title_justify="left",

@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from feedback.cli.common import console, err, fail, settings_of
+from feedback.core.catalogue import TOPICS
 
 
 def parse_rate(rate: str) -> Optional[float]:
@@ -36,6 +37,9 @@ def produce(
     from producers.replay import read_lines, replay
 
     settings = settings_of(ctx)
+    known = [t.name for t in TOPICS]
+    if topic not in known:  # before any broker is asked: the catalogue is what the backends hold
+        raise fail(f"--topic {topic!r} is not in the topic catalogue; one of: {', '.join(known)}", 2)
     total = limit or sum(1 for _ in read_lines(source))
     try:
         with Progress(
