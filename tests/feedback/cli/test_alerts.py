@@ -15,6 +15,7 @@ from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import utc_now_iso
 from jobs.alerts_log import MessageRecord
 from tests.support.kafka import produce
+from tests.support.settings import free_port
 
 pytestmark = pytest.mark.kafka
 
@@ -80,3 +81,15 @@ def test_show_lists_every_alert_of_a_digest_with_its_text_and_names_where_older_
         assert f"The export broke for the {n}th time" in shown.output and f"user{n}" in shown.output
     missing = show("no-such-message")
     assert missing.exit_code == 1 and "feedback_scored" in missing.output
+
+
+def test_alerts_show_without_a_broker_says_so_in_one_error_and_no_traceback(tmp_path):
+    port = str(free_port())
+    result = CliRunner().invoke(
+        app, ["--state-dir", str(tmp_path), "--local-kafka-port", port, "alerts", "show", "m-1"]
+    )
+    output = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert output.startswith(f"error: no Kafka broker answered at 127.0.0.1:{port}")
+    assert "Traceback" not in output and "╭" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # no exception escaped
