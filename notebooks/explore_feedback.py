@@ -18,7 +18,7 @@
 
 # COMMAND ----------
 
-dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821 (Databricks global)
+dbutils.widgets.text("table_location", "")  # noqa: F821 (Databricks global)  `pulumi stack output jobsTableLocation`
 
 # COMMAND ----------
 

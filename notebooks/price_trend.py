@@ -8,7 +8,7 @@
 dbutils.widgets.dropdown("backend", "hdinsight", ["hdinsight", "eventhubs"])  # noqa: F821 (Databricks global)
 dbutils.widgets.text("bootstrap_servers", "")  # noqa: F821
 dbutils.widgets.text("checkpoint_location", "dbfs:/feedback/checkpoints")  # noqa: F821
-dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821
+dbutils.widgets.text("table_location", "")  # noqa: F821  `pulumi stack output jobsTableLocation`
 
 # COMMAND ----------
 

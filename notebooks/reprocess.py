@@ -9,7 +9,7 @@
 dbutils.widgets.text("version", "vader-rerun")  # noqa: F821 (Databricks global)
 dbutils.widgets.dropdown("backend", "hdinsight", ["hdinsight", "eventhubs"])  # noqa: F821
 dbutils.widgets.text("bootstrap_servers", "")  # noqa: F821
-dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821
+dbutils.widgets.text("table_location", "")  # noqa: F821  `pulumi stack output jobsTableLocation`
 dbutils.widgets.text("from_timestamp", "")  # noqa: F821  ISO-8601 UTC, empty: earliest retained
 
 # COMMAND ----------

@@ -13,7 +13,7 @@ dbutils.widgets.dropdown("part", "all", ["all", "scorer", "dispatcher", "tables"
 dbutils.widgets.dropdown("backend", "hdinsight", ["hdinsight", "eventhubs"])  # noqa: F821
 dbutils.widgets.text("bootstrap_servers", "")  # noqa: F821  from `pulumi stack output kafkaBootstrapServers`
 dbutils.widgets.text("checkpoint_location", "dbfs:/feedback/notebook-checkpoints")  # noqa: F821
-dbutils.widgets.text("table_location", "dbfs:/feedback/tables")  # noqa: F821
+dbutils.widgets.text("table_location", "")  # noqa: F821  `pulumi stack output jobsTableLocation`
 dbutils.widgets.text("trigger", "processing-time=250ms")  # noqa: F821  the scorer's
 dbutils.widgets.text("tables_trigger", "processing-time=30s")  # noqa: F821  the table writer's
 dbutils.widgets.text("databricks_secret_scope", "feedback")  # noqa: F821  the scope `pulumi up` fills

@@ -291,7 +291,14 @@ class Settings(BaseSettings):
         return f"{base.rstrip('/')}/{query}"
 
     def table_for(self, table: str) -> str:
-        """The location of one table (Delta) the jobs write."""
+        """The location of one table (Delta) the jobs write. On Databricks there is no default:
+        the cluster's own disk goes with the cluster, and the deployed jobs' tables are where
+        the stack put them."""
+        if self.on_databricks and not self.table_location:
+            raise SettingsError(
+                "table_location is not set: on Databricks the tables are where the deployed jobs write them, "
+                "`pulumi stack output jobsTableLocation` (a notebook's `table_location` widget takes it)"
+            )
         base = self.table_location or str(self.state_dir / "tables")
         return f"{base.rstrip('/')}/{table}"
 

@@ -145,3 +145,13 @@ def test_a_secret_is_never_a_parameter_and_the_error_says_where_it_goes(name):
         job_parameters([flag, "s3cr3t"])
     with pytest.raises(SettingsError, match=f"{name} is a secret"):
         job_parameters([], {name: "s3cr3t"})
+
+
+def test_on_databricks_the_tables_have_no_default_location_and_the_error_names_the_stack_output():
+    with pytest.raises(SettingsError) as error:
+        load_settings(on_databricks=True).table_for("feedback_scored")
+    assert "`pulumi stack output jobsTableLocation`" in str(error.value)
+    assert load_settings(on_databricks=True, table_location="/Volumes/c/feedback/state/tables/").table_for("t") == (
+        "/Volumes/c/feedback/state/tables/t"
+    )
+    assert load_settings().table_for("t").endswith("tables/t")  # locally: under the state dir
