@@ -229,7 +229,7 @@ def _jobs_backend_default(keys: dict[str, Any]) -> str:
 def _in_catalog(index: int) -> Callable[[dict[str, Any]], Optional[str]]:
     """With jobsCatalog named, that location in the volume the program makes there
     (job_specs.volume_locations); with jobsCatalog empty, DBFS's; unset, None: it follows
-    the workspace (`StackConfig.jobs_locations`)."""
+    the catalog Databricks lists (job_specs.state_locations)."""
 
     def default(keys: dict[str, Any]) -> Optional[str]:
         catalog = keys.get("jobs_catalog")

@@ -20,7 +20,7 @@ class WorkspaceNetwork:
     """The network a Databricks workspace is created with. Azure cannot move a workspace to
     another network ("You can't replace the VNet associated with an existing Azure Databricks
     workspace", Microsoft Learn), so a change of any field but `ranges` means a new workspace,
-    and a change of `ranges` cannot be made at all (`workspace_replacement_problem`)."""
+    and a change of `ranges` is refused too (`workspace_network_problem`)."""
 
     mode: str
     managed_prefix: Optional[str] = None  # managed: vnetAddressPrefix, the /16's first two octets
