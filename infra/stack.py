@@ -274,9 +274,6 @@ def event_hubs_exports(config: StackConfig, hubs: EventHubsNamespace) -> dict[st
         "eventhubsTopics": hubs.hub_names,
         "eventhubsSendConnectionString": hubs.send_connection_string,
         "eventhubsListenConnectionString": hubs.listen_connection_string,
-        # The name the jobs' settings hint gives for `eventhubs_connection_string`: the Send
-        # rule, which is what producers (the one-credential clients) need.
-        "eventhubsConnectionString": hubs.send_connection_string,
     }
 
 

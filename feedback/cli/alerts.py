@@ -30,13 +30,12 @@ def show(ctx: typer.Context, message_id: str = typer.Argument(..., help="The id 
     except (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError) as error:
         raise fail(str(error))
     if record is None:
-        console.print(
-            f"[red]no message {message_id!r} in the record of dispatcher group {settings.dispatcher_group!r}[/red]: "
+        raise fail(
+            f"no message {message_id!r} in the record of dispatcher group {settings.dispatcher_group!r}: "
             f"sent messages are kept {settings.alert_repeat_window_s:g} s (alert_repeat_window_s); older alerts are "
             f"in the feedback_scored table: score < {settings.negative_threshold} or > {settings.positive_threshold}, "
             "kafka_timestamp within the span the digest names"
         )
-        raise typer.Exit(1)
     table = Table(
         title=f"{record.count} alerts in {record.channel}, message {message_id} ({record.status} {record.sent_at or ''})",
         title_justify="left",

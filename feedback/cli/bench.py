@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 
 import typer
 
-from feedback.cli.common import console, settings_of
+from feedback.cli.common import console, fail, settings_of
 from feedback.core.settings import Settings
 
 app = typer.Typer(help="Benchmarks (figures go to docs/benchmarks.md).", no_args_is_help=True)
@@ -48,11 +48,11 @@ def bench_needs_a_clone(
     import importlib.util
 
     if importlib.util.find_spec("benchmarks") is None:  # the Databricks wheel leaves them out
-        console.print(
-            "[red]the benchmarks run from a clone of the project (make setup), not from the "
-            "Databricks wheel, which leaves them out[/red]"
+        raise fail(
+            "the benchmarks run from a clone of the project (make setup), not from the Databricks wheel, "
+            "which leaves them out",
+            2,
         )
-        raise typer.Exit(2)
     ctx.meta[KEEP_KAFKA] = keep_kafka
 
 
@@ -105,8 +105,7 @@ def bench_latency(
     from benchmarks.pipeline import latency
 
     if to not in ("slack", "file"):
-        console.print(f"[red]--to {to!r}: expected slack or file[/red]")
-        raise typer.Exit(2)
+        raise fail(f"--to {to!r}: expected slack or file", 2)
     settings = settings_of(ctx)
     with _local_broker(ctx, settings):
         with _alert_target(settings, to, channel_rate) as (target, standin):

@@ -29,7 +29,7 @@ from rich.table import Table
 
 from feedback.cli.alerts import app as alerts_app
 from feedback.cli.bench import app as bench_app
-from feedback.cli.common import console, err, fail, settings_of
+from feedback.cli.common import console, fail, settings_of
 from feedback.cli.databricks import app as databricks_app
 from feedback.cli.pipeline import app as pipeline_app
 from feedback.cli.produce import produce
@@ -105,8 +105,7 @@ def main(
             databricks_task=databricks_task,
         )
     except SettingsError as error:
-        err.print(f"[red]error:[/red] {error}", markup=True, highlight=False)
-        raise typer.Exit(2)
+        raise fail(str(error), 2) from None
 
 
 # -- the local broker ---------------------------------------------------------------------

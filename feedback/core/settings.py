@@ -41,9 +41,29 @@ Backend = Literal["local", "hdinsight", "eventhubs"]
 TriggerText = Annotated[str, AfterValidator(checked_trigger)]
 
 
+# The settings a `feedback` command takes as an option, and the commands that take it; every
+# other setting comes from the environment or the config file (tests/feedback/cli/test_main.py
+# holds this table to the commands' options, both ways).
+FLAGS: dict[str, tuple[str, ...]] = {
+    "backend": ("feedback --backend",),
+    "bootstrap_servers": ("feedback --bootstrap-servers",),
+    "state_dir": ("feedback --state-dir",),
+    "local_kafka_port": ("feedback --local-kafka-port",),
+    "local_controller_port": ("feedback --local-controller-port",),
+    "databricks_run_id": ("feedback --databricks-run-id",),
+    "databricks_task": ("feedback --databricks-task",),
+    "trigger": ("feedback pipeline run --trigger", "feedback pipeline price-trend --trigger"),
+    "tables_trigger": ("feedback pipeline run --tables-trigger",),
+    "analyzer": ("feedback pipeline reprocess --analyzer",),
+}
+
+
 def where_to_set(name: str) -> str:
-    """How a user sets `name`, in the precedence order."""
-    return f"--{name.replace('_', '-')}, {ENV_PREFIX}{name.upper()}, or `{name} = ...` in {DEFAULT_CONFIG_FILE}"
+    """How a user sets `name`, in the precedence order: the option of a command that takes it
+    (if one does), the environment variable, the config file."""
+    ways = [f"`{command}`" for command in FLAGS.get(name, ())]
+    ways += [f"{ENV_PREFIX}{name.upper()}", f"`{name} = ...` in {DEFAULT_CONFIG_FILE}"]
+    return ", ".join(ways[:-1]) + f", or {ways[-1]}"
 
 
 class Settings(BaseSettings):
@@ -310,7 +330,7 @@ class Settings(BaseSettings):
 
 _HINTS = {
     "bootstrap_servers": "the HDInsight stack output: `pulumi stack output kafkaBootstrapServers`",
-    "eventhubs_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsConnectionString`",
+    "eventhubs_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsSendConnectionString`",
     "eventhubs_listen_connection_string": "the Event Hubs stack output: `pulumi stack output --show-secrets eventhubsListenConnectionString`",
     "azure_language_endpoint": "the Language resource's endpoint, https://NAME.cognitiveservices.azure.com/",
     "azure_language_key": "one of the Language resource's keys; keep it in the environment or a secret scope",

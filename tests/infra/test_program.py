@@ -420,3 +420,19 @@ def test_the_ssh_recipe_in_the_deploy_guide_uses_a_priority_no_rule_of_the_progr
         rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"), "203.0.113.10/32")
     }
     assert {int(priority) for priority in recipe}.isdisjoint(taken)
+
+
+def test_every_stack_output_the_code_and_docs_name_is_one_the_program_exports(run_program):
+    import re
+
+    exported = set(run_program(backend="both").outputs)
+    files = [REPO / "README.md", REPO / "Pulumi.example.yaml", *(REPO / "docs").glob("*.md")]
+    for folder in ("feedback", "jobs", "producers", "infra", "notebooks"):
+        files += (REPO / folder).rglob("*.py")
+    named = {
+        (path.relative_to(REPO).as_posix(), name)
+        for path in files
+        for name in re.findall(r"pulumi stack output (?:--show-secrets |--json )*([A-Za-z]\w*)", path.read_text())
+    }
+    assert len(named) > 10, "the pattern finds no `pulumi stack output NAME` line"
+    assert {(where, name) for where, name in named if name not in exported} == set()

@@ -112,3 +112,128 @@ def test_the_status_command_gives_a_clear_error_in_bounded_time_when_kafka_is_do
     result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "--local-kafka-port", str(free_port()), "status"])
     assert result.exit_code == 1
     assert "error:" in result.output and "feedback kafka start" in result.output
+
+
+# -- where each setting is set -----------------------------------------------------------------
+
+
+# Options named like a setting that are a command's own: `feedback size --backend` is the
+# backend to size, which need not be the one configured, and a benchmark's trigger is what it
+# measures, not a way to set the pipeline's.
+OWN_OPTIONS = {"feedback size --backend", "feedback bench latency --trigger", "feedback bench continuous --trigger"}
+
+
+def _setting_options() -> dict[str, tuple[str, ...]]:
+    """Every option of a `feedback` command that sets a setting, as `where_to_set` names it:
+    setting -> ("feedback [group ...] command --option", ...)."""
+    import typer.main
+
+    from feedback.core.settings import Settings
+
+    found: dict[str, tuple[str, ...]] = {}
+
+    def walk(command, path: list[str]) -> None:
+        for param in command.params:
+            option = " ".join([*path, param.opts[0]])
+            if param.name in Settings.model_fields and param.opts[0].startswith("--") and option not in OWN_OPTIONS:
+                found[param.name] = (*found.get(param.name, ()), option)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), ["feedback"])
+    return found
+
+
+def test_each_settings_hint_names_an_option_only_where_a_command_has_it():
+    from feedback.core.settings import FLAGS, Settings, where_to_set
+
+    assert FLAGS == _setting_options()
+    for name in Settings.model_fields:
+        hint = where_to_set(name)
+        assert f"FEEDBACK_{name.upper()}" in hint and f"`{name} = ...` in feedback.toml" in hint
+        options = [option for option in hint.split("`") if option.startswith("feedback ")]
+        assert options == list(FLAGS.get(name, ())), hint
+
+
+def test_a_missing_event_hubs_connection_string_is_named_with_its_variable_and_the_stack_output():
+    result = CliRunner().invoke(app, ["--backend", "eventhubs", "topics", "create"])
+    output = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "eventhubs_connection_string: set it with FEEDBACK_EVENTHUBS_CONNECTION_STRING" in output
+    assert "pulumi stack output --show-secrets eventhubsSendConnectionString" in output
+    assert "--eventhubs-connection-string" not in output
+
+
+# -- every command that needs a broker, without one ----------------------------------------------
+
+# The commands that talk to the configured broker, with what each needs besides it.
+NEEDS_A_BROKER = {
+    "feedback produce": ["--from", "{events}", "--topic", "twitter-feedback"],
+    "feedback status": [],
+    "feedback topics create": [],
+    "feedback alerts show": ["m-1"],
+    "feedback producer prices": ["--polls", "1"],
+    "feedback producer prices-replay": ["--days", "1", "--limit", "5"],
+}
+# The others, and why they are not run here without a broker.
+NO_BROKER_HERE = {
+    "feedback size": "arithmetic only",
+    "feedback topics list": "the catalogue only",
+    "feedback jars fetch": "Maven only",
+    "feedback kafka start": "starts the local broker",
+    "feedback kafka stop": "the local broker's process",
+    "feedback kafka status": "the local broker's process",
+    "feedback demo": "starts its own broker",
+    "feedback producer slack": "asks Slack for its tokens first (tests/producers/test_slack.py)",
+    "feedback producer slack-simulate": "posts to Slack, not Kafka",
+    "feedback producer x": "asks X for its token first (tests/producers/test_x.py)",
+    "feedback pipeline run": "Spark's Kafka source: tests/reliability/test_pipeline_broker_restart.py",
+    "feedback pipeline summary": "reads the tables",
+    "feedback pipeline reprocess": "reads the tables",
+    "feedback pipeline report": "reads the tables",
+    "feedback pipeline price-trend": "Spark's Kafka source, as pipeline run",
+    "feedback pipeline price-chart": "reads the tables",
+    "feedback databricks run": "the Databricks API (tests/feedback/clients/test_job_runs.py)",
+    "feedback databricks pause": "the Databricks API",
+    "feedback databricks status": "the Databricks API",
+    "feedback databricks errors": "the Databricks API",
+}
+
+
+def _commands() -> set[str]:
+    import typer.main
+
+    found: set[str] = set()
+
+    def walk(command, path: list[str]) -> None:
+        subs = getattr(command, "commands", None)
+        if not subs:
+            found.add(" ".join(path))
+        for name, sub in (subs or {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), ["feedback"])
+    return found
+
+
+def test_every_command_is_either_run_without_a_broker_or_says_why_not():
+    bench = {command for command in _commands() if command.startswith("feedback bench ")}  # each starts its own broker
+    assert _commands() - bench == set(NEEDS_A_BROKER) | set(NO_BROKER_HERE)
+    assert not set(NEEDS_A_BROKER) & set(NO_BROKER_HERE)
+
+
+@pytest.mark.parametrize("command", sorted(NEEDS_A_BROKER))
+def test_a_command_that_needs_a_broker_says_so_in_one_error_without_a_traceback(command, tmp_path, monkeypatch):
+    monkeypatch.setenv("FEEDBACK_KAFKA_CONNECT_TIMEOUT_MS", "2000")
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"id": "e-1", "text": "fine"}\n')
+    port = str(free_port())
+    arguments = [argument.format(events=events) for argument in NEEDS_A_BROKER[command]]
+    result = CliRunner().invoke(
+        app, ["--state-dir", str(tmp_path / "state"), "--local-kafka-port", port, *command.split()[1:], *arguments]
+    )
+    output = " ".join(result.output.split())
+    assert result.exit_code != 0, result.output
+    assert output.startswith("error: ") and f"127.0.0.1:{port}" in output, result.output
+    assert "Traceback" not in result.output and "╭" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

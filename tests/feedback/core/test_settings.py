@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from feedback.core.settings import SECRET_SCOPE_KEYS, SettingsError, job_parameters, load_settings
+from feedback.core.settings import SECRET_SCOPE_KEYS, SettingsError, job_parameters, load_settings, where_to_set
 
 
 def test_defaults_to_the_local_backend():
@@ -69,7 +69,7 @@ def test_missing_backend_settings_name_the_key_and_where_to_set_it(backend, miss
     with pytest.raises(SettingsError) as error:
         settings.require_complete()
     assert missing in str(error.value) and hint in str(error.value)
-    assert f"--{missing.replace('_', '-')}" in str(error.value)
+    assert where_to_set(missing) in str(error.value)
 
 
 def test_secrets_never_appear_in_repr_or_str():

@@ -39,7 +39,8 @@ def test_continuous_is_refused_on_databricks_only():
 
 def test_the_settings_refuse_a_bad_trigger_when_they_load_and_say_where_to_set_it():
     with pytest.raises(
-        SettingsError, match=r"tables_trigger: .*'every 30s' is not one of.*--tables-trigger, FEEDBACK_TABLES_TRIGGER"
+        SettingsError,
+        match=r"tables_trigger: .*'every 30s' is not one of.*feedback pipeline run --tables-trigger`, FEEDBACK_TABLES_TRIGGER",
     ):
         load_settings(tables_trigger="every 30s")
     assert load_settings(trigger="processing-time=1s").trigger == "processing-time=1s"
