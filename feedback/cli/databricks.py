@@ -7,9 +7,17 @@
     feedback databricks status [NAME ...]                        jobs, their trigger and last runs
     feedback databricks errors --job feedback-pipeline           why the last run's tasks failed
     feedback databricks errors 123456                            ... or one run's, by id
+    feedback databricks check                                    a marked event through the deployed
+                                                                 pipeline, from a one-time run there
 
 `run` on a continuous job (both deployed jobs are) does not call Run now while the job has an
 active run: Run now would cancel that run and start another. See `feedback.clients.job_runs.start_job`.
+
+`check` runs `feedback check` (jobs/pipeline_check.py) where the pipeline's Kafka can be reached:
+HDInsight's brokers answer only inside the peered Databricks network. It submits a one-time run
+(`jobs/runs/submit`) of the wheel's `feedback-task` with the deployed job's libraries, cluster
+(as a single node) and secret references, and the settings its tasks are given; waits for it;
+then prints the task's output (`jobs/runs/get-output`, `logs`): the check's steps and times.
 
 The workspace URL comes from --host or DATABRICKS_HOST (`pulumi stack output
 databricksWorkspaceUrl`). Credentials are the SDK's own (databricks-sdk unified authentication):
@@ -17,8 +25,9 @@ databricksWorkspaceUrl`). Credentials are the SDK's own (databricks-sdk unified 
 ARM_TENANT_ID or DATABRICKS_CLIENT_ID / DATABRICKS_CLIENT_SECRET), or a personal access
 token in DATABRICKS_TOKEN. See docs/databricks.md.
 
-Exit codes: 0 done; 1 the run did not succeed, or the API said no; 2 host or credentials
-missing; 3 the wait timed out (the run keeps going).
+Exit codes: 0 done (for `check`: every step checked passed); 1 the run did not succeed (for
+`check`: a step failed, or the check could not run), or the API said no; 2 host or credentials
+missing; 3 the wait timed out (the run keeps going; `check` cancels its own).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from feedback.cli.check import STOPPED
 from feedback.cli.common import console, fail
 from feedback.clients import job_runs
 
@@ -126,7 +136,13 @@ def _failures(connection: Connection) -> Iterator[None]:
         yield
     except Failure as failure:
         raise fail(str(failure), failure.code)
-    except (job_runs.JobNotFound, job_runs.AmbiguousJob, job_runs.NotContinuous, job_runs.RunStatusMissing) as error:
+    except (
+        job_runs.JobNotFound,
+        job_runs.AmbiguousJob,
+        job_runs.NotContinuous,
+        job_runs.RunStatusMissing,
+        job_runs.NoWheelTask,
+    ) as error:
         raise fail(str(error), EXIT_FAILED)
     except (job_runs.RunTimedOut, job_runs.NoRunStarted) as error:
         raise fail(str(error), EXIT_TIMED_OUT)
@@ -222,6 +238,33 @@ def _print_errors(report: job_runs.RunErrors, run: job_runs.RunState) -> None:
             console.print(escape(failure.error_trace), highlight=False, soft_wrap=True)
 
 
+def _follow(
+    w, run_id: int, started: float, timeout: float, poll_interval: float, until: job_runs.WaitUntil
+) -> job_runs.RunState:
+    """Wait for the run (`job_runs.wait_for_run`) with a spinner, and a line per change of state."""
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
+    ) as progress:
+        task = progress.add_task(f"run {run_id}: starting", total=None)
+
+        def on_change(state: job_runs.RunState) -> None:
+            progress.update(task, description=f"run {run_id}: {state.summary}")
+            progress.console.print(
+                f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
+                + (f" - {escape(state.message)}" if state.message else ""),
+                highlight=False,
+            )
+
+        return job_runs.wait_for_run(
+            w,
+            run_id,
+            timeout_s=max(timeout - (time.monotonic() - started), 0),
+            poll_interval_s=poll_interval,
+            until=until,
+            on_change=on_change,
+        )
+
+
 def _report_start(job: job_runs.JobRef, start: job_runs.Start) -> None:
     where = f"{job.name} (job {job.job_id})"
     if start.action == "run-now":
@@ -288,27 +331,7 @@ def run(
                 w, job.job_id, timeout_s=timeout, poll_interval_s=poll_interval
             ).run_id
             console.print(f"run {run_id} of {job.name} started", highlight=False)
-        with Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=True
-        ) as progress:
-            task = progress.add_task(f"run {run_id}: starting", total=None)
-
-            def on_change(state: job_runs.RunState) -> None:
-                progress.update(task, description=f"run {run_id}: {state.summary}")
-                progress.console.print(
-                    f"[{time.monotonic() - started:6.1f}s] run {run_id}: {state.summary}"
-                    + (f" - {escape(state.message)}" if state.message else ""),
-                    highlight=False,
-                )
-
-            state = job_runs.wait_for_run(
-                w,
-                run_id,
-                timeout_s=max(timeout - (time.monotonic() - started), 0),
-                poll_interval_s=poll_interval,
-                until=wait_until,  # type: ignore[arg-type]
-                on_change=on_change,
-            )
+        state = _follow(w, run_id, started, timeout, poll_interval, wait_until)  # type: ignore[arg-type]
         if state.succeeded or (wait_until == "running" and not state.is_terminal):
             console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
             return
@@ -449,3 +472,108 @@ def errors(
         state = job_runs.get_run_state(w, run_id)
         console.print(f"run {run_id}: {state.summary}{_url(state)}", highlight=False)
         _print_errors(job_runs.run_errors(w, run_id), state)
+
+
+# The wheel's console script that runs a `feedback` command as a Python wheel task
+# (pyproject.toml [project.scripts]; infra/lib/job_specs.py CLI_ENTRY_POINT, which the
+# producers' tasks call). `feedback.cli.main.task` returns normally when the command succeeds.
+TASK_ENTRY_POINT = "feedback-task"
+CHECK_TASK = "check"
+
+
+def _print_logs(output: job_runs.TaskOutput) -> None:
+    console.rule(f"task {output.task_key} (task run {output.run_id}): its output")
+    if output.logs_truncated:
+        console.print("(only the last 5 MB of its output: Databricks truncates the rest)", highlight=False)
+    console.print(escape(output.logs.rstrip("\n")) if output.logs else "(no output)", highlight=False, soft_wrap=True)
+
+
+@app.command("check")
+def check(
+    ctx: typer.Context,
+    job: str = typer.Option(
+        "feedback-pipeline", "--job", help="The deployed pipeline job whose wheel, cluster and settings the check uses."
+    ),
+    timeout: float = typer.Option(
+        1800,
+        "--timeout",
+        min=1,
+        help="Seconds to wait at most for the run, its cluster's start included; Databricks ends it then too.",
+    ),
+    poll_interval: float = typer.Option(15, "--poll-interval", min=0, help="Seconds between two looks at the run."),
+) -> None:
+    """Check the deployed pipeline: a one-time run sends a marked event and follows it (`feedback check` there).
+
+    The run uses the job's wheel and libraries, its cluster (one node) with its secret references,
+    and the settings its tasks are given. Prints the check's steps and times from the run's output.
+    """
+    from jobs.pipeline_check import new_event_id
+
+    connection = _connection(ctx)
+    with _failures(connection):
+        w = workspace_client(connection)
+        ref = job_runs.find_job(w, job)
+        deployed = w.jobs.get(job_id=ref.job_id)
+        continuous = deployed.settings.continuous if deployed.settings else None
+        where = f"{ref.name} (job {ref.job_id})"
+        if continuous is not None and job_runs.pause_status(continuous) == "PAUSED":
+            # A run would start a cluster only to stop at the first step after the send.
+            raise Failure(
+                f"{where} is paused, so nothing would score the check's event; start it first: "
+                f"`feedback databricks run {ref.name}`"
+            )
+        if continuous is not None and not job_runs.active_runs(w, ref.job_id):
+            console.print(
+                f"{where} has no active run: unless Databricks starts one meanwhile, the check stops at `scored`",
+                highlight=False,
+            )
+        event_id = new_event_id()
+        parameters = [CHECK_TASK, *job_runs.settings_parameters(deployed), "--event-id", event_id]
+        task, environments = job_runs.one_time_wheel_task(deployed, CHECK_TASK, TASK_ENTRY_POINT, parameters)
+        started = time.monotonic()
+        # The event id is also the idempotency token: the SDK may send the submit again (429,
+        # 503), and Databricks starts one run per token (docs.databricks.com/api/azure/workspace/jobs/submit).
+        run_id = job_runs.submit_run(
+            w,
+            task,
+            run_name=f"{ref.name} check {event_id}",
+            timeout_s=int(timeout),
+            idempotency_token=event_id,
+            environments=environments,
+        )
+        console.print(
+            f"submitted run {run_id}: {TASK_ENTRY_POINT} {CHECK_TASK} with the wheel, cluster and settings of "
+            f"{where}; event {event_id}. A job cluster takes minutes to start.",
+            highlight=False,
+        )
+        try:
+            state = _follow(w, run_id, started, timeout, poll_interval, "terminated")
+        except job_runs.RunTimedOut as error:
+            job_runs.cancel_run(w, run_id)
+            raise Failure(
+                f"run {run_id} was still {error.run.summary} after {error.waited_s:.0f}s (--timeout), so it was "
+                "cancelled; a job cluster can take minutes to start: try a longer --timeout"
+                + (f" ({error.run.run_page_url})" if error.run.run_page_url else ""),
+                EXIT_TIMED_OUT,
+            ) from None
+        outputs = job_runs.task_outputs(w, run_id)
+        for output in outputs:
+            _print_logs(output)
+        if state.succeeded:
+            console.print(f"run {run_id}: {state.summary}: the check passed{_url(state)}", highlight=False)
+            return
+        for output in outputs:
+            if output.error:
+                console.print(f"[bold]error:[/bold] {escape(output.error)}", highlight=False)
+            if output.error_trace:
+                console.print(escape(output.error_trace), highlight=False, soft_wrap=True)
+        stopped = any(STOPPED in output.logs for output in outputs)
+        raise Failure(
+            f"run {run_id} ended {state.summary}: "
+            + (
+                "the check failed (its last line above says where it stopped)"
+                if stopped
+                else "the check did not get through its steps (its output and error above say why)"
+            )
+            + (f": {state.run_page_url}" if state.run_page_url else "")
+        )

@@ -6,9 +6,10 @@
     feedback produce --from F --topic T  replay a JSON Lines file into a topic
     feedback demo                        the whole flow locally on the sample data
     feedback status [--watch]            each part's lag, last progress and latency; the alerts
+    feedback check                       a marked event through the running pipeline, step by step
     feedback pipeline ...                run, summarise, reprocess, report (Spark)
     feedback producer ...                X, Slack and price producers
-    feedback databricks run|status|errors  operate the jobs on Azure Databricks
+    feedback databricks run|status|errors|check  operate the jobs on Azure Databricks
     feedback alerts show MESSAGE_ID      every alert of a message (a digest) the dispatcher posted
     feedback bench producer              this project's producer against Kafka's own
     feedback bench dispatcher-start      the alert dispatcher's start on a long run's record
@@ -29,6 +30,8 @@ from rich.table import Table
 
 from feedback.cli.alerts import app as alerts_app
 from feedback.cli.bench import app as bench_app
+from feedback.cli.check import CONTEXT_SETTINGS as CHECK_CONTEXT
+from feedback.cli.check import check_command
 from feedback.cli.common import console, fail, settings_of
 from feedback.cli.databricks import app as databricks_app
 from feedback.cli.pipeline import app as pipeline_app
@@ -55,6 +58,7 @@ app.add_typer(pipeline_app, name="pipeline")
 app.add_typer(databricks_app, name="databricks")
 app.add_typer(alerts_app, name="alerts")
 app.command("size")(size_command)
+app.command("check", context_settings=CHECK_CONTEXT)(check_command)
 
 
 @app.callback()

@@ -28,11 +28,17 @@ A run's state is read from its `status` (`RunStatus`: `state`, `termination_deta
 older `state` field is deprecated in the Jobs API and in the SDK ("Deprecated. Please use the
 `status` field instead.") and is not read.
 
+A one-time run (`jobs/runs/submit`: no saved job, "Create and trigger a one-time run") of one
+of this project's entry points is built from a deployed job, so it runs what that job runs,
+where it runs: `one_time_wheel_task` copies the job's wheel task's package and libraries and
+its compute, `settings_parameters` the settings its tasks are given; `submit_run` starts it and
+`task_outputs` reads each task's `logs` (its stdout and stderr) once it has ended.
+
 The Jobs API calls behind them (the SDK's, API 2.2): `jobs/list` (with `name`), `jobs/get`,
-`jobs/update` (`new_settings` with only `continuous`), `jobs/run-now`, `jobs/runs/get`,
-`jobs/runs/list` (`job_id`, `limit`, `active_only`), `jobs/runs/cancel` and
-`jobs/runs/get-output`, which only answers for one task's run: a multi-task run's errors are
-read task by task.
+`jobs/update` (`new_settings` with only `continuous`), `jobs/run-now`, `jobs/runs/submit`,
+`jobs/runs/get`, `jobs/runs/list` (`job_id`, `limit`, `active_only`), `jobs/runs/cancel` and
+`jobs/runs/get-output`, which only answers for one task's run: a multi-task run's errors and
+logs are read task by task.
 """
 
 from __future__ import annotations
@@ -43,13 +49,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Literal, Optional
 
 from feedback.core.errors import STOPPED_FOR_GOOD
+from feedback.core.settings import Settings, job_parameters
 
 # The SDK is imported where it is called, not here: importing it loads every service it covers,
 # about 2 s that each `feedback` command (this module is part of the CLI) would pay, `--help`
 # and the producers' tasks included, for the few commands that call Databricks.
 if TYPE_CHECKING:
     from databricks.sdk import WorkspaceClient
-    from databricks.sdk.service.jobs import BaseRun, Continuous, Run, RunTask
+    from databricks.sdk.service.compute import ClusterSpec
+    from databricks.sdk.service.jobs import BaseRun, Continuous, Job, JobEnvironment, Run, RunTask, SubmitTask, Task
 
 # `RunStatus.state` (RunLifecycleStateV2State): QUEUED, PENDING, BLOCKED, WAITING, RUNNING,
 # TERMINATING, TERMINATED. Skipped runs and internal errors are TERMINATED with that
@@ -597,3 +605,169 @@ def job_statuses(w: WorkspaceClient, names: Iterable[str] = ()) -> list[JobStatu
         continuous = continuous_settings(w, job.job_id)
         statuses.append(JobStatus(job, last_run(w, job.job_id), pause_status(continuous) if continuous else None))
     return statuses
+
+
+# -- one-time runs ------------------------------------------------------------------------
+
+# A single-node cluster: the driver alone, no workers ("Single Node clusters", Databricks docs:
+# `spark.databricks.cluster.profile` singleNode, a local master, the tag ResourceClass
+# SingleNode; the same values infra/components/databricks_jobs.py gives the producers' cluster).
+SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.master": "local[*, 4]"}
+SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
+
+
+class NoWheelTask(LookupError):
+    """The job has no Python wheel task to copy a one-time run from."""
+
+    def __init__(self, job_id: Optional[int], name: str) -> None:
+        super().__init__(
+            f"job {name} (job {job_id}) has no Python wheel task to copy the check's run from: it is not the "
+            "job `pulumi up` deploys (docs/databricks.md)"
+        )
+
+
+@dataclass(frozen=True)
+class TaskOutput:
+    """One task of a run, by its last attempt, with `jobs/runs/get-output`'s answer for it."""
+
+    task_key: str
+    run_id: Optional[int]
+    attempt_number: int
+    life_cycle_state: str
+    termination_code: Optional[str]
+    logs: str  # its stdout and stderr (the last 5 MB of them: `logs_truncated`)
+    logs_truncated: bool
+    error: Optional[str]
+    error_trace: Optional[str]
+
+
+def wheel_tasks(job: Job) -> list[Task]:
+    """The job's Python wheel tasks, in its order."""
+    tasks = (job.settings.tasks if job.settings else None) or []
+    return [task for task in tasks if task.python_wheel_task is not None]
+
+
+def settings_parameters(job: Job) -> list[str]:
+    """The `--name value` pairs of the settings the job's wheel tasks are given (the first value of
+    each name, in the tasks' order), without the options of the tasks' own entry point (such as
+    the pipeline's `--part`): what another entry point of the wheel needs to reach the same
+    Kafka, tables and channels."""
+    found: dict[str, str] = {}
+    for task in wheel_tasks(job):
+        overrides, _ = job_parameters(task.python_wheel_task.parameters or [])
+        for name, value in overrides.items():
+            if name in Settings.model_fields:
+                found.setdefault(name, value)
+    return [part for name, value in found.items() for part in (f"--{name.replace('_', '-')}", value)]
+
+
+def single_node(spec: ClusterSpec) -> ClusterSpec:
+    """`spec` as a single-node cluster for the job's run-as identity.
+
+    `single_user_name` is left out: the Jobs service assigns a dedicated job cluster to the run's
+    own identity (the caller's, for a one-time run without `run_as`), and it may have filled in
+    the deployed job's creator (infra/components/databricks_jobs.py, "What `pulumi up` leaves alone").
+    """
+    return dataclasses.replace(
+        spec,
+        num_workers=0,
+        autoscale=None,
+        single_user_name=None,
+        spark_conf={**(spec.spark_conf or {}), **SINGLE_NODE_CONF},
+        custom_tags={**(spec.custom_tags or {}), **SINGLE_NODE_TAGS},
+    )
+
+
+def one_time_wheel_task(
+    job: Job, task_key: str, entry_point: str, parameters: list[str]
+) -> tuple[SubmitTask, list[JobEnvironment]]:
+    """A task running the wheel's `entry_point` with `parameters` where the job's first wheel task
+    runs: its package and libraries, and its compute (its job cluster's spec, as a single node; its
+    own new cluster or existing cluster; or its serverless environment, returned to be submitted
+    with the run). `jobs/runs/submit` takes no `job_clusters`, so a job cluster's spec becomes the
+    task's `new_cluster`. The cluster keeps its `spark_env_vars`: the secret references the
+    settings read (`FEEDBACK_SLACK_BOT_TOKEN`, ...), which Databricks resolves when it starts."""
+    from databricks.sdk.service.jobs import PythonWheelTask, SubmitTask
+
+    name = job.settings.name if job.settings and job.settings.name else ""
+    tasks = wheel_tasks(job)
+    if not tasks:
+        raise NoWheelTask(job.job_id, name)
+    source = tasks[0]
+    task = SubmitTask(
+        task_key=task_key,
+        python_wheel_task=PythonWheelTask(
+            package_name=source.python_wheel_task.package_name, entry_point=entry_point, parameters=parameters
+        ),
+        libraries=source.libraries,
+    )
+    environments: list[JobEnvironment] = []
+    if source.job_cluster_key:
+        clusters = {cluster.job_cluster_key: cluster for cluster in (job.settings.job_clusters or [])}
+        cluster = clusters.get(source.job_cluster_key)
+        if cluster is None or cluster.new_cluster is None:
+            raise NoWheelTask(job.job_id, name)
+        task.new_cluster = single_node(cluster.new_cluster)
+    elif source.new_cluster is not None:
+        task.new_cluster = single_node(source.new_cluster)
+    elif source.existing_cluster_id:
+        task.existing_cluster_id = source.existing_cluster_id
+    elif source.environment_key:
+        task.environment_key = source.environment_key
+        environments = [env for env in job.settings.environments or [] if env.environment_key == source.environment_key]
+    return task, environments
+
+
+def submit_run(
+    w: WorkspaceClient,
+    task: SubmitTask,
+    *,
+    run_name: str,
+    timeout_s: int,
+    idempotency_token: str,
+    environments: Iterable[JobEnvironment] = (),
+) -> int:
+    """Submit a one-time run of `task` (`jobs/runs/submit`, "Create and trigger a one-time run",
+    docs.databricks.com/api/azure/workspace/jobs/submit) and return its id, without waiting.
+
+    `idempotency_token` (at most 64 characters) makes the SDK's retries of the call safe: "If a
+    run with the provided token already exists, the request does not create a new run but
+    returns the ID of the existing run instead". Databricks ends the run after `timeout_s`
+    (`timeout_seconds`; 0 would be none).
+    """
+    return w.jobs.submit(
+        run_name=run_name,
+        tasks=[task],
+        timeout_seconds=timeout_s,
+        idempotency_token=idempotency_token,
+        environments=list(environments) or None,
+    ).response.run_id
+
+
+def task_outputs(w: WorkspaceClient, run_id: int) -> list[TaskOutput]:
+    """Each task of the run by its last attempt, with its output (`jobs/runs/get-output` of that
+    attempt's own run, docs.databricks.com/api/azure/workspace/jobs/getrunoutput: `logs` is "the
+    output from tasks that write to standard streams", its last 5 MB); a task that never ran
+    (SKIPPED, DISABLED) has no output of its own."""
+    outputs = []
+    for history in task_histories(w.jobs.get_run(run_id=run_id)):
+        latest = history.latest
+        logs, truncated, error, trace = "", False, None, None
+        if latest.run_id and latest.termination_code not in NO_OUTPUT_CODES:
+            output = w.jobs.get_run_output(run_id=latest.run_id)
+            logs, truncated = output.logs or "", bool(output.logs_truncated)
+            error, trace = output.error, output.error_trace
+        outputs.append(
+            TaskOutput(
+                latest.task_key,
+                latest.run_id,
+                latest.attempt_number,
+                latest.life_cycle_state,
+                latest.termination_code,
+                logs,
+                truncated,
+                error,
+                trace,
+            )
+        )
+    return outputs

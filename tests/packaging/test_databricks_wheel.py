@@ -237,7 +237,7 @@ def test_the_task_entry_points_run_up_to_their_settings_without_spark(environmen
 def test_a_benchmark_from_the_wheel_says_it_needs_a_clone(environment):
     result = environment.run("feedback", "bench", "pipeline", "--events", "100")
     assert result.returncode == 2
-    assert "the benchmarks run from a clone of the project" in result.stdout
+    assert "error: the benchmarks run from a clone of the project" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr
 
 

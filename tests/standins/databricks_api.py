@@ -8,7 +8,9 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
   exact, case-insensitive filter; `limit` is 1..100 (default 20); `jobs` is absent when empty.
 - `GET /api/2.2/jobs/get?job_id=` -> `{"job_id", "created_time", "creator_user_name",
   "run_as_user_name", "settings": {"name", "max_concurrent_runs", "format", "tasks",
-  "continuous"?}}`; an unknown job is 400 `INVALID_PARAMETER_VALUE`.
+  "job_clusters"?, "continuous"?}}`, each task with the fields a test gives it (`task_settings`:
+  `job_cluster_key`, `python_wheel_task`, `libraries`, ...); an unknown job is 400
+  `INVALID_PARAMETER_VALUE`.
 - `POST /api/2.2/jobs/update` with `{"job_id", "new_settings", "fields_to_remove"}` -> `{}`:
   each top-level field of `new_settings` replaces the old one whole ("Partially updating nested
   fields is not supported"), so a `continuous` without `task_retry_mode` drops it.
@@ -19,6 +21,16 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
   starts a new one (trigger CONTINUOUS_RESTART) and ends a back-off (terraform-provider-databricks,
   jobs/jobs_api_go_sdk.go: "calling RunNow() on a continuous job works, cancelling the active run
   if there is one, and resetting the exponential backoff timer").
+- `POST /api/2.2/jobs/runs/submit` with `{"run_name", "tasks", "timeout_seconds",
+  "idempotency_token", "environments"?}` -> `{"run_id"}` ("Create and trigger a one-time run",
+  docs.databricks.com/api/azure/workspace/jobs/submit): a run of no saved job (`run_type`
+  SUBMIT_RUN, not in `jobs/list`), which follows `one_time`. Refused with 400
+  `INVALID_PARAMETER_VALUE`: no `tasks`, a task without `task_key`, a task with no compute or
+  more than one (`new_cluster`, `existing_cluster_id`, `environment_key`), a `new_cluster`
+  without `spark_version`, a `python_wheel_task` without `package_name` or `entry_point`, an
+  `idempotency_token` longer than 64 characters. A token seen before answers the run it made
+  ("Databricks guarantees that exactly one run is launched with that idempotency token").
+  `timeout_seconds` is kept, not enforced.
 - `GET /api/2.2/jobs/runs/get?run_id=` -> a run: `job_id`, `run_id`, `run_page_url`,
   `start_time`, `end_time`, `trigger`, `status: {state, termination_details: {code, type,
   message}}` (once TERMINATING or TERMINATED), the deprecated `state: {life_cycle_state,
@@ -29,8 +41,8 @@ the SDK deserialises (databricks/sdk/service/jobs.py):
   RUNNING or TERMINATING; `active_only` and `completed_only` both true is 400.
 - `POST /api/2.2/jobs/runs/cancel` with `{"run_id"}` -> `{}`; the run is cancelled
   asynchronously: the next `runs/get` says TERMINATING, the one after TERMINATED/USER_CANCELED.
-- `GET /api/2.2/jobs/runs/get-output?run_id=` -> `{"metadata", "error", "error_trace", "logs"}`
-  for one task's run (`logs`: its stdout and stderr, for a Python wheel task); for a multi-task run's own id it is 400 `INVALID_PARAMETER_VALUE`, as documented
+- `GET /api/2.2/jobs/runs/get-output?run_id=` -> `{"metadata", "error", "error_trace", "logs",
+  "logs_truncated"}` for one task's run (`logs`: its stdout and stderr, for a Python wheel task); for a multi-task run's own id it is 400 `INVALID_PARAMETER_VALUE`, as documented
   ("retrieve the output of each individual task run instead").
 - Errors: `{"error_code", "message"}`; a request without a bearer token is 401 `UNAUTHENTICATED`;
   a wrong or expired one is what the service answers (databricks/databricks-sdk-go#873): 403
@@ -58,7 +70,7 @@ runs continue"). The scheduler acts at the start of each authorised `/api/` requ
 Faults for tests, consumed one per `/api/` request in order: `"403"` (PERMISSION_DENIED),
 `"429"` (REQUEST_LIMIT_EXCEEDED, `Retry-After: 1`), `"503"` (TEMPORARILY_UNAVAILABLE,
 `Retry-After: 1`), `"500"` (INTERNAL_ERROR); any other value (`""`) lets that request through.
-Every request is kept in `requests`.
+Every request is kept in `requests`; each accepted runs/submit body in `submitted`.
 """
 
 from __future__ import annotations
@@ -108,12 +120,19 @@ class Job:
     # task key -> its output's `logs`: a task that ended as a success once the run is RUNNING
     # (a producer stopped for good), while the run and its other tasks go on
     stopped_tasks: dict[str, str] = field(default_factory=dict)
+    # task key -> the rest of its settings in `jobs/get` (job_cluster_key, python_wheel_task, ...)
+    task_settings: dict[str, dict] = field(default_factory=dict)
+    job_clusters: list[dict] = field(default_factory=list)
+    # task key -> its output's `logs` (a task's stdout and stderr), whatever its state
+    logs: dict[str, str] = field(default_factory=dict)
     _scheduler_wait: Optional[int] = None
 
     def settings(self, *, with_tasks: bool) -> dict:
         settings: dict = {"name": self.name, "max_concurrent_runs": 1, "format": "MULTI_TASK"}
         if with_tasks:
-            settings["tasks"] = [{"task_key": key} for key in self.tasks]
+            settings["tasks"] = [{"task_key": key, **self.task_settings.get(key, {})} for key in self.tasks]
+            if self.job_clusters:
+                settings["job_clusters"] = [dict(cluster) for cluster in self.job_clusters]
         if self.continuous is not None:
             settings["continuous"] = dict(self.continuous)
         return settings
@@ -130,6 +149,7 @@ class JobRun:
     number_in_job: int
     task_run_ids: dict[tuple[str, int], int]  # (task key, attempt number) -> the attempt's run id
     trigger: str = "ONE_TIME"
+    run_type: str = "JOB_RUN"  # SUBMIT_RUN: a one-time run (jobs/runs/submit)
     polls: int = 0
     cancelled_at_poll: Optional[int] = None
 
@@ -168,6 +188,49 @@ def _states(life_cycle: str, result: Optional[str], message: str) -> tuple[dict,
     return status, state
 
 
+@dataclass
+class OneTime:
+    """What a one-time run (jobs/runs/submit) does: its script of states, its failing task with
+    that task's error, and each task's `logs`."""
+
+    script: tuple[tuple[str, Optional[str]], ...] = SUCCESS_SCRIPT
+    failing_task: Optional[str] = None
+    error: str = ""
+    error_trace: str = ""
+    logs: dict[str, str] = field(default_factory=dict)
+
+
+COMPUTE_FIELDS = ("new_cluster", "existing_cluster_id", "environment_key")
+
+
+def submit_problem(body: dict) -> Optional[str]:
+    """Why the Jobs API refuses a runs/submit body, or None (the module docstring lists the rules)."""
+    token = body.get("idempotency_token")
+    if token is not None and (not isinstance(token, str) or len(token) > 64):
+        return "idempotency_token must be a string of at most 64 characters"
+    tasks = body.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        return "Missing required field: tasks"
+    for task in tasks:
+        if not isinstance(task, dict) or not task.get("task_key"):
+            return "Missing required field: task_key"
+        computes = [name for name in COMPUTE_FIELDS if task.get(name)]
+        if len(computes) != 1:
+            return (
+                f"Task {task['task_key']} must specify exactly one of new_cluster, existing_cluster_id or "
+                f"environment_key (got {', '.join(computes) or 'none'})"
+            )
+        cluster = task.get("new_cluster")
+        if cluster is not None and not (isinstance(cluster, dict) and cluster.get("spark_version")):
+            return "Missing required field: new_cluster.spark_version"
+        wheel = task.get("python_wheel_task")
+        if wheel is not None:
+            for name in ("package_name", "entry_point"):
+                if not (isinstance(wheel, dict) and wheel.get(name)):
+                    return f"Missing required field: python_wheel_task.{name}"
+    return None
+
+
 @dataclass(eq=False)
 class DatabricksJobsStandIn(LoopbackHTTP):
     token: str = TOKEN
@@ -178,11 +241,14 @@ class DatabricksJobsStandIn(LoopbackHTTP):
     jobs: dict[int, Job] = field(default_factory=dict)
     runs: dict[int, JobRun] = field(default_factory=dict)
     secrets: dict[str, dict[str, str]] = field(default_factory=dict)
+    one_time: OneTime = field(default_factory=OneTime)
+    submitted: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         super().__init__()
         self._lock = threading.Lock()
         self._next_id = 1000
+        self._by_token: dict[str, int] = {}
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -204,6 +270,8 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         retry_error: str = "",
         retry_error_trace: str = "",
         stopped_tasks: Optional[dict[str, str]] = None,
+        task_settings: Optional[dict[str, dict]] = None,
+        job_clusters: Optional[list[dict]] = None,
     ) -> int:
         job = Job(
             self._new_id(),
@@ -220,6 +288,8 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             retry_error,
             retry_error_trace,
             dict(stopped_tasks or {}),
+            dict(task_settings or {}),
+            list(job_clusters or []),
         )
         self.jobs[job.job_id] = job
         return job.job_id
@@ -307,6 +377,7 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                 ("GET", "/api/2.2/jobs/runs/get"): self._runs_get,
                 ("GET", "/api/2.2/jobs/runs/list"): self._runs_list,
                 ("POST", "/api/2.2/jobs/runs/cancel"): self._runs_cancel,
+                ("POST", "/api/2.2/jobs/runs/submit"): self._runs_submit,
                 ("GET", "/api/2.2/jobs/runs/get-output"): self._runs_get_output,
                 ("GET", "/api/2.0/secrets/list"): self._secrets_list,
                 ("GET", "/api/2.0/secrets/get"): self._secrets_get,
@@ -437,6 +508,35 @@ class DatabricksJobsStandIn(LoopbackHTTP):
         run = self._start(job, trigger)
         return Reply(200, {"run_id": run.run_id, "number_in_job": run.number_in_job})
 
+    def _runs_submit(self, request: Request) -> Reply:
+        body = self._json_body(request)
+        if body is None:
+            return _error(400, "MALFORMED_REQUEST", "expected a JSON body")
+        problem = submit_problem(body)
+        if problem:
+            return _error(400, "INVALID_PARAMETER_VALUE", problem)
+        token = body.get("idempotency_token")
+        if token in self._by_token:
+            return Reply(200, {"run_id": self._by_token[token]})
+        self.submitted.append(body)
+        behaviour = self.one_time
+        # A one-time run belongs to no saved job: its job is not listed, and lives with the run.
+        job = Job(
+            self._new_id(),
+            body.get("run_name") or "Untitled",
+            tuple(task["task_key"] for task in body["tasks"]),
+            tuple(behaviour.script),
+            behaviour.failing_task,
+            behaviour.error,
+            behaviour.error_trace,
+            logs=dict(behaviour.logs),
+        )
+        run = self._start(job)
+        run.run_type = "SUBMIT_RUN"
+        if token is not None:
+            self._by_token[token] = run.run_id
+        return Reply(200, {"run_id": run.run_id})
+
     def _task_json(self, run: JobRun, key: str, attempt: int, life_cycle: str, result: Optional[str]) -> dict:
         message = ""
         if result is not None and key == run.job.failing_task and result == "FAILED":
@@ -489,7 +589,7 @@ class DatabricksJobsStandIn(LoopbackHTTP):
             "number_in_job": run.number_in_job,
             "run_name": run.job.name,
             "creator_user_name": "ops@example.com",
-            "run_type": "JOB_RUN",
+            "run_type": run.run_type,
             "format": "MULTI_TASK",
             "trigger": run.trigger,
             "run_page_url": f"{self.origin}/?o={self.workspace_id}#job/{run.job.job_id}/run/{run.run_id}",
@@ -562,6 +662,8 @@ class DatabricksJobsStandIn(LoopbackHTTP):
                 }
                 if key in run.job.stopped_tasks:
                     body["logs"] = run.job.stopped_tasks[key]
+                if key in run.job.logs:
+                    body["logs"], body["logs_truncated"] = run.job.logs[key], False
                 if attempt < run.job.retried_tasks.get(key, 0):
                     body["error"], body["error_trace"] = run.job.retry_error, run.job.retry_error_trace
                 elif run.state()[1] == "FAILED" and key == run.job.failing_task:

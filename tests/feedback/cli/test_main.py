@@ -174,6 +174,7 @@ NEEDS_A_BROKER = {
     "feedback alerts show": ["m-1"],
     "feedback producer prices": ["--polls", "1"],
     "feedback producer prices-replay": ["--days", "1", "--limit", "5"],
+    "feedback check": ["--no-table"],
 }
 # The others, and why they are not run here without a broker.
 NO_BROKER_HERE = {
@@ -197,6 +198,7 @@ NO_BROKER_HERE = {
     "feedback databricks pause": "the Databricks API",
     "feedback databricks status": "the Databricks API",
     "feedback databricks errors": "the Databricks API",
+    "feedback databricks check": "the Databricks API (tests/feedback/cli/test_databricks.py)",
 }
 
 
