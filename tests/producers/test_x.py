@@ -347,7 +347,7 @@ def test_a_query_x_refuses_stops_the_producer_naming_the_setting_without_retryin
     with pytest.raises(
         XQueryError,
         match=r"400 Bad Request: the search query 'Driftwood and sync' is invalid: Ambiguous use of and"
-        r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY",
+        r".*Fix x_query \(FEEDBACK_X_QUERY",
     ):
         producer.run(threading.Event(), max_polls=3)  # a producer that retried would poll 3 times
     assert (searches(api), slept) == (1, [])
@@ -359,7 +359,7 @@ def test_a_stream_rule_x_refuses_stops_the_producer_naming_the_setting(tmp_path,
     with pytest.raises(
         XQueryError,
         match=r"X did not create the filtered stream's rule 'Driftwood and sync': Ambiguous use of and"
-        r".*Fix x_query \(--x-query, FEEDBACK_X_QUERY",
+        r".*Fix x_query \(FEEDBACK_X_QUERY",
     ):
         producer.sync_rules()
     assert api.rules == [] and producer.report.rules_added == 0
