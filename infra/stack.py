@@ -220,6 +220,8 @@ def jobs_args(
         tables_trigger=config.jobs_tables_trigger,
         tables_tasks=config.jobs_tables_tasks,
         max_offsets_per_trigger=config.jobs_max_offsets_per_trigger,
+        channels=(config.negative_channel, config.positive_channel),
+        start_paused=config.jobs_start_paused,
         producer_settings=config.producer_settings,
         secrets=secrets,
         eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,

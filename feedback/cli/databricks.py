@@ -291,6 +291,7 @@ def _report_start(job: job_runs.JobRef, start: job_runs.Start) -> None:
             ),
             highlight=False,
         )
+        console.print(RESUME_AND_PULUMI, highlight=False)
 
 
 @app.command("run")
@@ -342,10 +343,15 @@ def run(
         )
 
 
-# infra/components/databricks_jobs.py, "What `pulumi up` leaves alone".
+# infra/components/databricks_jobs.py, DatabricksDeployment._pause_status: `pulumi up` sends the
+# pause the workspace has, but diffs against its own state until a refresh reads the new one.
 PAUSE_AND_PULUMI = (
-    "the pause lasts until `feedback databricks run`, or a `pulumi up` that changes this job: "
-    "run `pulumi up --refresh` to deploy a change and keep the job paused"
+    "the pause lasts until `feedback databricks run`; `pulumi up` keeps it, and `pulumi up --refresh` "
+    "also records it without updating the job"
+)
+RESUME_AND_PULUMI = (
+    "`pulumi up` keeps it running; run the next one as `pulumi up --refresh`, which records the resume "
+    "without updating the job (a plain one updates it once, restarting its run)"
 )
 
 

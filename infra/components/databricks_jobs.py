@@ -32,17 +32,17 @@ minute, where each stops again, for as long as nobody fixes the setting.
 `control_run_state` restarts the active run when `pulumi up` changes a job, so a new wheel or
 setting takes effect.
 
-What `pulumi up` leaves alone (`LEFT_TO_THE_WORKSPACE`, Pulumi's `ignore_changes`):
-- `continuous.pause_status`: it is UNPAUSED when a job is created, and from then on it belongs
-  to `feedback databricks pause`/`run`. An update of a job sends its whole settings
-  (`jobs/reset`), and the provider's default for `pause_status` is UNPAUSED, so without this a
-  `pulumi up` that changes a job would resume a paused one. With it, the update sends what
-  Pulumi's state holds: a `pulumi up --refresh` keeps a pause (the refresh reads PAUSED, and
-  `control_run_state` then stops the run instead of restarting it), while a plain `pulumi up`
-  that changes the job still resumes it, since its state was last read unpaused.
-- the job cluster's `single_user_name`: the clusters are SINGLE_USER without one, and the Jobs
-  service may fill it in as it does for interactive clusters (databricks/cli#4418); a
-  `pulumi up` must not send it back empty.
+A job's pause (`continuous.pause_status`) belongs to the workspace: a new job starts PAUSED
+(feedback:jobsStartPaused, the default) or UNPAUSED, and from then on `feedback databricks
+run`/`pause`, and a producer that stops for good, set it. An update of a job sends its whole
+settings (`jobs/reset`), so `pulumi up` reads the job's pause from the workspace first (getJobs,
+getJob) and sends that back: a `pulumi up` that changes a job leaves it paused or running as it
+found it, with or without `--refresh`, and `control_run_state` then restarts only a running job.
+
+What `pulumi up` leaves alone (`LEFT_TO_THE_WORKSPACE`, Pulumi's `ignore_changes`): the job
+cluster's `single_user_name`. The clusters are SINGLE_USER without one, and the Jobs service may
+fill it in as it does for interactive clusters (databricks/cli#4418); a `pulumi up` must not send
+it back empty.
 
 Both job clusters run in dedicated access mode (`job_specs.ACCESS_MODE`), as the jobs' run-as
 identity: the identity that ran `pulumi up` and created them. That is what reaches Unity Catalog
@@ -71,7 +71,15 @@ SINGLE_NODE_CONF = {"spark.databricks.cluster.profile": "singleNode", "spark.mas
 SINGLE_NODE_TAGS = {"ResourceClass": "SingleNode"}
 # Job fields `pulumi up` does not send back once the job exists (Pulumi's property paths; the
 # bridge matches them exactly, so the one job cluster is `[0]`).
-LEFT_TO_THE_WORKSPACE = ("continuous.pauseStatus", "jobClusters[0].newCluster.singleUserName")
+LEFT_TO_THE_WORKSPACE = ("jobClusters[0].newCluster.singleUserName",)
+
+
+def _live_pause(job_settings: Any) -> Optional[str]:
+    """`settings.continuous.pause_status` of a job as getJob answers it (None: not continuous)."""
+    found = job_settings
+    for name in ("settings", "continuous", "pause_status"):
+        found = found.get(name) if isinstance(found, Mapping) else getattr(found, name, None)
+    return found
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,10 @@ class JobsArgs:
     # only when not the jobs' own defaults (job_specs.pipeline_parameters)
     tables_tasks: int = job_specs.DEFAULT_TABLES_TASKS
     max_offsets_per_trigger: int = job_specs.DEFAULT_MAX_OFFSETS_PER_TRIGGER
+    # the Slack channels alerts go to: negative, positive
+    channels: tuple[str, str] = job_specs.DEFAULT_CHANNELS
+    # whether a job this run creates starts paused (feedback:jobsStartPaused)
+    start_paused: bool = True
     # the producers' plain settings
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
     # secret-scope key -> value, only the configured ones (job_specs.JOB_SECRETS names them)
@@ -154,7 +166,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
         self.locations = self.catalog.apply(lambda found: self._locations(found, args.locations))
         self.producers = job_specs.deployed_producers(jobs.secrets) if jobs else []
         if jobs:
-            self._deploy_jobs(name, jobs, args.tags, store, child)
+            self._deploy_jobs(name, jobs, args.tags, store, args.workspace, child)
         self.register_outputs({"catalog": self.catalog, "locations": self.locations})
 
     def _catalog(self, args: DatabricksDeploymentArgs, child: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
@@ -213,12 +225,41 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 pulumi.log.warn(prerequisite, resource=self)
         return found
 
+    def _pause_status(
+        self, job: str, start_paused: bool, workspace: pulumi.Resource, child: pulumi.ResourceOptions
+    ) -> pulumi.Output[str]:
+        """The pause `pulumi up` sends for `job`: the one the workspace has, read before the update,
+        so a `pulumi up` that changes the job leaves it paused or running as `feedback databricks
+        run`/`pause` (or a producer that stopped for good) left it; a job not made yet starts
+        paused when `start_paused`. The job is found by its name (getJobs matches names that
+        contain it, and stops with "duplicate job name detected" when two jobs of the workspace
+        share one of those names: docs/deploy-azure.md, "Troubleshooting").
+
+        Pulumi compares what the program sends with its state, not with the workspace: after a
+        `feedback databricks run` or `pause`, the next `pulumi up` updates the job's pause to what
+        the workspace has (no change there), and `control_run_state` restarts a running job's run
+        once; `pulumi up --refresh` reads the pause into the state first and leaves the job alone."""
+        options = pulumi.InvokeOutputOptions(parent=self, provider=child.provider, depends_on=[workspace])
+        listed = databricks.get_jobs_output(job_name_contains=job, opts=options)
+
+        def read(ids: Optional[Mapping[str, str]]) -> pulumi.Input[str]:
+            job_id = (ids or {}).get(job)
+            if job_id is None:
+                return job_specs.pause_status(False, None, start_paused)
+            found = databricks.get_job_output(job_id=job_id, opts=options)
+            return found.job_settings.apply(
+                lambda settings: job_specs.pause_status(True, _live_pause(settings), start_paused)
+            )
+
+        return listed.ids.apply(read)
+
     def _deploy_jobs(
         self,
         name: str,
         args: JobsArgs,
         tags: dict[str, str],
         store: list[pulumi.Resource],
+        workspace: pulumi.Resource,
         child: pulumi.ResourceOptions,
     ) -> None:
         """The secret scope and its secrets, the wheel, the notebooks and the two jobs."""
@@ -258,8 +299,8 @@ class DatabricksDeployment(pulumi.ComponentResource):
             databricks.JobTaskLibraryArgs(pypi=databricks.JobTaskLibraryPypiArgs(package=package))
             for package in args.pypi_packages
         ]
-        # The jobs start only once the secrets they reference and the wheel exist. Two fields
-        # are left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
+        # The jobs start only once the secrets they reference and the wheel exist. One field is
+        # left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
         job_opts = pulumi.ResourceOptions.merge(
             child,
             pulumi.ResourceOptions(
@@ -279,7 +320,10 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 # One task per part on one cluster, no dependencies between them (a continuous job
                 # allows none). A failed part is retried on the running cluster while the others
                 # keep running (see the module docstring).
-                continuous=databricks.JobContinuousArgs(pause_status="UNPAUSED", task_retry_mode="ON_FAILURE"),
+                continuous=databricks.JobContinuousArgs(
+                    pause_status=self._pause_status(job_specs.PIPELINE_JOB, args.start_paused, workspace, child),
+                    task_retry_mode="ON_FAILURE",
+                ),
                 control_run_state=True,
                 job_clusters=[
                     self._cluster(
@@ -310,6 +354,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                                     args.azure_language_endpoint,
                                     tables_tasks=args.tables_tasks,
                                     max_offsets_per_trigger=args.max_offsets_per_trigger,
+                                    channels=args.channels,
                                 )
                             ),
                         ),
@@ -331,7 +376,10 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 max_concurrent_runs=1,
                 # Always running; a failed producer's task is retried while the others keep
                 # running (see the module docstring).
-                continuous=databricks.JobContinuousArgs(pause_status="UNPAUSED", task_retry_mode="ON_FAILURE"),
+                continuous=databricks.JobContinuousArgs(
+                    pause_status=self._pause_status(job_specs.PRODUCERS_JOB, args.start_paused, workspace, child),
+                    task_retry_mode="ON_FAILURE",
+                ),
                 control_run_state=True,
                 job_clusters=[
                     self._cluster(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
@@ -21,7 +22,7 @@ from feedback.core import sizing
 from feedback.core.catalogue import TOPICS, Topic
 from infra.config.errors import NAMESPACE
 from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, set_line
-from infra.lib import azure_names, event_hubs_limits, network_rules, passwords, replication, vm_sizes
+from infra.lib import azure_names, event_hubs_limits, job_specs, network_rules, passwords, replication, vm_sizes
 
 # Microsoft Learn, "Deploy Azure Databricks in your Azure virtual network (VNet injection)":
 # "A CIDR block between /16 and /24 for the VNet"; "Each subnet should use a CIDR block that is
@@ -502,6 +503,22 @@ def jobs(keys: StackConfig) -> Found:
     if endpoint and language_key is None:
         found.problems.append(
             fix("azureLanguageKey", f"{NAMESPACE}:azureLanguageEndpoint is set but {NAMESPACE}:azureLanguageKey is not")
+        )
+    if keys.deploy_jobs and keys.slack_bot_token is None:
+        found.warnings.append(
+            f"{NAMESPACE}:slackBotToken is not set: the deployed pipeline scores and keeps every event, but posts "
+            f"no alert to Slack (the dispatcher writes them to a file on its job cluster, lost with the cluster); "
+            f"create the channels {keys.negative_channel} and {keys.positive_channel}, invite the app's bot, and run "
+            f'`{set_line("slackBotToken")}` (docs/deploy-azure.md, "Slack")'
+        )
+    if keys.negative_channel == keys.positive_channel:
+        found.problems.append(
+            fix(
+                "positiveChannel",
+                f"{NAMESPACE}:negativeChannel and {NAMESPACE}:positiveChannel are both {keys.negative_channel!r}: "
+                "a reader could not tell a complaint from praise",
+                shlex.quote(job_specs.DEFAULT_CHANNELS[1]),
+            )
         )
     if keys.slack_app_token is not None and keys.slack_bot_token is None:
         found.warnings.append(

@@ -16,6 +16,7 @@ fixes it; `parse_keys` turns pydantic's ValidationError back into those lines.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import PurePath
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, get_args, get_origin
 
@@ -162,6 +163,15 @@ def _wheel(value: Any, info: ValidationInfo) -> str:
             f"or `pulumi config rm {NAMESPACE}:{key}` to let `pulumi up` build it"
         )
     return value
+
+
+def _channel(value: Any, info: ValidationInfo) -> str:
+    key = _key(info)
+    if problem := job_specs.channel_problem(str(value)):
+        default = StackConfig.model_fields[FIELD_OF_KEY[key]].default
+        # Quoted: to a shell, a word that starts with # starts a comment.
+        raise refuse(f"{NAMESPACE}:{key} {problem}: for example `{set_line(key, shlex.quote(default))}`")
+    return str(value)
 
 
 def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
@@ -349,6 +359,14 @@ class StackConfig(BaseModel):
 
     # -- The Databricks jobs (infra/components/databricks_jobs.py)
     deploy_jobs: Switch = True
+    # A job `pulumi up` creates starts paused, so no job cluster bills until `feedback databricks
+    # run` starts it; false: it starts running. Once a job exists its pause is the workspace's:
+    # `pulumi up` reads it there and sends it back unchanged (databricks_jobs.DatabricksDeployment).
+    jobs_start_paused: Switch = True
+    # The Slack channels the pipeline alerts to (the settings negative_channel and
+    # positive_channel): each must exist, with the app's bot invited (docs/deploy-azure.md).
+    negative_channel: Annotated[str, BeforeValidator(_channel)] = job_specs.DEFAULT_CHANNELS[0]
+    positive_channel: Annotated[str, BeforeValidator(_channel)] = job_specs.DEFAULT_CHANNELS[1]
     job_node_type: str = "Standard_D4ds_v5"
     job_workers: WholeNumber = 1
     # A Unity Catalog catalog the program makes a schema `feedback` and a managed volume `state`

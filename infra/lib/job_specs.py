@@ -41,6 +41,10 @@ SPARK_PARTS = ("scorer", TABLES_PART)
 # stack that sets none keeps its job definitions (and running job) as they are.
 DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
 DEFAULT_MAX_OFFSETS_PER_TRIGGER: int = Settings.model_fields["max_offsets_per_trigger"].default
+DEFAULT_CHANNELS: tuple[str, str] = (
+    Settings.model_fields["negative_channel"].default,
+    Settings.model_fields["positive_channel"].default,
+)
 # Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship, and
 # databricks-sdk, whose runtime copy (0.49 on 17.3) is older than the wheel needs (pyproject.toml
 # says why). (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
@@ -150,6 +154,30 @@ def deployed_producers(keys: Iterable[str]) -> list[str]:
     return [name for name, needs in PRODUCERS.items() if set(needs) <= present]
 
 
+# Slack's rule for a channel's name ("Create a channel": lowercase letters, numbers, hyphens
+# and underscores, at most 80 characters), written with its `#`, or a channel's ID.
+CHANNEL = re.compile(r"^(#[a-z0-9_-]{1,80}|[CG][A-Z0-9]{8,})$")
+
+
+def channel_problem(channel: str) -> Optional[str]:
+    """Why `channel` cannot be a Slack channel the pipeline posts to, or None."""
+    if CHANNEL.match(channel):
+        return None
+    return (
+        f"{channel!r} is not a Slack channel: a name with its # (lowercase letters, digits, - and _, at most 80) "
+        "or a channel ID such as C0123456789"
+    )
+
+
+def pause_status(exists: bool, live: Optional[str], start_paused: bool) -> str:
+    """The `continuous.pause_status` a `pulumi up` sends for a job: for a job the workspace has,
+    the pause it has there (`live`; absent, the Jobs API's default, UNPAUSED: sending PAUSED
+    would stop a running job); for a new one, PAUSED when `start_paused`."""
+    if exists:
+        return "PAUSED" if live == "PAUSED" else "UNPAUSED"
+    return "PAUSED" if start_paused else "UNPAUSED"
+
+
 def pipeline_parameters(
     part: str,
     backend: str,
@@ -163,11 +191,13 @@ def pipeline_parameters(
     *,
     tables_tasks: int = DEFAULT_TABLES_TASKS,
     max_offsets_per_trigger: int = DEFAULT_MAX_OFFSETS_PER_TRIGGER,
+    channels: tuple[str, str] = DEFAULT_CHANNELS,
 ) -> list[str]:
     """The task of `part`: `jobs.sentiment_pipeline:main --part <part>`, then `--setting value`
     pairs, plain settings only, never a secret. Every part gets the same settings; the table
     writer also gets its own trigger and, when not the default, its tasks; the Spark parts get
-    their batch cap when it is not the default."""
+    their batch cap when it is not the default; every part gets the alert `channels` (negative,
+    positive) when they are not the jobs' own, since the scorer routes and the dispatcher posts."""
     if part not in PIPELINE_PARTS:
         raise ValueError(f"pipeline part {part!r} is not one of {', '.join(PIPELINE_PARTS)}")
     parameters = [
@@ -192,6 +222,8 @@ def pipeline_parameters(
             parameters += ["--tables-tasks", str(tables_tasks)]
     if part in SPARK_PARTS and max_offsets_per_trigger != DEFAULT_MAX_OFFSETS_PER_TRIGGER:
         parameters += ["--max-offsets-per-trigger", str(max_offsets_per_trigger)]
+    if channels != DEFAULT_CHANNELS:
+        parameters += ["--negative-channel", channels[0], "--positive-channel", channels[1]]
     if backend == "eventhubs" and eventhubs_tier:
         parameters += ["--eventhubs-tier", eventhubs_tier]
     if azure_language_endpoint:

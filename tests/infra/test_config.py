@@ -23,7 +23,7 @@ def problems_of(secret_keys: list[str] | None = None, **overrides) -> str:
 
 
 def test_a_good_config_gives_defaults_and_secret_outputs():
-    use_config(base_config())
+    use_config(base_config(slackBotToken="xoxb-test"))
     config = load_config()
     assert (config.location, config.backend, config.worker_count, config.replication_factor) == (
         "westeurope",
@@ -94,14 +94,14 @@ def test_an_operator_range_wider_than_a_slash_24_is_refused_with_both_fixes(cidr
 
 @pytest.mark.parametrize("cidr", ["203.0.113.10/32", "203.0.113.0/24", "203.0.113.64/26"])
 def test_an_operator_range_of_a_slash_24_or_narrower_is_taken_without_a_warning(cidr):
-    use_config(base_config(operatorCidr=cidr))
+    use_config(base_config(operatorCidr=cidr, slackBotToken="xoxb-test"))
     config = load_config()
     assert config.operator_cidr == cidr and config.warnings == ()
 
 
 @pytest.mark.parametrize("cidr", ["198.51.0.0/16", "0.0.0.0/0"])
 def test_allow_wide_operator_cidr_takes_a_wider_range_with_a_warning(cidr):
-    use_config(base_config(operatorCidr=cidr, allowWideOperatorCidr="true"))
+    use_config(base_config(operatorCidr=cidr, allowWideOperatorCidr="true", slackBotToken="xoxb-test"))
     config = load_config()
     assert config.operator_cidr == cidr
     [warning] = config.warnings
@@ -193,7 +193,7 @@ def test_two_fault_domains_default_to_four_replicas():
 
 
 def test_a_factor_below_microsofts_recommendation_is_a_warning():
-    use_config(base_config(replicationFactor="2"))
+    use_config(base_config(replicationFactor="2", slackBotToken="xoxb-test"))
     config = load_config()
     assert config.replication_factor == 2
     [warning] = config.warnings
@@ -270,6 +270,7 @@ def test_a_cluster_id_without_dedicated_is_a_warning():
         base_config(
             **EVENTHUBS_ONLY,
             eventhubsClusterId="/subscriptions/1/resourceGroups/g/providers/Microsoft.EventHub/clusters/c",
+            slackBotToken="xoxb-test",
         )
     )
     [warning] = load_config().warnings
@@ -369,7 +370,9 @@ def test_overlapping_or_outside_subnets_are_refused():
 
 
 def test_the_managed_network_ignores_subnets_with_a_warning_and_keeps_its_slash_16_rule():
-    use_config(base_config(databricksNetwork="managed", databricksHostSubnetCidr="10.139.64.0/18"))
+    use_config(
+        base_config(databricksNetwork="managed", databricksHostSubnetCidr="10.139.64.0/18", slackBotToken="xoxb-test")
+    )
     [warning] = load_config().warnings
     assert "feedback:databricksHostSubnetCidr is set but feedback:databricksNetwork is 'managed'" in warning
     assert "is a /24" in problems_of(databricksNetwork="managed", databricksVnetCidr="10.139.0.0/24")

@@ -269,7 +269,7 @@ def test_azure_ai_language_takes_its_endpoint_and_key_together(raw, problems):
 
 
 def test_the_slack_app_token_alone_is_a_warning():
-    assert checks.jobs(keys_of(slackAppToken="xapp-fake-2")).warnings == [
+    assert checks.jobs(keys_of(slackAppToken="xapp-fake-2", deployJobs="false")).warnings == [
         "feedback:slackAppToken is set without feedback:slackBotToken: the Slack producer needs both and is not "
         "deployed; run `pulumi config set --secret feedback:slackBotToken xoxb-...`"
     ]
@@ -307,7 +307,7 @@ def test_check_reports_every_problem_at_once_whichever_rule_finds_it():
 
 
 def test_check_returns_the_typed_config_when_nothing_is_wrong():
-    checked = check_of(replicationFactor="2")
+    checked = check_of(replicationFactor="2", slackBotToken="xoxb-fake-1")
     assert checked.problems == [] and len(checked.warnings) == 1
     assert checked.config is not None and checked.config.replication_factor == 2
 

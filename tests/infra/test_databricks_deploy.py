@@ -74,6 +74,10 @@ def jobs_by_name(stack) -> dict[str, dict]:
     return {job.inputs["name"]: job.inputs for job in stack.of_type(JOB)}
 
 
+def parameters_of(task: dict) -> list[str]:
+    return task["pythonWheelTask"]["parameters"]
+
+
 def cluster_of(job: dict) -> dict:
     [cluster] = job["jobClusters"]
     return cluster["newCluster"]
@@ -186,7 +190,7 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
     )
     pipeline = jobs_by_name(stack)[job_specs.PIPELINE_JOB]
     assert pipeline["maxConcurrentRuns"] == 1
-    assert pipeline["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
+    assert pipeline["continuous"] == {"pauseStatus": "PAUSED", "taskRetryMode": "ON_FAILURE"}  # a new job waits
     assert pipeline["controlRunState"] is True and "schedule" not in pipeline
     cluster = cluster_of(pipeline)
     assert cluster["sparkVersion"] == "17.3.x-scala2.13"
@@ -326,7 +330,7 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
     producers = jobs_by_name(full)[job_specs.PRODUCERS_JOB]
     assert len(full.of_type(JOB)) == 2
     assert [task["taskKey"] for task in producers["tasks"]] == ["producer-prices", "producer-slack", "producer-x"]
-    assert producers["continuous"] == {"pauseStatus": "UNPAUSED", "taskRetryMode": "ON_FAILURE"}
+    assert producers["continuous"] == {"pauseStatus": "PAUSED", "taskRetryMode": "ON_FAILURE"}
     assert producers["controlRunState"] is True and producers["maxConcurrentRuns"] == 1
     [cluster] = producers["jobClusters"]
     assert cluster["newCluster"]["numWorkers"] == 0
@@ -746,11 +750,11 @@ def test_jobs_config_problems_name_the_fix(changes, message, fix):
 
 
 def test_a_good_jobs_config_has_no_problem_and_slack_app_token_alone_warns():
-    assert jobs_check() == ([], [])
+    assert jobs_check(slackBotToken="xoxb-fake-1") == ([], [])
     assert jobs_check(slackBotToken="xoxb-fake-1", slackAppToken="xapp-fake-2") == ([], [])
     problems, warnings = jobs_check(slackAppToken="xapp-fake-2")
-    assert problems == [] and "the Slack producer needs both" in warnings[0]
-    assert "pulumi config set --secret feedback:slackBotToken xoxb-..." in warnings[0]
+    assert problems == [] and "the Slack producer needs both" in warnings[-1]
+    assert "pulumi config set --secret feedback:slackBotToken xoxb-..." in warnings[-1]
 
 
 def test_a_token_stored_in_plain_text_is_refused_and_workers_must_be_a_number():
@@ -805,15 +809,90 @@ def test_the_jobs_are_created_after_the_topics_they_read_and_write(run_program, 
         assert topic_urns <= job.dependencies, f"{job.name} does not wait for the topics"
 
 
-def test_a_pause_and_the_server_filled_cluster_owner_are_not_sent_back_by_an_update(run_program):
+def test_the_server_filled_cluster_owner_is_not_sent_back_by_an_update(run_program):
     stack = run_program()
     jobs = stack.of_type("databricks:index/job:Job")
     assert len(jobs) == 2
     for job in jobs:
-        assert job.ignore_changes == ("continuous.pauseStatus", "jobClusters[0].newCluster.singleUserName")
-        # The paths name what the job sends (the bridge matches them exactly).
-        assert "pauseStatus" in job.inputs["continuous"] and len(job.inputs["jobClusters"]) == 1
+        assert job.ignore_changes == ("jobClusters[0].newCluster.singleUserName",)
+        # The path names what the job sends (the bridge matches it exactly).
+        assert len(job.inputs["jobClusters"]) == 1
         assert job.inputs["jobClusters"][0]["newCluster"]["dataSecurityMode"] == "SINGLE_USER"
+
+
+@pytest.mark.parametrize(("start_paused", "created"), [(None, "PAUSED"), ("true", "PAUSED"), ("false", "UNPAUSED")])
+def test_a_new_job_starts_paused_unless_the_stack_says_otherwise(run_program, start_paused, created):
+    stack = run_program(jobsStartPaused=start_paused)
+    assert {job.inputs["name"]: job.inputs["continuous"]["pauseStatus"] for job in stack.of_type(JOB)} == {
+        job_specs.PIPELINE_JOB: created,
+        job_specs.PRODUCERS_JOB: created,
+    }
+
+
+@pytest.mark.parametrize("start_paused", ["true", "false"])
+def test_an_existing_job_keeps_the_pause_the_workspace_has_whatever_the_stack_starts_new_ones_with(
+    run_program, start_paused
+):
+    workspace_jobs = [
+        {"name": job_specs.PIPELINE_JOB, "id": "1001", "pauseStatus": "UNPAUSED"},  # `feedback databricks run`
+        {"name": job_specs.PRODUCERS_JOB, "id": "1002", "pauseStatus": "PAUSED"},  # a producer stopped for good
+        {"name": "Feedback-Pipeline-copy", "id": "7", "pauseStatus": "PAUSED"},  # not ours, though it matches
+    ]
+    stack = run_program(
+        jobsStartPaused=start_paused,
+        existing={"databricks:index/getJobs:getJobs": {"fbk01-databricks": workspace_jobs}},
+    )
+    assert {job.inputs["name"]: job.inputs["continuous"]["pauseStatus"] for job in stack.of_type(JOB)} == {
+        job_specs.PIPELINE_JOB: "UNPAUSED",
+        job_specs.PRODUCERS_JOB: "PAUSED",
+    }
+    read = [args["jobId"] for token, args in stack.mocks.invokes if token == "databricks:index/getJob:getJob"]
+    assert sorted(read) == ["1001", "1002"]
+
+
+def test_a_job_the_workspace_has_without_a_pause_is_sent_the_apis_default_not_the_new_jobs_pause(run_program):
+    workspace_jobs = [{"name": job_specs.PIPELINE_JOB, "id": "1001"}]  # continuous without pause_status
+    stack = run_program(existing={"databricks:index/getJobs:getJobs": {"fbk01-databricks": workspace_jobs}})
+    assert {job.inputs["name"]: job.inputs["continuous"]["pauseStatus"] for job in stack.of_type(JOB)} == {
+        job_specs.PIPELINE_JOB: "UNPAUSED",  # PAUSED would stop it, and cancel its run
+        job_specs.PRODUCERS_JOB: "PAUSED",  # new: starts paused
+    }
+
+
+def test_two_jobs_of_one_name_in_the_workspace_stop_the_run_with_the_providers_message(run_program):
+    twice = [{"name": job_specs.PIPELINE_JOB, "id": str(n), "pauseStatus": "PAUSED"} for n in (1001, 1002)]
+    with pytest.raises(Exception, match="duplicate job name detected: feedback-pipeline"):
+        run_program(existing={"databricks:index/getJobs:getJobs": {"fbk01-databricks": twice}})
+
+
+def test_the_alert_channels_reach_every_pipeline_part_only_when_not_the_jobs_own(run_program):
+    default = jobs_by_name(run_program())[job_specs.PIPELINE_JOB]
+    assert not [task for task in default["tasks"] if "--negative-channel" in parameters_of(task)]
+    renamed = jobs_by_name(run_program(negativeChannel="#complaints", positiveChannel="C0123456789"))
+    for task in renamed[job_specs.PIPELINE_JOB]["tasks"]:
+        given = parameters_of(task)
+        assert given[given.index("--negative-channel") + 1] == "#complaints"
+        assert given[given.index("--positive-channel") + 1] == "C0123456789"
+
+
+@pytest.mark.parametrize("channel", ["negative-feedback", "#Negative", "#has space", "#" + "a" * 81])
+def test_a_channel_slack_would_not_take_is_refused_with_a_line_a_shell_runs(channel):
+    problems, _ = jobs_check(negativeChannel=channel, slackBotToken="xoxb-fake-1")
+    assert len(problems) == 1 and "is not a Slack channel" in problems[0], problems
+    assert "`pulumi config set feedback:negativeChannel '#negative-feedback'`" in problems[0]
+
+
+def test_one_channel_for_both_kinds_of_alert_is_refused():
+    problems, _ = jobs_check(negativeChannel="#feedback", positiveChannel="#feedback", slackBotToken="xoxb-fake-1")
+    assert len(problems) == 1 and "a reader could not tell a complaint from praise" in problems[0], problems
+
+
+def test_jobs_without_a_slack_bot_token_warn_that_no_alert_reaches_slack_and_name_the_channels_to_make():
+    _, warnings = jobs_check(negativeChannel="#complaints")
+    assert len(warnings) == 1
+    assert "posts no alert to Slack" in warnings[0] and "#complaints and #positive-feedback" in warnings[0]
+    assert "pulumi config set --secret feedback:slackBotToken xoxb-..." in warnings[0]
+    assert jobs_check(deployJobs="false") == ([], [])  # no jobs, no alerts to miss
 
 
 def test_with_a_catalog_the_jobs_keep_their_state_in_a_volume_the_program_makes(run_program):

@@ -75,6 +75,59 @@ def test_new_code_updates_the_jobs_in_place_and_keeps_their_state(life, tmp_path
     assert locations(new) == locations(first)
 
 
+def pauses(run: Run) -> dict[str, str]:
+    assert run.stack is not None
+    return {job.inputs["name"]: job.inputs["continuous"]["pauseStatus"] for job in run.stack.of_type(JOB)}
+
+
+@pytest.mark.parametrize("then", ["UNPAUSED", "PAUSED"])
+def test_a_pulumi_up_that_changes_the_jobs_keeps_each_one_paused_or_running_as_the_workspace_has_it(
+    life, tmp_path, then
+):
+    first = applied(life.up())
+    assert set(pauses(first).values()) == {"PAUSED"}  # a first deploy bills no job cluster
+    # `feedback databricks run feedback-pipeline` (then, perhaps, `pause`); the producers stay paused.
+    life.outside.paused[job_specs.PIPELINE_JOB] = then
+    new = applied(life.up(jobsWheel=str(write_fake_wheel(tmp_path, code="VERSION = 2\n"))))
+    assert new.plan.kinds(JOB) == {"update"}
+    assert pauses(new) == {job_specs.PIPELINE_JOB: then, job_specs.PRODUCERS_JOB: "PAUSED"}
+    again = applied(life.up())  # with nothing changed, the read pause is what the state holds
+    assert again.plan.kinds(JOB) == {"same"}
+
+
+def test_after_feedback_databricks_run_an_unchanged_pulumi_up_records_the_pause_and_with_refresh_changes_nothing(
+    life,
+):
+    applied(life.up())
+    life.outside.paused[job_specs.PIPELINE_JOB] = "UNPAUSED"
+    # Pulumi diffs against its state: the pause is an update (and a running job's run restarts once).
+    plain = applied(life.up())
+    assert [(change.kind, change.paths) for change in plain.plan.of_type(JOB) if change.kind != "same"] == [
+        ("update", ("continuous.pauseStatus",))
+    ]
+    assert applied(life.up()).plan.kinds(JOB) == {"same"}
+    life.outside.paused[job_specs.PIPELINE_JOB] = "PAUSED"  # `feedback databricks pause`
+    refreshed = applied(life.up(refresh=True))
+    assert refreshed.plan.kinds(JOB) == {"same"} and pauses(refreshed)[job_specs.PIPELINE_JOB] == "PAUSED"
+
+
+def test_jobs_start_paused_false_starts_new_jobs_and_leaves_existing_ones_as_they_are(life):
+    applied(life.up())
+    changed = applied(life.up(jobsStartPaused="false"))
+    assert changed.plan.kinds(JOB) == {"same"} and set(pauses(changed).values()) == {"PAUSED"}
+    applied(life.up(deployJobs="false"))
+    made = applied(life.up(deployJobs="true"))
+    assert made.plan.kinds(JOB) == {"create"} and set(pauses(made).values()) == {"UNPAUSED"}
+
+
+def test_new_alert_channels_update_the_pipeline_job_in_place(life):
+    first = applied(life.up())
+    renamed = applied(life.up(negativeChannel="#complaints", positiveChannel="#praise"))
+    changed = {change.name: change.kind for change in renamed.plan.of_type(JOB)}
+    assert sorted(changed.values()) == ["same", "update"]
+    assert renamed.plan.kinds(VOLUME) == {"same"} and locations(renamed) == locations(first)
+
+
 def test_more_partitions_grow_the_kafka_topics_in_place(life):
     applied(life.up())
     more = applied(life.up(feedbackPartitions="12"))

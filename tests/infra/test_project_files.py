@@ -53,3 +53,20 @@ def test_the_example_stack_config_is_valid_once_the_secrets_are_set():
     assert (config.deploy_jobs, config.job_node_type, config.job_workers) == (True, "Standard_D4ds_v5", 1)
     assert (config.jobs_trigger, config.jobs_tables_trigger) == ("processing-time=250ms", "processing-time=30s")
     assert config.job_secrets() == {}
+
+
+def test_every_stack_key_is_in_the_example_or_the_deploy_guides_key_table_and_each_one_there_is_real():
+    import re
+
+    from infra.config.keys import FIELD_OF_KEY
+
+    example = (REPO / "Pulumi.example.yaml").read_text()
+    in_example = set(re.findall(r"^\s*#?\s*feedback:(\w+):", example, re.M))
+    guide = (REPO / "docs" / "deploy-azure.md").read_text()
+    section = guide[guide.index("### Stack keys") :]
+    table = section[section.index("| key |") :]
+    table = table[: table.index("\n\n")]
+    in_table = {key for row in table.splitlines()[2:] for key in re.findall(r"`(\w+)`", row.split("|")[1])}
+    assert in_example <= set(FIELD_OF_KEY), in_example - set(FIELD_OF_KEY)
+    assert in_table <= set(FIELD_OF_KEY), in_table - set(FIELD_OF_KEY)
+    assert set(FIELD_OF_KEY) - in_example - in_table == set()

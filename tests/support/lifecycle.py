@@ -158,6 +158,8 @@ class Outside:
 
     worker_count: Optional[int] = None  # `az hdinsight resize --workernode-count N`
     catalogs: tuple[str, ...] = ()  # catalogs an admin made in the workspace's metastore
+    # job name -> PAUSED or UNPAUSED: `feedback databricks pause`/`run`, or a producer that stopped
+    paused: dict[str, str] = field(default_factory=dict)
 
 
 def azure_answers(
@@ -173,6 +175,7 @@ def azure_answers(
         "azure-native:databricks:getWorkspace": {},
         "azure-native:network:getVirtualNetwork": {},
         "databricks:index/getCatalogs:getCatalogs": {},
+        "databricks:index/getJobs:getJobs": {},
     }
     answers: dict[str, Any] = {"existing": existing}
     for workspace in by_type.get("azure-native:databricks:Workspace", []):
@@ -192,6 +195,15 @@ def azure_answers(
         existing["databricks:index/getCatalogs:getCatalogs"][inputs["workspaceName"]] = sorted(
             {"samples", "system", *outside.catalogs, *([name] if name else [])}
         )
+    for workspace in by_type.get("azure-native:databricks:Workspace", []):
+        existing["databricks:index/getJobs:getJobs"][workspace.inputs["workspaceName"]] = [
+            {
+                "name": job.inputs["name"],
+                "id": job.id,
+                "pauseStatus": outside.paused.get(job.inputs["name"], job.inputs["continuous"]["pauseStatus"]),
+            }
+            for job in by_type.get("databricks:index/job:Job", [])
+        ]
     for vnet in by_type.get("azure-native:network:VirtualNetwork", []):
         vnet_name = vnet.inputs["virtualNetworkName"]
         subnets = [
@@ -318,6 +330,10 @@ class Lifecycle:
             if resource.type == "azure-native:hdinsight:Cluster" and self.outside.worker_count is not None:
                 inputs = copy.deepcopy(resource.inputs)
                 inputs["properties"]["computeProfile"]["roles"][1]["targetInstanceCount"] = self.outside.worker_count
+                self.state[urn] = dataclasses.replace(resource, inputs=inputs)
+            if resource.type == "databricks:index/job:Job" and resource.inputs["name"] in self.outside.paused:
+                inputs = copy.deepcopy(resource.inputs)
+                inputs["continuous"]["pauseStatus"] = self.outside.paused[resource.inputs["name"]]
                 self.state[urn] = dataclasses.replace(resource, inputs=inputs)
 
     def unprotect(self, *urns: str) -> None:

@@ -210,6 +210,11 @@ class AzureMocks(pulumi.runtime.Mocks):
         self.existing = existing or {}
         self.peerings: set[str] = set()  # the peerings created so far, by name
 
+    def _jobs(self) -> list[dict[str, Any]]:
+        """The jobs the workspace has (`existing`'s getJobs, by workspace name): name, id and
+        pauseStatus (absent: a job that is not continuous)."""
+        return self.existing.get("databricks:index/getJobs:getJobs", {}).get(self.workspace_name or "", [])
+
     def peering_state(self) -> str:
         """`Connected` once both directions exist, as Azure reports it; `Initiated` before."""
         return "Connected" if len(self.peerings) >= 2 else "Initiated"
@@ -236,6 +241,22 @@ class AzureMocks(pulumi.runtime.Mocks):
                 own = workspace_catalog_name({"initialType": "UnityCatalog"}, self.workspace_name or "?")
                 catalogs = ["samples", "system", own]
             return {"id": "_", "ids": list(catalogs)}, []
+        if args.token == "databricks:index/getJobs:getJobs":
+            # As the provider answers (jobs/data_jobs.go): name -> job id of the jobs whose name
+            # contains jobNameContains, case-insensitively; two of one name are an error.
+            contains = (args.args.get("jobNameContains") or "").lower()
+            matching = [job for job in self._jobs() if contains in job["name"].lower()]
+            names = [job["name"] for job in matching]
+            if duplicate := next((name for name in names if names.count(name) > 1), None):
+                return {}, [("", f"duplicate job name detected: {duplicate}")]
+            return {"id": "_", "ids": {job["name"]: job["id"] for job in matching}}, []
+        if args.token == "databricks:index/getJob:getJob":
+            for job in self._jobs():
+                if job["id"] == args.args.get("jobId"):
+                    continuous = {"pauseStatus": job["pauseStatus"]} if job.get("pauseStatus") else None
+                    settings = {"name": job["name"], **({"continuous": continuous} if continuous else {})}
+                    return {"id": job["id"], "jobId": job["id"], "jobSettings": {"settings": settings}}, []
+            return {}, [("", f"Job {args.args.get('jobId')} does not exist.")]
         if args.token == "azure-native:network:getVirtualNetwork":
             assert args.args.get("resourceGroupName") and args.args.get("virtualNetworkName"), args.args
             if self.existing_vnet is None:

@@ -358,6 +358,7 @@ def test_run_of_a_paused_continuous_job_resumes_it_and_reports_the_run_databrick
     assert len(workspace.calls("/api/2.2/jobs/runs/list")) >= 2  # it was waited for, not there at once
     message = " ".join(result.output.split())
     assert f"resumed feedback-pipeline (job {job_id}): continuous.pause_status PAUSED -> UNPAUSED" in message
+    assert "run the next one as `pulumi up --refresh`, which records the resume without updating the job" in message
     assert f"run {started.run_id}: RUNNING" in message
 
 
@@ -395,7 +396,9 @@ def test_pause_sets_paused_first_then_cancels_the_active_run(workspace):
     assert invoke(*fast(workspace, "status")).exit_code == 0  # more requests: still no new run
     assert list(workspace.runs) == [run.run_id]
     assert "paused feedback-pipeline" in result.output
-    assert "run `pulumi up --refresh` to deploy a change and keep the job paused" in " ".join(result.output.split())
+    assert "`pulumi up` keeps it, and `pulumi up --refresh` also records it without updating the job" in " ".join(
+        result.output.split()
+    )
 
 
 def test_pause_with_keep_run_leaves_the_active_run_going(workspace):
