@@ -68,7 +68,7 @@ def main(
         None, "--config", help="Config file (default: feedback.toml if present; env FEEDBACK_CONFIG)."
     ),
     backend: Optional[str] = typer.Option(
-        None, "--backend", help="local | hdinsight | eventhubs (env FEEDBACK_BACKEND)."
+        None, "--backend", help="local (the default: the local broker) | hdinsight | eventhubs (env FEEDBACK_BACKEND)."
     ),
     bootstrap_servers: Optional[str] = typer.Option(
         None, "--bootstrap-servers", help="host:port[,host:port] (env FEEDBACK_BOOTSTRAP_SERVERS)."

@@ -60,7 +60,12 @@ def size_command(
     ctx: typer.Context,
     rate: float = typer.Option(..., "--rate", min=1, help="Events a second to carry (the peak, not the average)."),
     event_bytes: int = typer.Option(1024, "--event-bytes", min=1, help="Bytes an event, as the producers send it."),
-    backend: str = typer.Option("eventhubs", "--backend", help="eventhubs | hdinsight."),
+    backend: str = typer.Option(
+        "eventhubs",
+        "--backend",
+        help="eventhubs | hdinsight (default eventhubs, whose published limits a rate meets first; "
+        "the stack builds hdinsight unless told otherwise: docs/backends.md).",
+    ),
     rates: Optional[Path] = typer.Option(
         None, "--rates", help="A rates file of `feedback bench pipeline` (default: this machine's, if any)."
     ),
