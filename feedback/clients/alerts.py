@@ -14,6 +14,10 @@ by `feedback.core.alert_messages`. Posting goes through a `Notifier`:
   bounded by `oldest` and `latest`) for the message id in each message's `metadata`.
 * `FileNotifier`: appends one JSON line per alert, with the id of the message it went out
   in, when no Slack bot token is set.
+* `FolderNotifier`: the same lines, one file per message, written whole and never appended
+  to, when `alerts_dir` is set instead: for a Unity Catalog volume or DBFS seen through a job
+  cluster's FUSE mount, which outlive the cluster but where appending to a file is not to be
+  relied on (an `open(path, "a")` on `/Volumes/` is reported to fail).
 
 Channels given by name are looked up with `conversations.list` (`list_channels`, shared with
 the Slack producer). A channel the bot is not a member of (`is_member: false`) is refused with
@@ -216,6 +220,28 @@ class Notifier(Protocol):
         """Ids of the messages in `channel` posted between `oldest` and `latest`."""
 
 
+def _lines(message: OutgoingMessage, posted_at: str) -> str:
+    """A message's alerts as JSON Lines, each with the message's id and when it was posted."""
+    return "".join(
+        json.dumps({**asdict(alert), "message_id": message.message_id, "posted_at": posted_at}, ensure_ascii=False)
+        + "\n"
+        for alert in message.alerts
+    )
+
+
+def _message_ids(text: str, channel: str) -> set[str]:
+    """The ids of the messages to `channel` in `text`, JSON Lines as `_lines` writes them."""
+    ids = set()
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by a crash: that post did not happen
+            continue
+        if entry.get("channel") == channel:
+            ids.add(entry.get("message_id") or entry["key"])
+    return ids
+
+
 class FileNotifier:
     name = "file"
     paced = False  # a file has no rate limit
@@ -226,28 +252,65 @@ class FileNotifier:
 
     def post(self, message: OutgoingMessage) -> str:
         posted_at = datetime.now(timezone.utc).isoformat()
-        lines = "".join(
-            json.dumps({**asdict(alert), "message_id": message.message_id, "posted_at": posted_at}, ensure_ascii=False)
-            + "\n"
-            for alert in message.alerts
-        )
         with self.path.open("a", encoding="utf-8") as out:  # one write: a message's lines stay together
-            out.write(lines)
+            out.write(_lines(message, posted_at))
             out.flush()
         return posted_at
 
     def posted_message_ids(self, channel: str, oldest: datetime, latest: datetime) -> set[str]:
         if not self.path.exists():
             return set()
-        ids = set()
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:  # a line cut short by a crash: that post did not happen
+        return _message_ids(self.path.read_text(encoding="utf-8"), channel)
+
+
+class FolderNotifier:
+    """FileNotifier's lines, one file per message, `<folder>/<UTC date>/<HHMMSS.ffffff>-<message
+    id>.jsonl`, each written in one sequential write: a file system that takes no appends keeps
+    them (the dispatcher on Databricks without a Slack token writes to the state volume). A
+    look-up reads only the days and times it asks about."""
+
+    name = "file"
+    paced = False
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def post(self, message: OutgoingMessage) -> str:
+        now = datetime.now(timezone.utc)
+        day = self.folder / now.strftime("%Y-%m-%d")
+        day.mkdir(parents=True, exist_ok=True)
+        (day / f"{now:%H%M%S.%f}-{message.message_id}.jsonl").write_text(
+            _lines(message, now.isoformat()), encoding="utf-8"
+        )
+        return now.isoformat()
+
+    def posted_message_ids(self, channel: str, oldest: datetime, latest: datetime) -> set[str]:
+        return {
+            found
+            for path in self._files_between(oldest, latest)
+            for found in _message_ids(path.read_text(encoding="utf-8"), channel)
+        }
+
+    def _files_between(self, oldest: datetime, latest: datetime) -> list[Path]:
+        """The files of messages posted from `oldest` to `latest` (naive times are UTC)."""
+        oldest, latest = (_utc(moment) for moment in (oldest, latest))
+        found = []
+        for day in sorted(self.folder.glob("????-??-??")):
+            if not f"{oldest:%Y-%m-%d}" <= day.name <= f"{latest:%Y-%m-%d}":
                 continue
-            if entry.get("channel") == channel:
-                ids.add(entry.get("message_id") or entry["key"])
-        return ids
+            for path in sorted(day.glob("*.jsonl")):
+                try:
+                    stamp = datetime.strptime(f"{day.name} {path.name.split('-', 1)[0]}", "%Y-%m-%d %H%M%S.%f")
+                except ValueError:  # not a file this notifier wrote
+                    continue
+                if oldest <= stamp.replace(tzinfo=timezone.utc) <= latest:
+                    found.append(path)
+        return found
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
 class SlackNotifier:
@@ -337,9 +400,7 @@ def not_posted(error: SlackApiError) -> Optional[Exception]:
 
 def notifier_for(settings: Settings) -> Notifier:
     if settings.slack_bot_token is None:
-        log.warning(
-            "no Slack bot token is set (slack_bot_token / FEEDBACK_SLACK_BOT_TOKEN): alerts go to %s",
-            settings.alerts_path,
-        )
-        return FileNotifier(settings.alerts_path)
+        where = settings.alerts_dir or settings.alerts_path
+        log.warning("no Slack bot token is set (slack_bot_token / FEEDBACK_SLACK_BOT_TOKEN): alerts go to %s", where)
+        return FolderNotifier(settings.alerts_dir) if settings.alerts_dir else FileNotifier(settings.alerts_path)
     return SlackNotifier(settings)

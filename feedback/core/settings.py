@@ -207,6 +207,9 @@ class Settings(BaseSettings):
     slack_feedback_channels: list[str] = Field(default_factory=lambda: ["#product-feedback"])
     slack_simulator_bot_id: Optional[str] = None
     alerts_file: Optional[Path] = None
+    # Without a bot token: one file per message in this folder instead of `alerts_file`, for a
+    # file system that takes no appends (a volume or DBFS through a job cluster's FUSE mount).
+    alerts_dir: Optional[Path] = None
 
     # -- X (Twitter) producer ----------------------------------------------------------
     x_bearer_token: Optional[SecretStr] = None

@@ -355,6 +355,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                                     tables_tasks=args.tables_tasks,
                                     max_offsets_per_trigger=args.max_offsets_per_trigger,
                                     channels=args.channels,
+                                    alerts_dir=job_specs.alerts_dir(values[1][2]),
                                 )
                             ),
                         ),

@@ -507,7 +507,7 @@ def jobs(keys: StackConfig) -> Found:
     if keys.deploy_jobs and keys.slack_bot_token is None:
         found.warnings.append(
             f"{NAMESPACE}:slackBotToken is not set: the deployed pipeline scores and keeps every event, but posts "
-            f"no alert to Slack (the dispatcher writes them to a file on its job cluster, lost with the cluster); "
+            f"no alert to Slack (the dispatcher writes them to the folder `alerts` beside the jobs' state dir); "
             f"create the channels {keys.negative_channel} and {keys.positive_channel}, invite the app's bot, and run "
             f'`{set_line("slackBotToken")}` (docs/deploy-azure.md, "Slack")'
         )

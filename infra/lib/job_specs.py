@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Iterable, Literal, Optional, Sequence
 
 from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS, Settings
@@ -33,7 +34,7 @@ PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
 # dispatcher (feedback-alerts -> Slack, its record in alerts-log) and the table writer
 # (feedback-scored and feedback-deadletter -> Delta tables).
 PIPELINE_PARTS = ("scorer", "dispatcher", "tables")
-TABLES_PART = "tables"
+TABLES_PART, DISPATCHER_PART = "tables", "dispatcher"
 # The parts that read Kafka with Spark, in batches of at most `max_offsets_per_trigger` events
 # (the dispatcher is a Kafka consumer of its own).
 SPARK_PARTS = ("scorer", TABLES_PART)
@@ -169,6 +170,16 @@ def channel_problem(channel: str) -> Optional[str]:
     )
 
 
+def alerts_dir(state_dir: str) -> str:
+    """Where the dispatcher writes its alerts without a Slack token: `alerts` beside the
+    producers' state dir, in the state volume (or on DBFS) the job cluster sees through FUSE,
+    so they outlive the cluster; inside it when the state dir is a volume's root or DBFS's,
+    whose parent is no place for files."""
+    path = PurePosixPath(state_dir)
+    volume_root = path.parts[:2] == ("/", "Volumes") and len(path.parts) <= 5
+    return str((path if volume_root or str(path) == "/dbfs" else path.parent) / "alerts")
+
+
 def pause_status(exists: bool, live: Optional[str], start_paused: bool) -> str:
     """The `continuous.pause_status` a `pulumi up` sends for a job: for a job the workspace has,
     the pause it has there (`live`; absent, the Jobs API's default, UNPAUSED: sending PAUSED
@@ -192,12 +203,14 @@ def pipeline_parameters(
     tables_tasks: int = DEFAULT_TABLES_TASKS,
     max_offsets_per_trigger: int = DEFAULT_MAX_OFFSETS_PER_TRIGGER,
     channels: tuple[str, str] = DEFAULT_CHANNELS,
+    alerts_dir: Optional[str] = None,
 ) -> list[str]:
     """The task of `part`: `jobs.sentiment_pipeline:main --part <part>`, then `--setting value`
     pairs, plain settings only, never a secret. Every part gets the same settings; the table
     writer also gets its own trigger and, when not the default, its tasks; the Spark parts get
     their batch cap when it is not the default; every part gets the alert `channels` (negative,
-    positive) when they are not the jobs' own, since the scorer routes and the dispatcher posts."""
+    positive) when they are not the jobs' own, since the scorer routes and the dispatcher posts;
+    the dispatcher gets `alerts_dir`, where its alerts go without a Slack token."""
     if part not in PIPELINE_PARTS:
         raise ValueError(f"pipeline part {part!r} is not one of {', '.join(PIPELINE_PARTS)}")
     parameters = [
@@ -224,6 +237,8 @@ def pipeline_parameters(
         parameters += ["--max-offsets-per-trigger", str(max_offsets_per_trigger)]
     if channels != DEFAULT_CHANNELS:
         parameters += ["--negative-channel", channels[0], "--positive-channel", channels[1]]
+    if part == DISPATCHER_PART and alerts_dir:
+        parameters += ["--alerts-dir", alerts_dir]
     if backend == "eventhubs" and eventhubs_tier:
         parameters += ["--eventhubs-tier", eventhubs_tier]
     if azure_language_endpoint:

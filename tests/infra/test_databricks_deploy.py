@@ -213,7 +213,8 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
     ]
     expected = {
         "scorer": ["--part", "scorer", *common],
-        "dispatcher": ["--part", "dispatcher", *common],
+        # without a Slack token, alerts go to files beside the producers' state, in the volume
+        "dispatcher": ["--part", "dispatcher", *common, "--alerts-dir", f"{STATE}/alerts"],
         "tables": ["--part", "tables", *common, "--tables-trigger", "processing-time=1m"],
     }
     for task in pipeline["tasks"]:
@@ -243,6 +244,8 @@ def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
         assert settings.backend == "hdinsight" and settings.bootstrap_servers == MOCK_BROKERS
         assert settings.on_databricks is True and settings.checkpoint_for("q") == f"{STATE}/checkpoints/q"
         assert (settings.trigger, settings.tables_trigger) == ("processing-time=250ms", "processing-time=30s")
+        if task["taskKey"] == "dispatcher":
+            assert str(settings.alerts_dir) == f"{STATE}/alerts"
 
 
 def test_the_table_writers_tasks_and_the_batch_cap_reach_the_spark_parts_and_parse_into_their_settings(run_program):

@@ -425,3 +425,19 @@ def test_the_check_refuses_exactly_the_values_the_export_line_cannot_carry(value
     exported = exported_by_bash(value)
     carried = exported.returncode == 0 and exported.stdout.decode() == value
     assert (job_specs.env_value_problem(value) is None) is carried, (value, exported)
+
+
+@pytest.mark.parametrize(
+    ("state_dir", "alerts"),
+    [
+        ("/Volumes/c/feedback/state/producers-state", "/Volumes/c/feedback/state/alerts"),
+        ("/Volumes/c/feedback/state", "/Volumes/c/feedback/state/alerts"),  # a volume's root: inside it
+        ("/Volumes/c/feedback/state/", "/Volumes/c/feedback/state/alerts"),
+        ("/dbfs/feedback/producers-state", "/dbfs/feedback/alerts"),
+        ("/dbfs", "/dbfs/alerts"),
+    ],
+)
+def test_the_alerts_folder_is_beside_the_state_dir_and_never_outside_its_volume(state_dir, alerts):
+    from infra.lib import job_specs
+
+    assert job_specs.alerts_dir(state_dir) == alerts
