@@ -10,14 +10,12 @@ other commands of the module are tested in tests/feedback/clients/test_job_runs.
 from __future__ import annotations
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from feedback.cli.databricks import TASK_ENTRY_POINT
-from feedback.cli.databricks import app as databricks_app
-from feedback.core.settings import load_settings
 from infra.lib import job_specs
 from tests.standins.databricks_api import ENDLESS_SCRIPT, FAILED_SCRIPT, OneTime
+from tests.support.databricks_cli import databricks_cli
 
 pytestmark = pytest.mark.usefixtures("sdk_environment")
 
@@ -83,20 +81,9 @@ def deployed_pipeline(workspace, pause_status: str = "UNPAUSED") -> int:
     )
 
 
-def cli() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def main(ctx: typer.Context) -> None:
-        ctx.obj = load_settings()
-
-    root.add_typer(databricks_app, name="databricks")
-    return root
-
-
 def check(workspace, *args: str):
     return CliRunner().invoke(
-        cli(),
+        databricks_cli(),
         ["databricks", "--host", workspace.origin, "--retry-timeout", "5", "check", "--poll-interval", "0.01", *args],
     )
 

@@ -13,16 +13,14 @@ import json
 import time
 
 import pytest
-import typer
 from databricks.sdk import WorkspaceClient
 from databricks.sdk.config import Config
 from typer.testing import CliRunner
 
-from feedback.cli.databricks import app as databricks_app
 from feedback.clients import job_runs
 from feedback.core.errors import STOPPED_FOR_GOOD
-from feedback.core.settings import load_settings
 from tests.standins.databricks_api import ENDLESS_SCRIPT, FAILED_SCRIPT, SUCCESS_SCRIPT, DatabricksJobsStandIn
+from tests.support.databricks_cli import databricks_cli
 from tests.support.repo import REPO
 
 # Every test: only what it sets reaches the SDK (the fixture's docstring, tests/feedback/conftest.py).
@@ -34,19 +32,8 @@ TRACE = (
 )
 
 
-def cli() -> typer.Typer:
-    root = typer.Typer()
-
-    @root.callback()
-    def main(ctx: typer.Context) -> None:
-        ctx.obj = load_settings()
-
-    root.add_typer(databricks_app, name="databricks")
-    return root
-
-
 def invoke(*args: str):
-    return CliRunner().invoke(cli(), ["databricks", *args])
+    return CliRunner().invoke(databricks_cli(), ["databricks", *args])
 
 
 def fast(workspace: DatabricksJobsStandIn, *args: str) -> list[str]:
