@@ -13,6 +13,7 @@ so. The arithmetic is feedback.core.sizing's; this module reads the file and pri
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -74,6 +75,8 @@ def size_command(
     ),
 ) -> None:
     """The stack a target rate needs: partitions, Event Hubs units or HDInsight workers and disks, Databricks workers, what the alerts do."""
+    if not math.isfinite(rate):
+        raise fail(f"--rate {rate}: expected a number of events a second", 2)
     if backend not in BACKENDS:
         raise fail(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}", 2)
     if problem := node_type_problem(node_type):
@@ -91,7 +94,11 @@ def size_command(
         tables_tasks=settings.tables_tasks,
         node_type=node_type,
     )
-    print_sizing(size(target, measured), note)
+    try:
+        sizing = size(target, measured)
+    except OverflowError:  # a count of units, partitions or workers too large for a number
+        raise fail(f"--rate {rate:g}: too large for the sizing's arithmetic; no stack carries it", 2) from None
+    print_sizing(sizing, note)
 
 
 def _section(title: str, value: str, reasons: tuple[str, ...]) -> None:
@@ -102,9 +109,8 @@ def _section(title: str, value: str, reasons: tuple[str, ...]) -> None:
 
 def print_sizing(sizing: Sizing, note: Optional[str]) -> None:
     target = sizing.target
-    console.print(
-        f"[bold]{target.rate:,.0f} events/s of {target.event_bytes:,} bytes on {target.backend}[/bold]", highlight=False
-    )
+    rate = f"{target.rate:,.0f}" if float(target.rate).is_integer() else f"{target.rate:,}"
+    console.print(f"[bold]{rate} events/s of {target.event_bytes:,} bytes on {target.backend}[/bold]", highlight=False)
     console.print(f"per-core rates: {escape(sizing.rates.describe())}", highlight=False)
     if note:
         console.print(f"[yellow]{escape(note)}[/yellow]", highlight=False)

@@ -29,7 +29,7 @@ Every limit below is a named constant with its source; pages read 2026-11-26.
 from __future__ import annotations
 
 import math
-import re
+import shlex
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Literal, Optional, Sequence
@@ -275,8 +275,10 @@ class MeasuredRates:
             )
         except (KeyError, TypeError, ValueError) as error:
             raise ValueError(f"not a rates file of `feedback bench pipeline` ({error!r})") from None
-        if min(rates.events, rates.scorer_s, rates.tables_s, rates.cores, rates.tables_tasks) <= 0:
-            raise ValueError("a rates file of `feedback bench pipeline` holds positive counts and times")
+        figures = (rates.events, rates.scorer_s, rates.tables_s, rates.cores, rates.tables_tasks, rates.raw_vader_per_s)
+        # NaN compares false with everything, so the test is written to let only finite positives through.
+        if not all(0 < figure < math.inf for figure in figures):
+            raise ValueError("a rates file of `feedback bench pipeline` holds finite, positive counts and times")
         return rates
 
 
@@ -831,7 +833,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         if not eventhubs.throughput_known:
             notes["eventhubsCapacity"] = "a floor to load-test: no published throughput per unit"
         if eventhubs.tier == "dedicated":
-            config["eventhubsClusterId"] = "<the Dedicated cluster's resource id>"
+            config["eventhubsClusterId"] = "<resource id of the Dedicated cluster>"
     if hdinsight:
         config.update(
             workerVmSize=hdinsight.worker_vm_size,
@@ -882,7 +884,8 @@ def config_lines(sizing: Sizing, namespace: str = "feedback") -> list[str]:
 
 
 def _quoted(value: str) -> str:
-    return value if re.fullmatch(r"[\w.\-/=]+", value) else f"'{value}'"
+    """`value` as one shell word (a placeholder's quote or angle brackets would not parse)."""
+    return shlex.quote(value)
 
 
 # -- A stack's keys against a sizing -------------------------------------------------------------------

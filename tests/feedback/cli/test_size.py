@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from feedback.cli.main import app
@@ -71,3 +72,27 @@ def test_an_unknown_node_type_is_refused_with_the_known_ones(tmp_path):
 def test_an_unknown_backend_is_refused(tmp_path):
     result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--backend", "local"])
     assert result.exit_code == 2 and "expected one of eventhubs, hdinsight" in result.output
+
+
+@pytest.mark.parametrize("rate", ["inf", "1e308"])
+def test_a_rate_no_arithmetic_can_size_is_refused_in_one_line(tmp_path, rate):
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", rate])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: --rate {rate.replace('1e308', '1e+308')}")
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.parametrize("figure", ["NaN", "Infinity", "1e400"])
+def test_a_rates_file_with_a_figure_that_is_not_finite_is_refused_with_what_to_do(tmp_path, figure):
+    rates = tmp_path / "rates.json"
+    good = json.dumps(RATES.to_json())
+    rates.write_text(good.replace('"scorer_s": 1.0', f'"scorer_s": {figure}'))
+    assert rates.read_text() != good
+    result = run(tmp_path, "--rate", "100", "--rates", str(rates))
+    assert result.exit_code == 2, result.output
+    assert "finite, positive counts and times" in " ".join(result.output.split())
+
+
+def test_a_fractional_rate_is_printed_as_given(tmp_path):
+    result = run(tmp_path, "--rate", "1.5")
+    assert result.exit_code == 0 and result.output.startswith("1.5 events/s of 1,024 bytes on eventhubs")

@@ -5,6 +5,7 @@ worked out by hand from the constants' sources, not recomputed with the module's
 from __future__ import annotations
 
 import re
+import shlex
 
 import pytest
 
@@ -287,7 +288,9 @@ def test_the_config_lines_set_the_stack_keys_of_the_sizing():
         "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000",
     ]
     dedicated = sizing.config_lines(size(Target(rate=100_000)))
-    assert "pulumi config set feedback:eventhubsClusterId '<the Dedicated cluster's resource id>'" in dedicated
+    line = "pulumi config set feedback:eventhubsClusterId '<resource id of the Dedicated cluster>'"
+    assert line in dedicated
+    assert all(len(shlex.split(config_line.split("   #")[0])) == 5 for config_line in dedicated)  # each one parses
 
 
 def test_shortfalls_name_each_key_below_the_target_by_how_much():
