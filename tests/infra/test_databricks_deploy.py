@@ -871,11 +871,11 @@ def test_two_jobs_of_one_name_in_the_workspace_stop_the_run_with_the_providers_m
 def test_the_alert_channels_reach_every_pipeline_part_only_when_not_the_jobs_own(run_program):
     default = jobs_by_name(run_program())[job_specs.PIPELINE_JOB]
     assert not [task for task in default["tasks"] if "--negative-channel" in parameters_of(task)]
-    renamed = jobs_by_name(run_program(negativeChannel="#complaints", positiveChannel="C0123456789"))
+    renamed = jobs_by_name(run_program(negativeChannel="#complaints", positiveChannel="CPRAISE001"))
     for task in renamed[job_specs.PIPELINE_JOB]["tasks"]:
         given = parameters_of(task)
         assert given[given.index("--negative-channel") + 1] == "#complaints"
-        assert given[given.index("--positive-channel") + 1] == "C0123456789"
+        assert given[given.index("--positive-channel") + 1] == "CPRAISE001"
 
 
 @pytest.mark.parametrize("channel", ["negative-feedback", "#Negative", "#has space", "#" + "a" * 81])
