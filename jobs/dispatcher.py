@@ -57,7 +57,7 @@ from kafka.structs import OffsetAndMetadata
 from feedback.clients.alerts import Notifier, OutgoingMessage, RateLimited, Refused
 from feedback.clients.kafka_client import connect
 from feedback.core.alert_messages import Alert, excerpt, from_rows, render
-from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, MESSAGE_RECORD_BYTES
 from feedback.core.schema import parse_utc, utc_now_iso
 from feedback.core.settings import Settings
 from jobs.alerts_log import MessageRecord, PartitionMarks, iter_log, whole_alerts
@@ -67,9 +67,6 @@ from jobs.repeats import Repeats, source_of
 log = logging.getLogger(__name__)
 
 MAX_ALERTS_A_POLL = 2_000
-# A message's record must fit one Kafka record (1 MB by default, and Event Hubs' limit): the
-# alerts of one message stop at this many bytes of record (the rest go in the next message).
-MESSAGE_RECORD_BYTES = 700_000
 # A channel's partition stops being read while this many of its alerts wait (Slack down for long).
 MAX_WAITING = 50_000
 BUSY_POLL_MS = 50  # how long a poll waits while alerts wait or posts are under way

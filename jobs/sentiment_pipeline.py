@@ -189,14 +189,6 @@ class Running:
     def query(self, name: str):
         return next(q for q in self.queries if q.name == name)
 
-    @property
-    def is_active(self) -> bool:
-        return (
-            all(q.isActive for q in self.queries)
-            and (self._thread is None or self._thread.is_alive())
-            and (self.tables is None or self.tables.poll() is None)
-        )
-
     def await_termination(self, timeout_s: Optional[float] = None) -> None:
         """Until a part stops (or fails), or `timeout_s`; then stop them all."""
         stopped = threading.Event()

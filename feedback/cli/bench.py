@@ -99,7 +99,10 @@ def bench_latency(
     to: str = typer.Option(
         "slack", help="Where alerts go: `slack` (the Slack stand-in, Slack's rate enforced) or `file`."
     ),
-    channel_rate: float = typer.Option(1.0, help="With --to slack: the rate the stand-in enforces per channel."),
+    channel_rate: float = typer.Option(
+        Settings.model_fields["alert_channel_rate"].default,
+        help="With --to slack: the rate the stand-in enforces per channel (Slack's).",
+    ),
 ) -> None:
     """End-to-end latency, send to alert (visible in Slack, or in the alerts file) and to table commit, at a fixed rate."""
     from benchmarks.pipeline import latency

@@ -95,6 +95,10 @@ DEADLETTER_TOPIC = "feedback-deadletter"
 ALERTS_TOPIC = "feedback-alerts"
 ALERTS_LOG_TOPIC = "alerts-log"
 PASSTHROUGH_TOPIC = "feedback-passthrough"
+# A message's record in alerts-log must fit one Kafka record (1 MB by default, and Event Hubs'
+# limit): the dispatcher stops a message's alerts at this many bytes of record (the rest go in
+# the next message), and the sizing counts the record's growth with it.
+MESSAGE_RECORD_BYTES = 700_000
 
 # The Delta tables the table writer keeps under `table_location` (jobs/table_writer.py), from
 # feedback-scored and feedback-deadletter; the summary, the report, reprocessing and the

@@ -192,8 +192,10 @@ class Settings(BaseSettings):
     # (Slack was down) wait before they are tried again.
     dispatcher_group: str = "feedback-alert-dispatcher"
     alert_retry_s: float = Field(30, gt=0)
-    # Pacing (jobs/pacing.py): messages a second to one channel (Slack: about one), and to all
-    # channels together (Slack publishes no number; unset: only the channels' rates).
+    # Pacing (jobs/pacing.py): messages a second to one channel (Slack: "generally allows posting
+    # one message per second per channel", docs.slack.dev/apis/web-api/rate-limits), and to all
+    # channels together (Slack publishes no number; unset: only the channels' rates). Other code
+    # that needs Slack's rate takes this default.
     alert_channel_rate: float = Field(1.0, gt=0)
     alert_workspace_rate: Optional[float] = Field(None, gt=0)
     # A digest shows this many of its alerts, the most extreme (Block Kit: 50 blocks a

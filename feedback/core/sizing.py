@@ -36,6 +36,7 @@ from typing import Any, Iterable, Literal, Optional, Sequence
 
 from feedback.core.catalogue import (
     FEEDBACK_TOPICS,
+    MESSAGE_RECORD_BYTES,
     PASSTHROUGH_TOPIC,
     SCORED_TOPIC,
     TOPICS,
@@ -160,12 +161,11 @@ SCORED_EXTRA_BYTES = 210
 ALERT_EXTRA_BYTES = 150
 # The dispatcher's record: about 190 bytes an alert (docs/benchmarks.md, "The alert dispatcher's
 # start"), written twice a message (attempted, then sent). A message's record holds at most
-# 700,000 bytes of alerts (jobs/dispatcher.py, MESSAGE_RECORD_BYTES; more waiting alerts go in the
-# next message), and a channel gets at most `alert_channel_rate` messages a second, so the record
-# grows by at most ALERT_CHANNELS x that rate x 2 records of 700,000 bytes a second.
+# MESSAGE_RECORD_BYTES of alerts (feedback/core/catalogue.py; more waiting alerts go in the next
+# message), and a channel gets at most `alert_channel_rate` messages a second, so the record grows
+# by at most ALERT_CHANNELS x that rate x 2 records of MESSAGE_RECORD_BYTES a second.
 RECORD_BYTES_PER_ALERT = 190
 RECORDS_PER_MESSAGE = 2
-MESSAGE_RECORD_BYTES = 700_000
 # What `feedback bench dispatcher-start --rate 2000` measured on the local broker (docs/benchmarks.md,
 # 2026-11-25): the record a 2,000 events/s pipeline leaves (about two hours of messages) is 1,998 MB;
 # the dispatcher reads it in 15.9 s at its start, with a peak of 344 MB. All three grow with the
@@ -312,7 +312,7 @@ class Target:
     replication_factor: int = 3
     negative_share: float = NEGATIVE_SHARE
     positive_share: float = POSITIVE_SHARE
-    alert_channel_rate: float = 1.0
+    alert_channel_rate: float = Settings.model_fields["alert_channel_rate"].default
     max_offsets_per_trigger: Optional[int] = DEFAULT_MAX_OFFSETS_PER_TRIGGER
     trigger: str = "processing-time=250ms"
     tables_trigger: str = "processing-time=30s"
