@@ -125,13 +125,17 @@ def check_event(event_id: str) -> dict:
 
 
 def where_to_look(settings: Settings, part: str) -> str:
-    """Where an operator sees whether `part` of the pipeline runs, for this backend."""
-    if settings.on_databricks or settings.backend != "local":
+    """Where an operator sees whether `part` of the pipeline runs: the deployed job's run on
+    Databricks, else the parts `feedback status` reads (jobs never branch on the backend)."""
+    if settings.on_databricks:
         return (
             f"is the {part} running? `feedback databricks status feedback-pipeline` shows the job's run, "
             "`feedback databricks errors --job feedback-pipeline` its tasks' errors"
         )
-    return f"is the {part} running? `feedback status` shows each part; `feedback pipeline run` starts them"
+    return (
+        f"is the {part} running? `feedback status` shows each part; `feedback pipeline run` starts them "
+        "(deployed: `feedback databricks status feedback-pipeline`)"
+    )
 
 
 def _records(settings: Settings, topic: str, start: dict[int, int], deadline: float) -> Iterator:

@@ -89,7 +89,7 @@ def test_without_a_running_pipeline_the_check_stops_at_scored_and_says_what_to_l
     assert not report.passed and report.stopped_at is report.steps[1]
     assert report.stopped_at.detail == (
         "not in feedback-scored after 3 s: is the scorer running? `feedback status` shows each part; "
-        "`feedback pipeline run` starts them"
+        "`feedback pipeline run` starts them (deployed: `feedback databricks status feedback-pipeline`)"
     )
     assert report.stopped_at.seconds is not None
     assert {step.detail for step in report.steps[2:]} == {"it was not scored"}
