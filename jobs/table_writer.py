@@ -114,7 +114,7 @@ _KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + [SCORED_RECOR
 RECORD, NEW_KEY = "record", "new key"
 TABLES = (SCORED_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, BATCHES_TABLE)
 # The state store: RocksDB (state on local disk, not the JVM heap), checkpointing only what a
-# batch changed. Databricks Runtime 17.3 has both by default ("Configure RocksDB state store
+# batch changed. Databricks Runtime 17.3 and 18 have both by default ("Configure RocksDB state store
 # on Databricks", docs.databricks.com/structured-streaming/rocksdb-state-store); Spark needs
 # them set.
 LOCAL_STATE_STORE = {
@@ -653,10 +653,22 @@ def table_properties(settings: Settings) -> dict[str, str]:
     """The maintenance the tables carry as Delta properties: auto compaction of the small files
     commits leave (Delta 3.1+, and Databricks), and a log that keeps `tables_log_retention_h`
     of commits (Delta deletes older entries when it checkpoints), since Delta lists the whole
-    log at every snapshot update."""
+    log at every snapshot update. Files removed from the table are kept as long
+    (`delta.deletedFileRetentionDuration`, which a VACUUM honours): Delta 4.4 refuses a log
+    retention shorter than it, whose default is a week, since a VACUUM finds the files it may
+    delete in the log (delta-io/delta#5025)."""
     hours = settings.tables_log_retention_h
     retention = f"interval {hours:g} hours" if hours == int(hours) else f"interval {round(hours * 3600)} seconds"
-    return {"delta.autoOptimize.autoCompact": "true", "delta.logRetentionDuration": retention}
+    return {
+        "delta.autoOptimize.autoCompact": "true",
+        "delta.logRetentionDuration": retention,
+        "delta.deletedFileRetentionDuration": retention,
+    }
+
+
+# Delta checks these two against each other in the statement that sets one (a property not in
+# it counts at its default), so a change of either sends both.
+RETENTION_PROPERTIES = ("delta.logRetentionDuration", "delta.deletedFileRetentionDuration")
 
 
 def table_defaults(settings: Settings) -> dict[str, str]:
@@ -679,6 +691,8 @@ def keep_table_properties(spark: SparkSession, settings: Settings) -> None:
             continue
         have = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES delta.`{path}`").collect()}
         stale = {name: value for name, value in wanted.items() if have.get(name) != value}
+        if stale.keys() & set(RETENTION_PROPERTIES):
+            stale.update({name: wanted[name] for name in RETENTION_PROPERTIES})
         if stale:
             listed = ", ".join(f"'{name}' = '{value}'" for name, value in stale.items())
             spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({listed})")

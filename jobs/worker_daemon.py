@@ -9,7 +9,7 @@ three archives: `pyspark.zip`, the py4j zip and the 37 MB spark-core jar (5,261 
 each behind several importers. Measured here (py-spy on a worker, 2026-11-24): 70% of a
 reused worker's time, about 250 ms a task, whatever the task does; the scorer's small
 batches pay it on every trigger. Python 3.12 made the invalidation lazy (CPython
-gh-103200; Spark's maintainers found the regression); Databricks Runtime 17.3 runs 3.12.
+gh-103200; Spark's maintainers found the regression); Databricks Runtimes 17.3 and 18 run 3.12.
 
 This module gives 3.10 and 3.11 the same result another way: an importer re-reads its
 archive only when the file has changed since it last did (size, modification time, inode),

@@ -156,13 +156,16 @@ def kafka_status(ctx: typer.Context) -> None:
 @jars_app.command("fetch")
 def jars_fetch(ctx: typer.Context) -> None:
     """Resolve the broker's jars and Spark's extra jars (Kafka connector, Delta) with Maven."""
-    from feedback.clients.jars import JarsError, resolve
+    from feedback.clients.jars import JarsError, resolve, resolve_spark
 
     settings = settings_of(ctx)
     try:
-        for name in ("kafka", "spark"):
+        for name, resolved in (
+            ("kafka", lambda: resolve("kafka", settings.cache_dir)),
+            ("spark", lambda: resolve_spark(settings.cache_dir)),
+        ):
             with console.status(f"resolving the {name} jars"):
-                folder = resolve(name, settings.cache_dir)
+                folder = resolved()
             console.print(f"{name}: {len(list(folder.glob('*.jar')))} jars in {folder}")
     except JarsError as error:
         raise fail(str(error))

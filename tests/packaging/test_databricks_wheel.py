@@ -43,13 +43,13 @@ from infra.lib import wheel as jobs_wheel
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("wheel_probe.py")
-# What Databricks Runtime 17.3 LTS ships and the wheel's code imports when it loads: not declared
+# What Databricks Runtime 18 LTS (and 17.3 LTS) ships and the wheel's code imports when it loads: not declared
 # in pyproject.toml, so installed here beside the wheel, at requirements.txt's versions, which
 # are the runtime's (see the note there).
 RUNTIME_PACKAGES = ("pyspark", "delta-spark", "pandas", "pyarrow")
 # Third-party modules the wheel's code imports only inside a function, deliberately absent here.
 NOT_INSTALLED = {
-    "matplotlib": "Databricks Runtime 17.3 ships it (3.10); only jobs/report.py and jobs/price_trend.py import it, "
+    "matplotlib": "Databricks Runtime 18 and 17.3 ship it (3.10); only jobs/report.py and jobs/price_trend.py import it, "
     "to draw their charts",
     "benchmarks": "not in the wheel: `feedback bench` measures on a developer's machine (`make bench`)",
 }

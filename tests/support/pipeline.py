@@ -40,9 +40,15 @@ def pipeline_settings(settings, tmp_path: Path, slack: SlackWebStandIn, start: d
 
 
 def pipeline_process(
-    settings, trigger: str, log: Path, part: str | None = None, tables_trigger: str = "processing-time=2s"
+    settings,
+    trigger: str,
+    log: Path,
+    part: str | None = None,
+    tables_trigger: str = "processing-time=2s",
+    env: dict[str, str] | None = None,
 ) -> subprocess.Popen:
-    """`python -m jobs.sentiment_pipeline` (as a Databricks task runs it) in a process group of its own."""
+    """`python -m jobs.sentiment_pipeline` (as a Databricks task runs it) in a process group of
+    its own; `env` is added to its environment."""
     args = [sys.executable, "-m", "jobs.sentiment_pipeline"] + (["--part", part] if part else [])
     for name in (
         "local_kafka_port",
@@ -63,6 +69,7 @@ def pipeline_process(
         **os.environ,
         "FEEDBACK_SLACK_BOT_TOKEN": settings.slack_bot_token.get_secret_value(),
         "FEEDBACK_CONFIG": "/nonexistent/feedback.toml",
+        **(env or {}),
     }
     return subprocess.Popen(
         args, cwd=REPO, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True

@@ -132,3 +132,53 @@ def test_local_spark_gets_the_resolved_jars_that_pyspark_does_not_ship(maven, tm
         "kafka-clients-3.9.0.jar",
         "spark-sql-kafka-0-10_2.13-4.0.0.jar",
     ]
+
+
+def test_spark_jars_are_resolved_for_the_installed_pyspark_and_delta_in_a_folder_of_their_versions(maven, tmp_path):
+    cache = tmp_path / "cache"
+    properties = jars.spark_properties()
+    folder = jars.resolve_spark(cache)
+    assert folder.name == f"spark-{properties['spark.version']}-delta-{properties['delta.version']}"
+    call = maven.calls_file.read_text()
+    for key, value in properties.items():
+        assert f"-D{key}={value}" in call
+    assert jars.resolve_spark(cache) == folder and maven.calls == 1
+
+
+def test_other_versions_resolve_again_and_leave_the_first_folder_as_it_was(maven, tmp_path):
+    cache = tmp_path / "cache"
+    first = resolve("spark", cache, {"spark.version": "4.1.1"}, "spark-a")
+    assert resolve("spark", cache, {"spark.version": "4.0.0"}, "spark-a") == first
+    assert maven.calls == 2  # the stamp holds the versions, not only the POM
+    resolve("spark", cache, {"spark.version": "4.0.0"}, "spark-b")
+    assert maven.calls == 3 and (first / "kafka-clients-3.9.0.jar").is_file()
+
+
+@pytest.mark.parametrize(
+    "spark_version, delta_version, artifact",
+    [
+        ("4.0.0", "4.0.0", "delta-spark_2.13"),
+        ("4.1.1", "4.4.0", "delta-spark_4.1_2.13"),
+        ("4.0.1", "4.3.1", "delta-spark_4.0_2.13"),
+        ("4.1.0", "4.1.0", "delta-spark_4.1_2.13"),
+    ],
+)
+def test_delta_is_the_build_for_the_spark_line_from_delta_4_1(spark_version, delta_version, artifact):
+    assert jars.delta_artifact(spark_version, delta_version) == artifact
+
+
+def test_the_spark_poms_defaults_are_the_pins_of_requirements_txt():
+    import xml.etree.ElementTree as ElementTree
+
+    namespace = {"m": "http://maven.apache.org/POM/4.0.0"}
+    found = ElementTree.parse(jars.POMS / "spark" / "pom.xml").getroot().find("m:properties", namespace)
+    defaults = {child.tag.split("}")[1]: child.text for child in found}
+    requirements = (Path(jars.__file__).parents[2] / "requirements.txt").read_text()
+    pins = dict(
+        line.split("==") for line in requirements.splitlines() if line.startswith(("pyspark==", "delta-spark=="))
+    )
+    assert defaults == {
+        "spark.version": pins["pyspark"],
+        "delta.version": pins["delta-spark"],
+        "delta.artifact": jars.delta_artifact(pins["pyspark"], pins["delta-spark"]),
+    }
