@@ -216,6 +216,7 @@ def jobs_args(
         notebooks=sorted((REPO / "notebooks").glob("*.py")),
         node_type=config.job_node_type,
         workers=config.job_workers,
+        runtime=config.jobs_runtime,
         trigger=config.jobs_trigger,
         tables_trigger=config.jobs_tables_trigger,
         tables_tasks=config.jobs_tables_tasks,

@@ -94,6 +94,8 @@ class JobsArgs:
     notebooks: Sequence[Path]
     node_type: str
     workers: int
+    # the job clusters' Databricks Runtime (feedback:jobsRuntime; job_specs.RUNTIMES)
+    runtime: str
     # the scorer's trigger and the table writer's
     trigger: str
     tables_trigger: str
@@ -434,12 +436,12 @@ class DatabricksDeployment(pulumi.ComponentResource):
         env: dict[str, str],
         single_node: bool = False,
     ) -> databricks.JobJobClusterArgs:
-        """A job cluster (created for a run, deleted after it) on the pinned LTS runtime, in
+        """A job cluster (created for a run, deleted after it) on the stack's LTS runtime, in
         dedicated access mode for the job's run-as identity (why: `job_specs.ACCESS_MODE`)."""
         return databricks.JobJobClusterArgs(
             job_cluster_key=key,
             new_cluster=databricks.JobJobClusterNewClusterArgs(
-                spark_version=job_specs.RUNTIME,
+                spark_version=args.runtime,
                 data_security_mode=job_specs.ACCESS_MODE,
                 node_type_id=args.node_type,
                 num_workers=num_workers,

@@ -174,6 +174,13 @@ def _channel(value: Any, info: ValidationInfo) -> str:
     return str(value)
 
 
+def _runtime(value: Any, info: ValidationInfo) -> str:
+    key = _key(info)
+    if problem := job_specs.runtime_problem(str(value)):
+        raise refuse(f"{NAMESPACE}:{key} {problem}: for example `{set_line(key, job_specs.RUNTIME)}`")
+    return str(value)
+
+
 def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
     """Plain settings for the producers, each checked as feedback/core/settings.py will check it."""
     key = _key(info)
@@ -367,6 +374,9 @@ class StackConfig(BaseModel):
     # positive_channel): each must exist, with the app's bot invited (docs/deploy-azure.md).
     negative_channel: Annotated[str, BeforeValidator(_channel)] = job_specs.DEFAULT_CHANNELS[0]
     positive_channel: Annotated[str, BeforeValidator(_channel)] = job_specs.DEFAULT_CHANNELS[1]
+    # The job clusters' Databricks Runtime (job_specs.RUNTIMES): a change updates the jobs in
+    # place, and their next run starts on it from the same checkpoints (docs/deploy-azure.md).
+    jobs_runtime: Annotated[str, BeforeValidator(_runtime)] = job_specs.RUNTIME
     job_node_type: str = "Standard_D4ds_v5"
     job_workers: WholeNumber = 1
     # A Unity Catalog catalog the program makes a schema `feedback` and a managed volume `state`

@@ -20,8 +20,16 @@ from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS, Settings
 from feedback.core.triggers import TriggerError, parse_trigger
 
 SCOPE = "feedback"
-# Databricks Runtime 17.3 LTS: Spark 4.0 and Scala 2.13, the line requirements.txt pins locally.
-RUNTIME = "17.3.x-scala2.13"
+# The Databricks Runtimes the job clusters may run (the stack key jobsRuntime), by their
+# `spark_version` key: LTS lines this project runs on (Databricks' "Databricks Runtime release
+# notes versions and compatibility" table gives their support dates; databricks/environments
+# names 18's folder python/dbr/18.x-scala2.13). The first is the default, and the one the
+# pins of requirements.txt match: local runs and the tests use its Spark, 4.1, not 17.3's 4.0.
+RUNTIMES = {
+    "18.x-scala2.13": "Databricks Runtime 18 LTS: Spark 4.1, Python 3.12, supported to 2029-06-10",
+    "17.3.x-scala2.13": "Databricks Runtime 17.3 LTS: Spark 4.0, Python 3.12, supported to 2028-10-22",
+}
+RUNTIME = next(iter(RUNTIMES))
 PACKAGE = "feedback_analytics"
 # The wheel's console scripts the tasks call (pyproject.toml [project.scripts]).
 # The wheel tasks' entry points return normally on success: Databricks reports a task whose
@@ -47,7 +55,7 @@ DEFAULT_CHANNELS: tuple[str, str] = (
     Settings.model_fields["positive_channel"].default,
 )
 # Installed next to the wheel, at requirements.txt's pins: what the runtime does not ship, and
-# databricks-sdk, whose runtime copy (0.49 on 17.3) is older than the wheel needs (pyproject.toml
+# databricks-sdk, whose runtime copy (0.49 on 17.3, 0.67 on 18) is older than the wheel needs (pyproject.toml
 # says why). (pyspark, delta-spark, pandas, pyarrow, requests and pydantic come with the runtime.)
 PYPI_LIBRARIES = (
     "kafka-python",
@@ -168,6 +176,14 @@ def channel_problem(channel: str) -> Optional[str]:
         f"{channel!r} is not a Slack channel: a name with its # (lowercase letters, digits, - and _, at most 80) "
         "or a channel ID such as C0123456789"
     )
+
+
+def runtime_problem(runtime: str) -> Optional[str]:
+    """Why the job clusters cannot run `runtime`, or None."""
+    if runtime in RUNTIMES:
+        return None
+    known = "; ".join(f"{key} ({what})" for key, what in RUNTIMES.items())
+    return f"{runtime!r} is not a Databricks Runtime this project runs on: {known}"
 
 
 def alerts_dir(state_dir: str) -> str:

@@ -8,7 +8,8 @@ Facts recorded here from Databricks' documentation:
   policies (a task's max_retries); task retry mode ON_FAILURE retries a failed task while the
   others keep running (databricks-sdk `jobs.TaskRetryMode`: while at least one other task is in
   its first attempt; then the run is cancelled and a new one starts).
-- Databricks Runtime 17.3 LTS runs Spark 4.0 with Scala 2.13 (`17.3.x-scala2.13`).
+- Databricks Runtime 18 LTS runs Spark 4.1 with Scala 2.13 (`18.x-scala2.13`), 17.3 LTS Spark 4.0
+  (`17.3.x-scala2.13`).
 - "Default access mode for jobs compute": a job cluster without `data_security_mode` gets the
   workspace's default, which unset is No isolation shared (no Unity Catalog). "Standard compute
   requirements and limitations": "DBFS root and mounts do not support FUSE", and `setLocalProperty`
@@ -193,7 +194,7 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
     assert pipeline["continuous"] == {"pauseStatus": "PAUSED", "taskRetryMode": "ON_FAILURE"}  # a new job waits
     assert pipeline["controlRunState"] is True and "schedule" not in pipeline
     cluster = cluster_of(pipeline)
-    assert cluster["sparkVersion"] == "17.3.x-scala2.13"
+    assert cluster["sparkVersion"] == "18.x-scala2.13"
     assert (cluster["nodeTypeId"], cluster["numWorkers"]) == ("Standard_D8ds_v5", 3)
     assert "existingClusterId" not in repr(pipeline)  # a job cluster, never an all-purpose one
     assert [task["taskKey"] for task in pipeline["tasks"]] == ["scorer", "dispatcher", "tables"]
@@ -338,7 +339,7 @@ def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per
     [cluster] = producers["jobClusters"]
     assert cluster["newCluster"]["numWorkers"] == 0
     assert cluster["newCluster"]["sparkConf"]["spark.databricks.cluster.profile"] == "singleNode"
-    assert cluster["newCluster"]["sparkVersion"] == "17.3.x-scala2.13"
+    assert cluster["newCluster"]["sparkVersion"] == "18.x-scala2.13"
     for task, name in zip(producers["tasks"], ["prices", "slack", "x"]):
         assert task["jobClusterKey"] == cluster["jobClusterKey"]
         assert "dependsOns" not in task  # continuous jobs allow no task dependencies
@@ -883,6 +884,20 @@ def test_a_channel_slack_would_not_take_is_refused_with_a_line_a_shell_runs(chan
     problems, _ = jobs_check(negativeChannel=channel, slackBotToken="xoxb-fake-1")
     assert len(problems) == 1 and "is not a Slack channel" in problems[0], problems
     assert "`pulumi config set feedback:negativeChannel '#negative-feedback'`" in problems[0]
+
+
+@pytest.mark.parametrize("runtime", ["16.4.x-scala2.12", "18.x-scala2.12", "latest"])
+def test_a_runtime_the_project_does_not_run_on_is_refused_with_the_ones_it_does(runtime):
+    problems, _ = jobs_check(jobsRuntime=runtime, slackBotToken="xoxb-fake-1")
+    assert len(problems) == 1 and f"{runtime!r} is not a Databricks Runtime this project runs on" in problems[0]
+    assert "18.x-scala2.13 (Databricks Runtime 18 LTS" in problems[0] and "17.3.x-scala2.13" in problems[0]
+    assert "`pulumi config set feedback:jobsRuntime 18.x-scala2.13`" in problems[0]
+
+
+def test_17_3_is_a_runtime_the_jobs_can_stay_on(run_program):
+    stack = run_program(jobsRuntime="17.3.x-scala2.13")
+    versions = {cluster_of(job)["sparkVersion"] for job in jobs_by_name(stack).values()}
+    assert versions == {"17.3.x-scala2.13"}
 
 
 def test_one_channel_for_both_kinds_of_alert_is_refused():

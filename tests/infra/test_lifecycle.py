@@ -128,6 +128,19 @@ def test_new_alert_channels_update_the_pipeline_job_in_place(life):
     assert renamed.plan.kinds(VOLUME) == {"same"} and locations(renamed) == locations(first)
 
 
+def test_a_newer_runtime_updates_both_jobs_in_place_and_keeps_their_state(life):
+    first = applied(life.up(jobsRuntime="17.3.x-scala2.13"))
+    newer = applied(life.up(jobsRuntime="18.x-scala2.13"))
+    assert newer.plan.kinds(JOB) == {"update"}
+    assert newer.plan.kinds(SCHEMA) == newer.plan.kinds(VOLUME) == {"same"}
+    assert locations(newer) == locations(first)
+    assert {path for change in newer.plan.of_type(JOB) for path in change.paths} == {
+        "jobClusters[0].newCluster.sparkVersion"
+    }
+    jobs = [r for r in newer.stack.resources if r.type == JOB]
+    assert {c["newCluster"]["sparkVersion"] for job in jobs for c in job.inputs["jobClusters"]} == {"18.x-scala2.13"}
+
+
 def test_more_partitions_grow_the_kafka_topics_in_place(life):
     applied(life.up())
     more = applied(life.up(feedbackPartitions="12"))
