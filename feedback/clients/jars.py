@@ -93,12 +93,25 @@ def delta_artifact(spark_version: str, delta_version: str) -> str:
     return f"delta-spark_{major}.{minor}_2.13"
 
 
+# The Kafka connector's spark-token-provider-kafka-0-10_2.13, where the Maven registry this
+# project's set-up resolves from has not the connector's own version: it serves 4.1.1 of it,
+# not 4.1.2 or 4.1.3. The module builds the consumers' authentication settings
+# (KafkaConfigUpdater, KafkaTokenUtil) and did not change between those patches in what the
+# connector calls; the suite runs every Kafka path with it.
+TOKEN_PROVIDER = {"4.1.2": "4.1.1", "4.1.3": "4.1.1"}
+
+
 def spark_properties() -> dict[str, str]:
     """The Spark POM's versions for the pyspark and delta-spark installed here."""
     import pyspark
 
     spark, delta = pyspark.__version__, metadata.version("delta-spark")
-    return {"spark.version": spark, "delta.version": delta, "delta.artifact": delta_artifact(spark, delta)}
+    return {
+        "spark.version": spark,
+        "token.provider.version": TOKEN_PROVIDER.get(spark, spark),
+        "delta.version": delta,
+        "delta.artifact": delta_artifact(spark, delta),
+    }
 
 
 def resolve_spark(cache_dir: Path) -> Path:

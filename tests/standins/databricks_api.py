@@ -1,4 +1,4 @@
-"""A loopback stand-in for the Databricks Jobs API 2.2, the version databricks-sdk 0.155 calls.
+"""A loopback stand-in for the Databricks Jobs API 2.2, the version databricks-sdk 0.162 calls.
 
 Follows the Jobs API reference (docs.databricks.com/api/azure/workspace/jobs) and the shapes
 the SDK deserialises (databricks/sdk/service/jobs.py):

@@ -179,6 +179,7 @@ def test_the_spark_poms_defaults_are_the_pins_of_requirements_txt():
     )
     assert defaults == {
         "spark.version": pins["pyspark"],
+        "token.provider.version": jars.TOKEN_PROVIDER.get(pins["pyspark"], pins["pyspark"]),
         "delta.version": pins["delta-spark"],
         "delta.artifact": jars.delta_artifact(pins["pyspark"], pins["delta-spark"]),
     }
