@@ -28,6 +28,7 @@ from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 from feedback.core.settings import Settings
 from jobs.alerts_log import read_log
 from jobs.delta_table import read_delta
+from jobs.scoring import alert_rules
 
 MAX_BUCKETS = 120
 
@@ -84,9 +85,7 @@ def _span(frame: DataFrame, column: str) -> tuple[datetime, datetime] | None:
 
 
 def _channel(settings: Settings):
-    return F.when(F.col("score") < settings.negative_threshold, F.lit(settings.negative_channel)).when(
-        F.col("score") > settings.positive_threshold, F.lit(settings.positive_channel)
-    )
+    return F.expr(alert_rules(settings).channel_sql())
 
 
 def render(spark: SparkSession, settings: Settings, out: Path) -> Path:

@@ -30,7 +30,7 @@ from pyspark.sql.streaming import StreamingQuery
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
-from jobs.scoring import OUTPUT_SCHEMA, AlertRules, route
+from jobs.scoring import OUTPUT_SCHEMA, alert_rules, route
 from jobs.spark import session_conf
 from jobs.streaming import kafka_source
 
@@ -43,12 +43,6 @@ QUERY_NAME = "scorer"
 # alert to hurry, keeps Spark's default: a 100,000-event backlog took 9.6 to 11.2 s in
 # batches of 200 against 7.7 and 8.2 s (docs/benchmarks.md).
 ARROW_BATCH_RECORDS = 200
-
-
-def alert_rules(settings: Settings) -> AlertRules:
-    return AlertRules(
-        settings.negative_threshold, settings.positive_threshold, settings.negative_channel, settings.positive_channel
-    )
 
 
 def scored_records(kafka: DataFrame, settings: Settings) -> DataFrame:

@@ -14,8 +14,9 @@ Kafka sink, which routes each row by its `topic` column:
 * `feedback-alerts`: one record per alert (key: its channel, so one partition holds a
   channel's alerts); the dispatcher posts it.
 
-Validation is the producers' own validator (`feedback.core.schema.validate_feedback`), so a
-producer and the job never disagree about what is valid.
+Each value is read by `feedback.core.schema.parse_record`, the strict parse and the producers'
+own validator, so a producer, the scorer and a reprocessing run never disagree about what is
+valid, and a dead letter's reason is the same text everywhere.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import orjson
 import pandas as pd
 
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.core.schema import ALERT_FIELDS, EVENT_FIELDS, names, utc_now_iso, validate_feedback
+from feedback.core.schema import ALERT_FIELDS, EVENT_FIELDS, names, parse_record, utc_now_iso
+from feedback.core.settings import Settings
 
 OUTPUT_SCHEMA = "topic string, key string, value string"
 EVENT_NAMES, ALERT_NAMES = names(EVENT_FIELDS), names(ALERT_FIELDS)
@@ -52,31 +54,26 @@ class AlertRules:
             return self.positive_channel
         return None
 
+    def channel_sql(self, score: str = "score") -> str:
+        """`channel` as a Spark SQL expression over the column `score` (null for none), for
+        the tables' readers: the summary, the report and reprocessing's comparison. Written
+        beside `channel` so the rule is read in one place; tests/jobs/test_scoring.py holds
+        the two equal at and around both thresholds."""
 
-def parse_record(value: Optional[bytes]) -> tuple[Optional[dict], Optional[str]]:
-    """(event, None) for a valid feedback event, (None, reason) for anything else.
+        def text(value: str) -> str:
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
-    orjson reads the bytes as strict JSON (RFC 8259): no NaN or Infinity, no escaped lone
-    surrogate (a `\\ud83d` alone is valid to Python's json module but is not Unicode text, and
-    Arrow could not carry it out of the Python pass: the task would fail each time it ran),
-    at most 1,024 levels deep. It is also faster than the json module, whose parse and
-    serialisation were most of this pass's cost besides the analyzer's (docs/benchmarks.md).
-    """
-    if value is None:
-        return None, "the Kafka record has no value"
-    try:
-        event = orjson.loads(value)
-    except orjson.JSONDecodeError as error:
-        try:
-            bytes(value).decode("utf-8")
-        except UnicodeDecodeError as bad:
-            return None, f"the value is not valid UTF-8 ({bad.reason} at byte {bad.start})"
-        return None, f"malformed JSON: {error}"
-    try:
-        problems = validate_feedback(event)
-    except Exception as error:  # a record the validator cannot even read is still just a dead letter
-        return None, f"the event could not be checked: {type(error).__name__}: {error}"
-    return (None, "; ".join(problems)) if problems else (event, None)
+        return (
+            f"CASE WHEN {score} < {self.negative_threshold!r} THEN {text(self.negative_channel)} "
+            f"WHEN {score} > {self.positive_threshold!r} THEN {text(self.positive_channel)} END"
+        )
+
+
+def alert_rules(settings: Settings) -> AlertRules:
+    """The rules the settings give: thresholds and channels."""
+    return AlertRules(
+        settings.negative_threshold, settings.positive_threshold, settings.negative_channel, settings.positive_channel
+    )
 
 
 def iso_ms(epoch_ms: pd.Series) -> list[str]:

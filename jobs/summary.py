@@ -18,6 +18,7 @@ from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABL
 from feedback.core.settings import Settings
 from jobs.alerts_log import MessageRecord, posted_alerts, read_log
 from jobs.delta_table import read_delta
+from jobs.scoring import alert_rules
 from jobs.status import percentile
 
 
@@ -96,9 +97,7 @@ def summarize(
         scored = scored.where(F.col("query_id") == query_id)
     summary.scored_per_source = {r["source"]: r["count"] for r in scored.groupBy("source").count().collect()}
     summary.scored_again = scored.groupBy("id").count().where(F.col("count") > 1).count()
-    summary.alerts_expected = scored.where(
-        (F.col("score") < settings.negative_threshold) | (F.col("score") > settings.positive_threshold)
-    ).count()
+    summary.alerts_expected = scored.where(F.expr(alert_rules(settings).channel_sql()).isNotNull()).count()
     dead = read_delta(spark, settings.table_for(DEADLETTER_TABLE))
     if dead is not None:
         if query_id:

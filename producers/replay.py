@@ -11,15 +11,16 @@ every send is counted as acknowledged or failed, and the report says which faile
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
+import orjson
+
 from feedback.clients.kafka_client import connect, require_topic
 from feedback.core.catalogue import SOURCE_TOPICS
-from feedback.core.schema import validate_feedback
+from feedback.core.schema import parse_record
 from feedback.core.settings import Settings
 from producers.sink import Delivery, flush_timeout_s
 
@@ -49,16 +50,18 @@ class ReplayReport(Delivery):
 
 
 def parse_line(number: int, raw: bytes) -> Line:
-    """Key and validity of one line (pure); the value is the line as it is."""
+    """Key and validity of one line (pure); the value is the line as it is. Valid is what the
+    scorer will find (`parse_record`, its own reading), so the report's count of lines that
+    will be dead-lettered is the scorer's."""
     value = raw.rstrip(b"\r\n")
-    try:
-        event = json.loads(value)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
-        return Line(number, value, None, False)
+    event, reason = parse_record(value)
+    if event is None:  # a line the scorer refuses still keeps its id as the key, if it has one
+        try:
+            event = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return Line(number, value, None, False)
     key = event.get("id") if isinstance(event, dict) else None
-    return Line(
-        number, value, key.encode("utf-8") if isinstance(key, str) and key else None, not validate_feedback(event)
-    )
+    return Line(number, value, key.encode("utf-8") if isinstance(key, str) and key else None, reason is None)
 
 
 def read_lines(path: Path, limit: Optional[int] = None) -> Iterator[Line]:

@@ -6,7 +6,8 @@ Their fields are declared once below; from that one declaration come
 * `feedback_envelope` / `price_envelope`: the builders producers (and tests) make events
   with, every field in its declared order, and `utc_iso`, the one way a time is written;
 * `validate_feedback` / `validate_price`: pure validators producers call before sending,
-  returning a list of problems (empty when the event is good), and
+  returning a list of problems (empty when the event is good), and `parse_record`, a Kafka
+  value read strictly and validated: the event or the reason it is a dead letter;
 * `feedback_struct()` / `price_struct()`: the Spark `StructType`s the jobs parse with.
 
 The records the scorer derives from an event (`SCORED_FIELDS`, `DEADLETTER_FIELDS`,
@@ -24,6 +25,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
+
+import orjson
 
 SCHEMA_VERSION = 1
 
@@ -228,6 +231,34 @@ def validate_feedback(event: Any) -> list[str]:
     return problems
 
 
+def parse_record(value: Optional[bytes]) -> tuple[Optional[dict], Optional[str]]:
+    """(event, None) for a Kafka value that is a valid feedback event, (None, reason) for
+    anything else: the one reading of a value the scorer, reprocessing and the producers'
+    own check share.
+
+    orjson reads the bytes as strict JSON (RFC 8259): no NaN or Infinity, no escaped lone
+    surrogate (a `\\ud83d` alone is valid to Python's json module but is not Unicode text, and
+    Arrow could not carry it out of the Python pass: the task would fail each time it ran),
+    at most 1,024 levels deep. It is also faster than the json module, whose parse and
+    serialisation were most of the scorer's cost besides the analyzer's (docs/benchmarks.md).
+    """
+    if value is None:
+        return None, "the Kafka record has no value"
+    try:
+        event = orjson.loads(value)
+    except orjson.JSONDecodeError as error:
+        try:
+            bytes(value).decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return None, f"the value is not valid UTF-8 ({bad.reason} at byte {bad.start})"
+        return None, f"malformed JSON: {error}"
+    try:
+        problems = validate_feedback(event)
+    except Exception as error:  # a record the validator cannot even read is still just a dead letter
+        return None, f"the event could not be checked: {type(error).__name__}: {error}"
+    return (None, "; ".join(problems)) if problems else (event, None)
+
+
 def validate_price(event: Any) -> list[str]:
     """Problems with a price quote; an empty list means it is valid."""
     problems = _problems(event, PRICE_FIELDS)
@@ -282,6 +313,11 @@ def scored_struct():
 def deadletter_struct():
     """The Spark schema of a `feedback-deadletter` record."""
     return _spark_struct(DEADLETTER_FIELDS)
+
+
+def alert_struct():
+    """The Spark schema of a `feedback-alerts` record."""
+    return _spark_struct(ALERT_FIELDS)
 
 
 def names(fields: Iterable[Field]) -> tuple[str, ...]:

@@ -6,9 +6,10 @@ import base64
 import json
 
 import pandas as pd
+import pytest
 
 from feedback.core.schema import ALERT_FIELDS, DEADLETTER_FIELDS, SCORED_FIELDS, names
-from jobs.scoring import AlertRules, parse_record, route
+from jobs.scoring import AlertRules, route
 from tests.support.events import envelope
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
@@ -113,10 +114,15 @@ def test_a_kafka_timestamp_past_the_year_9999_is_written_not_a_failed_task():
     ]
 
 
-def test_parse_record_gives_the_event_or_the_reason():
-    event, reason = parse_record(envelope("1", "ok"))
-    assert reason is None and event["id"] == "1"
-    assert parse_record(b"{}")[0] is None and "id is missing" in parse_record(b"{}")[1]
+@pytest.mark.spark
+def test_the_rules_sql_form_alerts_the_same_channel_at_and_around_both_thresholds(spark):
+    # The tables' readers (summary, report, reprocessing) use channel_sql; the scorer channel.
+    rules = AlertRules(0.3, 0.9, "#neg", "#it's-pos")
+    scores = [0.0, 0.2999999, 0.3, 0.30000001, 0.5, 0.9, 0.90000001, 1.0, -0.0]
+    frame = spark.createDataFrame([(score,) for score in scores], "score double")
+    sql = [row[0] for row in frame.selectExpr(rules.channel_sql()).collect()]
+    assert sql == [rules.channel(score) for score in scores]
+    assert sql[:4] == ["#neg", "#neg", None, None] and sql[-3:-1] == ["#it's-pos", "#it's-pos"]
 
 
 def test_each_record_the_scorer_writes_has_the_fields_its_topic_declares_in_their_order():

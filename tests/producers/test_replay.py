@@ -3,9 +3,10 @@ import json
 import pytest
 
 from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing, end_offsets, read_range
-from feedback.core.schema import feedback_envelope
+from feedback.core.schema import feedback_envelope, parse_record
 from feedback.core.settings import load_settings
 from producers.replay import parse_line, read_lines, replay
+from tests.support.events import tricky_records
 from tests.support.settings import free_port
 
 
@@ -26,6 +27,22 @@ def test_lines_are_keyed_by_id_and_bad_lines_are_kept_unkeyed():
     broken = parse_line(2, b'{"id": "x", "text": "cut')
     assert (broken.key, broken.valid, broken.value) == (None, False, b'{"id": "x", "text": "cut')
     assert parse_line(3, b"[1, 2]").key is None
+
+
+def test_a_line_is_valid_exactly_when_the_scorer_will_score_it_and_keeps_its_id_as_key_when_refused():
+    # Python's json module takes a BOM, NaN and an escaped lone surrogate; the scorer does not.
+    for name, value in tricky_records("replay"):
+        line = parse_line(1, value)
+        assert line.valid == (parse_record(value)[1] is None), name
+    lines = {name: parse_line(1, value) for name, value in tricky_records("replay")}
+    assert [name for name, line in lines.items() if not line.valid] == [
+        "a lone surrogate",
+        "a BOM",
+        "NaN",
+        "a time with an offset",
+        "a non-string id",
+    ]
+    assert lines["a time with an offset"].key == b"replay-offset" and lines["a BOM"].key is None
 
 
 def test_a_line_nested_too_deeply_to_parse_is_an_invalid_line_not_a_traceback():

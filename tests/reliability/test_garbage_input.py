@@ -3,7 +3,7 @@
 Generated payloads: random bytes, invalid UTF-8, huge values, deeply nested JSON, wrong
 types, impossible dates, missing or null fields, escaped lone surrogates, and near-valid
 envelopes with one field broken. The pure validator and the scorer's Python pass see thousands; a bounded sample goes
-through the Spark parsing transformation, where each record must land on exactly one side.
+through the scorer's Spark pass (as reprocessing reads it back), where each record must land on exactly one side.
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feedback.core.schema import feedback_envelope
-from jobs import transforms
+from feedback.core.schema import feedback_envelope, parse_record
 
 VALID = feedback_envelope(
     id="g-1",
@@ -61,7 +60,7 @@ payloads = st.one_of(
 @given(payloads)
 @settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 def test_every_payload_is_valid_or_has_a_reason(payload):
-    reason = transforms.problem_of(payload)
+    reason = parse_record(payload)[1]
     assert reason is None or (isinstance(reason, str) and reason)
     if reason is None:  # only a real envelope passes
         event = json.loads(payload)
@@ -92,7 +91,7 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
     assert len(sides) == len(sample)
     for row in sides.itertuples():
         value = json.loads(row.value)
-        assert (row.topic == "feedback-scored") == (transforms.problem_of(sample[value["offset"]]) is None)
+        assert (row.topic == "feedback-scored") == (parse_record(sample[value["offset"]])[1] is None)
         if row.topic == "feedback-deadletter":
             assert value["reason"]
 
@@ -101,12 +100,15 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
 @given(st.lists(payloads, min_size=60, max_size=60))
 @settings(max_examples=3, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 def test_a_sample_of_garbage_lands_once_on_one_side_in_spark(spark, sample):
+    from feedback.core.settings import load_settings
+    from jobs.reprocess import rescore
+    from jobs.scorer import scored_records
     from tests.support.events import kafka_rows
 
     values = sample + [json.dumps(VALID).encode(), None]
-    parsed = transforms.parse_feedback(kafka_rows(spark, values)).cache()
-    dead = transforms.dead_letters(parsed).count()
-    valid = transforms.valid_events(parsed)
+    rescored = rescore(scored_records(kafka_rows(spark, values), load_settings()).localCheckpoint())
+    dead = rescored.dead_letters.count()
+    valid = rescored.scored
     assert dead + valid.count() == len(values)
     assert valid.where("id is null or text is null or created_at is null or ingested_at is null").count() == 0
-    assert transforms.dead_letters(parsed).where("reason is null or reason = ''").count() == 0
+    assert rescored.dead_letters.where("reason is null or reason = ''").count() == 0

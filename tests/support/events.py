@@ -85,3 +85,19 @@ def kafka_rows(spark, values):
         rows,
         "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int",
     )
+
+
+def tricky_records(prefix: str) -> list[tuple[str, bytes]]:
+    """(what it is, value): records where two readings of JSON could disagree, valid and
+    not, each with an id of `prefix`. The same id twice is the last two."""
+    base = envelope(f"{prefix}-dupkeys", "Driftwood is amazing, I love it, excellent work!").decode()
+    return [
+        ("duplicate JSON keys", base.replace('"text": ', '"text": "first", "text": ', 1).encode()),
+        ("a lone surrogate", envelope(f"{prefix}-surrogate", "broken \\ud83d pair").replace(b"\\\\ud83d", b"\\ud83d")),
+        ("a BOM", b"\xef\xbb\xbf" + envelope(f"{prefix}-bom", "Awful update, everything is broken.")),
+        ("NaN", envelope(f"{prefix}-nan", "fine").replace(b'"lang": "en"', b'"lang": NaN')),
+        ("a time with an offset", envelope(f"{prefix}-offset", "ok", created_at="2026-11-21T10:30:00+01:00")),
+        ("a non-string id", envelope(f"{prefix}-number", "ok").replace(f'"{prefix}-number"'.encode(), b"7", 1)),
+        ("valid, negative", envelope(f"{prefix}-twice", "I hate the new sync, horrible bugs.")),
+        ("the same id again", envelope(f"{prefix}-twice", "I hate the new sync, horrible bugs.")),
+    ]

@@ -10,6 +10,7 @@ from feedback.core.schema import (
     feedback_envelope,
     feedback_key,
     feedback_struct,
+    parse_record,
     price_envelope,
     price_struct,
     utc_iso,
@@ -125,3 +126,10 @@ def test_utc_times_are_written_with_a_z_in_milliseconds_or_seconds():
     assert (
         utc_iso(moment.astimezone(timezone(timedelta(hours=2)))) == "2026-11-02T08:14:30.123Z"
     )  # other offsets: to UTC
+
+
+def test_parse_record_gives_the_event_or_the_reason():
+    event, reason = parse_record(encode(GOOD))
+    assert reason is None and event == GOOD
+    assert parse_record(b"{}")[0] is None and "id is missing" in parse_record(b"{}")[1]
+    assert parse_record(None) == (None, "the Kafka record has no value")
