@@ -92,7 +92,8 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
 
     from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
     from jobs.spark import session_conf
-    from jobs.table_writer import SCORED_COLUMNS, table_defaults
+    from jobs.table_upkeep import table_defaults
+    from jobs.table_writer import SCORED_COLUMNS
 
     if not rows:
         return
@@ -192,7 +193,7 @@ def _scored_records(count: int, prefix: str, now: datetime) -> list[tuple[str, b
 
     from feedback.core.schema import encode, feedback_envelope, utc_iso
     from jobs.scoring import AlertRules, route
-    from jobs.table_writer import _Neutral
+    from jobs.table_warm_up import NeutralAnalyzer
 
     stamp = utc_iso(now)
     values = [
@@ -212,7 +213,7 @@ def _scored_records(count: int, prefix: str, now: datetime) -> list[tuple[str, b
             "timestamp_ms": [int(now.timestamp() * 1000)] * count,
         }
     )
-    routed = route(frame, _Neutral(), AlertRules(0.0, 1.0, "#none", "#none"))
+    routed = route(frame, NeutralAnalyzer(), AlertRules(0.0, 1.0, "#none", "#none"))
     return [(row.topic, row.key.encode(), row.value.encode()) for row in routed.itertuples()]
 
 

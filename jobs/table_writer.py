@@ -39,14 +39,10 @@ statistics) and skips the appends the stopped run made. The counts row comes las
 when the rows it counts have committed (`committed_at`): a batch with a counts row has all
 its rows. The other appends are independent, so they run at once (`run_together`).
 
-The tables maintain themselves (`table_properties`, set when a table is made and at each
-start): Delta's auto compaction (`delta.autoOptimize.autoCompact`) rewrites a partition's
-small files into larger ones after a commit, and Delta checkpoints each table's log every
-ten commits, deleting entries older than `tables_log_retention_h` when it does.
-
-A query that keeps running is warmed up first (`warm_up`: two small batches through the
-same code into scratch tables), so its first real batches do not pay a fresh JVM's planning,
-compiling and class loading while events wait for them.
+Before the query starts: a query that keeps running is warmed up (jobs/table_warm_up.py), the
+checkpoint is read for a batch a stopped run left uncommitted and for an earlier table
+writer's layout (jobs/table_checkpoint.py), and the tables get the Delta properties that
+maintain them (jobs/table_upkeep.py).
 
 Settings: tables_trigger, tables_tasks, tables_horizon_h, tables_state_partitions,
 tables_log_retention_h, checkpoint_location (this query's folder is `tables`),
@@ -63,7 +59,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Optional
 
-import pandas as pd
 from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -84,18 +79,16 @@ from feedback.core.schema import (
     POSITION_FIELDS,
     SCORE_FIELDS,
     deadletter_struct,
-    encode,
-    feedback_envelope,
     names,
     scored_struct,
-    utc_iso,
 )
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.delta_table import read_delta
-from jobs.scoring import AlertRules, route
 from jobs.spark import session_conf
 from jobs.streaming import kafka_source
+from jobs.table_checkpoint import superseded_checkpoint_offsets, uncommitted_batch
+from jobs.table_upkeep import keep_table_properties, table_defaults
 from jobs.transforms import raw_columns
 
 log = logging.getLogger(__name__)
@@ -112,7 +105,6 @@ DEADLETTER_RECORD = deadletter_struct()
 _KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + [SCORED_RECORD[name] for name in POSITION])
 # The marked stream's rows: a record (`new_key` null) or a key read for the first time (`new_key` true).
 RECORD, NEW_KEY = "record", "new key"
-TABLES = (SCORED_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, BATCHES_TABLE)
 # The state store: RocksDB (state on local disk, not the JVM heap), checkpointing only what a
 # batch changed. Databricks Runtime 17.3 and 18 have both by default ("Configure RocksDB state store
 # on Databricks", docs.databricks.com/structured-streaming/rocksdb-state-store); Spark needs
@@ -491,214 +483,6 @@ class TableWriter:
         return counts
 
 
-# What Spark's Kafka source gives foreachBatch (its fixed schema).
-KAFKA_ROW_SCHEMA = (
-    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
-)
-WARM_UP_FOLDER = f"{QUERY_NAME}-warm-up"
-
-
-class _Neutral:
-    """A stand-in analyzer for the warm-up's records: every text 0.5, so none alerts."""
-
-    name, version = "warm-up", "0"
-
-    def score(self, texts: list[str]) -> list[float]:
-        return [0.5] * len(texts)
-
-
-def warm_up_batches() -> list[tuple[list[tuple], list[tuple[str, str]]]]:
-    """Two small batches as the marked stream gives them (pure): Kafka rows as the scorer
-    writes them, and the keys read for the first time. The first has two events and a dead
-    letter, all new; the second a duplicate of one of them (same id, another record) and a new
-    event. So they take every path a batch can: kept, duplicates, dead letters, the
-    partitioned append."""
-    now = datetime.now(timezone.utc)
-    stamp = utc_iso(now)
-
-    def event(event_id: str) -> bytes:
-        envelope = feedback_envelope(
-            id=event_id, source="warm-up", author="warm-up", text="warm-up", created_at=stamp, ingested_at=stamp
-        )
-        return encode(envelope)
-
-    def kafka_rows(values: list[tuple[int, bytes]]) -> list[tuple]:
-        source = pd.DataFrame(
-            {
-                "value": [value for _, value in values],
-                "topic": ["warm-up"] * len(values),
-                "partition": [0] * len(values),
-                "offset": [offset for offset, _ in values],
-                "timestamp_ms": [int(now.timestamp() * 1000)] * len(values),
-            }
-        )
-        routed = route(source, _Neutral(), AlertRules(0.0, 1.0, "#none", "#none"))
-        return [
-            (row.key.encode(), row.value.encode(), row.topic, 0, offset, now, 0)
-            for offset, row in enumerate(routed.itertuples())
-        ]
-
-    first = kafka_rows([(0, event("warm-up-a")), (1, event("warm-up-b")), (2, b"{not json")])
-    first_keys = [(SCORED_TOPIC, "warm-up-a"), (SCORED_TOPIC, "warm-up-b"), (DEADLETTER_TOPIC, "warm-up:0:2")]
-    second = kafka_rows([(3, event("warm-up-b")), (4, event("warm-up-c"))])
-    return [(first, first_keys), (second, [(SCORED_TOPIC, "warm-up-c")])]
-
-
-def warm_up(spark: SparkSession, settings: Settings) -> float:
-    """Run `warm_up_batches` through a TableWriter into scratch tables (`tables-warm-up` beside
-    the query's checkpoint, deleted after), before the query's first batch; the seconds it took.
-
-    Why: a JVM's first batches plan, compile and load what a batch needs (Spark's and Delta's
-    classes, the generated code of its plans); the warm-up pays part of that while no event
-    waits on it yet (docs/benchmarks.md). The scratch folder is deleted through Hadoop's file
-    system API (`spark._jvm`), which Databricks allows on the dedicated clusters the deployed
-    job runs on (infra/lib/job_specs.py, ACCESS_MODE).
-    """
-    started = time.monotonic()
-    scratch = settings.checkpoint_for(WARM_UP_FOLDER)
-    writer = TableWriter(settings.replace(table_location=scratch), query_id="warm-up", label="tables warm-up")
-    _delete(spark, scratch)  # what a writer stopped during its warm-up left
-    try:
-        for batch_id, (rows, new) in enumerate(warm_up_batches()):
-            writer(with_new_keys(spark, spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), new), batch_id)
-    finally:
-        _delete(spark, scratch)
-    return time.monotonic() - started
-
-
-def _hadoop_path(spark: SparkSession, path: str):
-    """`path` and its file system, through Hadoop's API: any file system Spark reaches."""
-    hadoop_path = spark._jvm.org.apache.hadoop.fs.Path(path)
-    return hadoop_path, hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration())
-
-
-def _delete(spark: SparkSession, path: str) -> None:
-    """Delete `path` and what is under it."""
-    hadoop_path, fs = _hadoop_path(spark, path)
-    fs.delete(hadoop_path, True)
-
-
-def _exists(spark: SparkSession, path: str) -> bool:
-    hadoop_path, fs = _hadoop_path(spark, path)
-    return fs.exists(hadoop_path)
-
-
-def _batch_ids(spark: SparkSession, folder: str) -> set[int]:
-    """The batch ids of a checkpoint log folder (`offsets`, `commits`): its files named by a
-    number; none when it does not exist."""
-    path, fs = _hadoop_path(spark, folder)
-    if not fs.exists(path):
-        return set()
-    return {int(s.getPath().getName()) for s in fs.listStatus(path) if s.getPath().getName().isdigit()}
-
-
-def superseded_layout(spark: SparkSession, folder: str) -> Optional[str]:
-    """What made the checkpoint in `folder`, when not this table writer: "stateless" (a table
-    writer without state: no `state` folder) or "two-deduplications" (one with a
-    de-duplication each for positions and keys: state of a second operator, `state/1`).
-    None for this table writer's (one operator's state) or for no checkpoint."""
-    if not _batch_ids(spark, f"{folder}/commits"):
-        return None
-    if not _exists(spark, f"{folder}/state"):
-        return "stateless"
-    return "two-deduplications" if _exists(spark, f"{folder}/state/1") else None
-
-
-def superseded_checkpoint_offsets(spark: SparkSession, settings: Settings) -> Optional[str]:
-    """The offsets to start from when this query's checkpoint was made by an earlier table
-    writer whose state this one cannot use (`superseded_layout`): that checkpoint is moved
-    aside to `tables-<layout>`, and the end offsets of its last committed batch are returned,
-    as Spark's JSON of offsets per topic and partition. None for any other checkpoint.
-
-    A query cannot add stateful operators to a checkpoint that has none, nor read state its
-    operators did not write, so the table writer starts a new checkpoint where the old one
-    stopped; its state starts empty (a copy of an event written before is then not
-    recognised: see docs/pipeline.md).
-    """
-    folder = settings.checkpoint_for(QUERY_NAME)
-    layout = superseded_layout(spark, folder)
-    if layout is None:
-        return None
-    root, fs = _hadoop_path(spark, folder)
-    done = max(_batch_ids(spark, f"{folder}/commits"))
-    # An offsets file: a version line, the batch's metadata, then one line per source.
-    lines = [row[0] for row in spark.read.text(f"{folder}/offsets/{done}").collect()]
-    aside = _hadoop_path(spark, settings.checkpoint_for(f"{QUERY_NAME}-{layout}"))[0]
-    fs.delete(aside, True)
-    fs.rename(root, aside)
-    log.warning(
-        "tables: the checkpoint %s was made by an earlier table writer (%s); moved to %s, "
-        "and the query starts a new one, with empty state, at the offsets its batch %d ended at",
-        folder,
-        layout,
-        aside.toString(),
-        done,
-    )
-    return lines[2]
-
-
-def uncommitted_batch(spark: SparkSession, settings: Settings) -> Optional[int]:
-    """The batch this query's next run starts with again, or None: a stopped run wrote the
-    batch's offsets and not its commit. Spark's restart runs the latest batch of the offsets
-    log again when the commit log lacks it, and otherwise starts a new batch
-    (`MicroBatchExecution.populateStartOffsets`)."""
-    folder = settings.checkpoint_for(QUERY_NAME)
-    planned = _batch_ids(spark, f"{folder}/offsets")
-    if not planned or max(planned) in _batch_ids(spark, f"{folder}/commits"):
-        return None
-    return max(planned)
-
-
-def table_properties(settings: Settings) -> dict[str, str]:
-    """The maintenance the tables carry as Delta properties: auto compaction of the small files
-    commits leave (Delta 3.1+, and Databricks), and a log that keeps `tables_log_retention_h`
-    of commits (Delta deletes older entries when it checkpoints), since Delta lists the whole
-    log at every snapshot update. Files removed from the table are kept as long
-    (`delta.deletedFileRetentionDuration`, which a VACUUM honours): Delta 4.4 refuses a log
-    retention shorter than it, whose default is a week, since a VACUUM finds the files it may
-    delete in the log (delta-io/delta#5025)."""
-    hours = settings.tables_log_retention_h
-    retention = f"interval {hours:g} hours" if hours == int(hours) else f"interval {round(hours * 3600)} seconds"
-    return {
-        "delta.autoOptimize.autoCompact": "true",
-        "delta.logRetentionDuration": retention,
-        "delta.deletedFileRetentionDuration": retention,
-    }
-
-
-# Delta checks these two against each other in the statement that sets one (a property not in
-# it counts at its default), so a change of either sends both.
-RETENTION_PROPERTIES = ("delta.logRetentionDuration", "delta.deletedFileRetentionDuration")
-
-
-def table_defaults(settings: Settings) -> dict[str, str]:
-    """`table_properties` as session defaults: the properties of the tables a session makes."""
-    prefix = "spark.databricks.delta.properties.defaults."
-    return {prefix + name.removeprefix("delta."): value for name, value in table_properties(settings).items()}
-
-
-def keep_table_properties(spark: SparkSession, settings: Settings) -> None:
-    """Set `table_properties` on the tables that exist and lack them (tables made before a
-    setting changed, or before the project set them): one commit for a table that needs it.
-
-    It reads them with `SHOW TBLPROPERTIES`, which needs only the table's metadata, not
-    `DESCRIBE DETAIL`, which also counts the table's files and so rebuilds its state from the
-    log: for the four tables, 0.1 s against 2.4 s here (docs/benchmarks.md)."""
-    wanted = table_properties(settings)
-    for table in TABLES:
-        path = settings.table_for(table)
-        if read_delta(spark, path) is None:
-            continue
-        have = {row["key"]: row["value"] for row in spark.sql(f"SHOW TBLPROPERTIES delta.`{path}`").collect()}
-        stale = {name: value for name, value in wanted.items() if have.get(name) != value}
-        if stale.keys() & set(RETENTION_PROPERTIES):
-            stale.update({name: wanted[name] for name in RETENTION_PROPERTIES})
-        if stale:
-            listed = ", ".join(f"'{name}' = '{value}'" for name, value in stale.items())
-            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({listed})")
-            log.info("tables: %s now has %s", table, listed)
-
-
 def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:
     """Start the table writer's streaming query. A query that keeps running (a processing-time
     trigger) is warmed up first (`warm_up`); a backlog run's first batch is the backlog.
@@ -706,13 +490,15 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
     Its state is kept in `tables_state_partitions` partitions, a number Spark fixes at the
     query's first run (from `spark.sql.shuffle.partitions`, set for it here).
     """
+    from jobs.table_warm_up import warm_up  # it runs this module's TableWriter
+
     trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
     if trigger.kind == "processing-time":
         log.info("tables: warmed up in %.1f s", warm_up(spark, settings))
-    carried = superseded_checkpoint_offsets(spark, settings)
+    carried = superseded_checkpoint_offsets(spark, settings, QUERY_NAME)
     if carried is not None:
         settings = settings.replace(starting_offsets=carried)
-    again = uncommitted_batch(spark, settings)
+    again = uncommitted_batch(spark, settings, QUERY_NAME)
     keep_table_properties(spark, settings)
     source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
     query_conf = {"spark.sql.shuffle.partitions": str(settings.tables_state_partitions), **table_defaults(settings)}

@@ -15,12 +15,10 @@ from delta.tables import DeltaTable
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import table_writer
+from jobs import table_checkpoint, table_writer
 from jobs.spark import session_conf
 from jobs.summary import summarize
 from jobs.table_writer import (
-    KAFKA_ROW_SCHEMA,
-    WARM_UP_FOLDER,
     BatchCounts,
     TableWriter,
     batch_counts,
@@ -28,8 +26,6 @@ from jobs.table_writer import (
     plain_counts,
     run_together,
     union_earlier,
-    warm_up,
-    warm_up_batches,
     with_new_keys,
 )
 from tests.support.events import envelope
@@ -215,23 +211,6 @@ def test_appends_run_together_in_the_query_s_pool_and_every_one_ends_before_an_e
     assert sorted(finished) == ["pool", "slow"]
 
 
-def test_the_warm_up_takes_every_path_of_a_batch_and_leaves_nothing_behind(spark, tmp_path):
-    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
-    scratch = TableWriter(settings.replace(table_location=str(tmp_path / "scratch")), query_id="warm-up")
-    first, second = (
-        scratch(with_new_keys(spark, spark.createDataFrame(rows, KAFKA_ROW_SCHEMA), new), n)
-        for n, (rows, new) in enumerate(warm_up_batches())
-    )
-    # The first: two events and a dead letter. The second: a duplicate and a new event.
-    assert (first, second) == (BatchCounts(valid=2, kept=2, dead=1), BatchCounts(valid=2, kept=1, dead=0))
-
-    leftover = tmp_path / "checkpoints" / WARM_UP_FOLDER / "feedback_scored"
-    leftover.mkdir(parents=True)  # as a writer stopped during its warm-up leaves it
-    assert warm_up(spark, settings) > 0
-    assert not (tmp_path / "checkpoints" / WARM_UP_FOLDER).exists()
-    assert not (tmp_path / "tables").exists()  # the real tables are not touched
-
-
 def test_a_copy_is_recognised_within_the_horizon_and_written_again_past_it(topics_ready, spark, tmp_path):
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
@@ -260,42 +239,6 @@ def test_a_copy_is_recognised_within_the_horizon_and_written_again_past_it(topic
     assert properties["properties"].get("delta.deletedFileRetentionDuration") == "interval 48 hours"
 
 
-def test_tables_made_without_the_maintenance_properties_get_them_at_a_start(spark, tmp_path):
-    settings = load_settings(table_location=str(tmp_path / "tables"), tables_log_retention_h=1.5)
-    path = settings.table_for(table_writer.SCORED_TABLE)
-    spark.range(3).write.format("delta").save(path)  # as a table writer before the properties left it
-
-    table_writer.keep_table_properties(spark, settings)
-    table_writer.keep_table_properties(spark, settings)  # nothing left to set: no commit
-
-    table = DeltaTable.forPath(spark, path)
-    properties = table.detail().first()["properties"]
-    assert properties.get("delta.autoOptimize.autoCompact") == "true"
-    assert properties.get("delta.logRetentionDuration") == "interval 5400 seconds"
-    assert properties.get("delta.deletedFileRetentionDuration") == "interval 5400 seconds"
-    assert [row["operation"] for row in table.history().collect()] == ["SET TBLPROPERTIES", "WRITE"]
-    assert spark.read.format("delta").load(path).count() == 3
-
-
-def test_a_stale_log_retention_is_sent_with_the_removed_files_retention_which_delta_checks_it_against(spark, tmp_path):
-    # Delta 4.4 compares the two in the statement that sets one, a property not in it at its
-    # default (a week for removed files): 48 hours of log alone would be refused.
-    settings = load_settings(table_location=str(tmp_path / "tables"))
-    path = settings.table_for(table_writer.SCORED_TABLE)
-    spark.range(3).write.format("delta").save(path)
-    spark.sql(
-        f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.autoOptimize.autoCompact' = 'true', "
-        "'delta.logRetentionDuration' = 'interval 8 days', 'delta.deletedFileRetentionDuration' = 'interval 48 hours')"
-    )
-    table_writer.keep_table_properties(spark, settings)
-
-    table = DeltaTable.forPath(spark, path)
-    properties = table.detail().first()["properties"]
-    assert properties.get("delta.logRetentionDuration") == "interval 48 hours"
-    assert properties.get("delta.deletedFileRetentionDuration") == "interval 48 hours"
-    assert [row["operation"] for row in table.history().collect()][:2] == ["SET TBLPROPERTIES"] * 2
-
-
 @pytest.mark.parametrize("layout", ["stateless", "two-deduplications"])
 def test_a_checkpoint_of_an_earlier_table_writer_is_moved_aside_and_the_query_goes_on_from_its_offsets(
     topics_ready, spark, tmp_path, layout
@@ -314,13 +257,13 @@ def test_a_checkpoint_of_an_earlier_table_writer_is_moved_aside_and_the_query_go
     (folder / "commits" / "3").write_text("v1\n{}")
     produce(topics_ready, scorer_output([(2, envelope("tw-new", "after"))]))
 
-    assert table_writer.superseded_layout(spark, str(folder)) == layout
+    assert table_checkpoint.superseded_layout(spark, str(folder)) == layout
     table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
     assert [r["id"] for r in scored] == ["tw-new"]
     assert (tmp_path / "checkpoints" / f"tables-{layout}" / "commits" / "3").exists()
     assert (folder / "state" / "0").exists() and not (folder / "state" / "1").exists()
-    assert table_writer.superseded_layout(spark, str(folder)) is None
+    assert table_checkpoint.superseded_layout(spark, str(folder)) is None
 
 
 def test_settings_meant_for_one_query_are_put_back_after_its_start(spark):
@@ -396,11 +339,13 @@ def test_only_the_batch_a_stopped_run_left_uncommitted_looks_at_the_tables(topic
     produce(topics_ready, scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")]))
     with pytest.raises(Exception, match="stopped"):
         table_writer.start(spark, settings, backlog).awaitTermination()
-    assert table_writer.uncommitted_batch(spark, settings) == 0  # Spark's checkpoint: offsets 0, no commit 0
+    assert (
+        table_checkpoint.uncommitted_batch(spark, settings, table_writer.QUERY_NAME) == 0
+    )  # Spark's checkpoint: offsets 0, no commit 0
 
     monkeypatch.setattr(TableWriter, "_append", append)
     table_writer.start(spark, settings, backlog).awaitTermination()  # batch 0 again: it looks
-    assert table_writer.uncommitted_batch(spark, settings) is None
+    assert table_checkpoint.uncommitted_batch(spark, settings, table_writer.QUERY_NAME) is None
     produce(topics_ready, scorer_output([(3, envelope("tw-b", "new"))]))
     table_writer.start(spark, settings, backlog).awaitTermination()  # a new batch first: no look
 

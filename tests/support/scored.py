@@ -9,7 +9,7 @@ import pandas as pd
 
 from feedback.clients.sentiment import analyzer_for
 from jobs.scoring import AlertRules, route
-from jobs.table_writer import KAFKA_ROW_SCHEMA
+from jobs.table_warm_up import KAFKA_ROW_SCHEMA
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
 
