@@ -226,14 +226,15 @@ def status(
 
     from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.kafka_options import bootstrap_servers
-    from jobs.status import gather, render
+    from feedback.devtools.pipeline_views import status_view
+    from jobs.status import gather
 
     settings = settings_of(ctx)
     problems = (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError)
 
     def look():
         taken = gather(settings.require_complete())
-        return taken, render(taken, f"{settings.backend} backend at {bootstrap_servers(settings)}")
+        return taken, status_view(taken, f"{settings.backend} backend at {bootstrap_servers(settings)}")
 
     if not watch:
         try:

@@ -54,13 +54,13 @@ def run(
 @app.command("summary")
 def summary(ctx: typer.Context) -> None:
     """Counts, alerts and latency from the pipeline's own tables."""
-    from feedback.devtools.demo import pipeline_table
+    from feedback.devtools.pipeline_views import pipeline_summary_table
     from jobs.spark import spark_session
     from jobs.summary import summarize
 
     settings = _settings(ctx)
     result = summarize(spark_session(settings, "feedback-summary"), settings)
-    console.print(pipeline_table(result))
+    console.print(pipeline_summary_table(result))
     if not result.reconciled:
         console.print("[red]events in != scored + dead-lettered + duplicates[/red]")
         raise typer.Exit(1)
@@ -82,7 +82,7 @@ def reprocess(
     ),
     analyzer: Optional[str] = typer.Option(None, help="vader | azure-language (setting `analyzer`)."),
 ) -> None:
-    """Re-score the retained topics into a new versioned table and compare it with the live one. Posts no alert."""
+    """Re-score the retained topics with the live scorer's pass into new versioned tables; compare. Posts no alert."""
     from jobs.reprocess import reprocess as run_reprocess
     from jobs.spark import spark_session
 
@@ -94,6 +94,10 @@ def reprocess(
     console.print(table)
     console.print(
         f"alerts that would change: {result.alerts_changed}; events only in the new version: {result.only_in_new}"
+    )
+    dead = sum(result.dead_letters.values())
+    console.print(
+        f"dead letters: {dead}" + "".join(f"\n  {n}  {reason}" for reason, n in sorted(result.dead_letters.items()))
     )
 
 

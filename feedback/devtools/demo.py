@@ -19,6 +19,7 @@ from rich.table import Table
 from feedback.clients.kafka_client import end_offsets, read_range
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.core.settings import Settings
+from feedback.devtools.pipeline_views import pipeline_summary_table
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ def run_demo(settings: Settings, console: Console) -> int:
         return 1
 
     pipeline = run_pipeline(settings, starts, console)
-    console.print(pipeline_table(pipeline))
+    console.print(pipeline_summary_table(pipeline))
     expected_in = sum(s.sent for s in summaries)
     expected_dead = sum(s.schema_invalid for s in summaries)
     checks = {
@@ -154,34 +155,6 @@ def write_run_config(settings: Settings, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
-
-
-def _ms(values: dict[str, float]) -> str:
-    return f"p50 {values['p50']:,.0f} ms, p99 {values['p99']:,.0f} ms" if values else "-"
-
-
-def pipeline_table(summary) -> Table:
-    table = Table("", "", title="The sentiment pipeline, this run")
-    table.add_row("events in", str(summary.events_in))
-    table.add_row(
-        "scored",
-        ", ".join(f"{s}: {n}" for s, n in sorted(summary.scored_per_source.items())) + f" (total {summary.scored})",
-    )
-    table.add_row("dead-lettered", str(summary.deadlettered))
-    for reason, count in sorted(summary.deadletter_reasons.items()):
-        table.add_row("", f"{count} x {reason}")
-    table.add_row("duplicates (id seen before)", str(summary.duplicates))
-    if summary.scored_again:
-        table.add_row("ids scored again (a copy past the horizon, tables_horizon_h)", str(summary.scored_again))
-    for channel, count in sorted(summary.alerts_sent.items()):
-        table.add_row(f"alerts posted to {channel}", str(count))
-    for channel, count in sorted(summary.alerts_pending.items()):
-        table.add_row(f"alerts pending for {channel}", str(count))
-    table.add_row(
-        "latency, send to commit", _ms(summary.latency_ms) + " (the events waited in Kafka for the run to start)"
-    )
-    table.add_row("latency, send to alert", _ms(summary.alert_latency_ms) + " (the same wait, then the post)")
-    return table
 
 
 def summary_table(summaries: list[TopicSummary]) -> Table:

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from feedback.devtools.pipeline_views import status_view
 from jobs.alerts_log import MessageRecord
 from jobs.status import (
     Batch,
@@ -21,7 +22,6 @@ from jobs.status import (
     parse_offset_log,
     percentile,
     read_checkpoint,
-    render,
     stall_allowance_s,
 )
 
@@ -211,7 +211,7 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
     scorer = later.parts[0]
     assert scorer.lag == 6
     assert sum(row.end for row in scorer.lags) - sum(row.end for row in parts["scorer"].lags) == 6
-    text = _text(render(later, "test"))
+    text = _text(status_view(later, "test"))
     assert "behind, by partition" in text and "alerts: 15 sent, 0 waiting, 0 failing" in text
 
 
