@@ -46,13 +46,41 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     """Create every resource the config asks for; the stack outputs by export name."""
     for warning in config.warnings:
         pulumi.log.warn(warning)
-
     # Before anything is declared: a config that would delete or replace what holds data stops here.
     deployed = read_deployed(config)
     if problems := change_problems(config, deployed):
         raise ConfigError("this config would lose data, so `pulumi up` stops here:\n  " + "\n  ".join(problems))
-    client = authorization.get_client_config_output()
-    group = resources.ResourceGroup(
+
+    subscription = authorization.get_client_config_output().subscription_id
+    group = build_resource_group(config)
+    # Spark runs on Azure Databricks whichever backend carries the events.
+    databricks_network = build_databricks_network(config, group) if config.databricks_injected else None
+    workspace = build_workspace(config, group, databricks_network, subscription)
+    hdinsight = (
+        build_hdinsight(config, group, workspace, databricks_network, subscription) if config.builds_hdinsight else None
+    )
+    eventhubs = build_event_hubs(config, group) if config.builds_eventhubs else None
+    jobs_bootstrap = jobs_bootstrap_servers(config.jobs_backend, hdinsight, eventhubs)
+    # The jobs' state store lives as long as the workspace; the jobs, while deployJobs is true.
+    deployment = (
+        build_databricks_deployment(config, workspace, deployed, jobs_bootstrap, eventhubs)
+        if config.deploy_jobs or not config.jobs_on_dbfs
+        else None
+    )
+    return {
+        "resourceGroupName": group.name,
+        **workspace_exports(config, workspace, databricks_network),
+        **(hdinsight.exports() if hdinsight else {}),
+        **(event_hubs_exports(config, eventhubs) if eventhubs else {}),
+        "jobsBackend": pulumi.Output.from_input(config.jobs_backend),
+        "jobsBootstrapServers": jobs_bootstrap,
+        **(deployment_exports(deployment) if deployment else {}),
+    }
+
+
+def build_resource_group(config: StackConfig) -> resources.ResourceGroup:
+    """The stack's resource group, protected."""
+    return resources.ResourceGroup(
         "resource-group",
         resources.ResourceGroupArgs(
             resource_group_name=config.resource_group_name, location=config.location, tags=config.tags
@@ -60,17 +88,24 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
         # Azure deletes a group with everything in it, protected or not.
         opts=pulumi.ResourceOptions(protect=True),
     )
-    # Spark runs on Azure Databricks whichever backend carries the events.
-    databricks_network = build_databricks_network(config, group) if config.databricks_injected else None
-    workspace = DatabricksWorkspace(
+
+
+def build_workspace(
+    config: StackConfig,
+    group: resources.ResourceGroup,
+    databricks_network: Optional[DatabricksNetwork],
+    subscription: pulumi.Output[str],
+) -> DatabricksWorkspace:
+    """The Azure Databricks workspace, in its managed network or in `databricks_network`."""
+    return DatabricksWorkspace(
         "databricks",
         DatabricksWorkspaceArgs(
             resource_group_name=group.name,
             location=config.location,
             workspace_name=config.workspace_name,
-            managed_resource_group_id=client.subscription_id.apply(
-                lambda subscription: (
-                    f"/subscriptions/{subscription}/resourceGroups/{config.databricks_managed_resource_group}"
+            managed_resource_group_id=subscription.apply(
+                lambda subscription_id: (
+                    f"/subscriptions/{subscription_id}/resourceGroups/{config.databricks_managed_resource_group}"
                 )
             ),
             managed_vnet_cidr=config.databricks_vnet_cidr,
@@ -86,22 +121,13 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
             tags=config.tags,
         ),
     )
-    hdinsight = (
-        build_hdinsight(config, group, workspace, databricks_network, client.subscription_id)
-        if config.builds_hdinsight
-        else None
-    )
-    eventhubs = build_event_hubs(config, group) if config.builds_eventhubs else None
-    jobs_bootstrap = jobs_bootstrap_servers(config.jobs_backend, hdinsight, eventhubs)
-    # The jobs' state store lives as long as the workspace; the jobs, while deployJobs is true.
-    deployment = (
-        build_databricks_deployment(config, workspace, deployed, jobs_bootstrap, eventhubs)
-        if config.deploy_jobs or not config.jobs_on_dbfs
-        else None
-    )
 
+
+def workspace_exports(
+    config: StackConfig, workspace: DatabricksWorkspace, databricks_network: Optional[DatabricksNetwork]
+) -> dict[str, pulumi.Output]:
+    """The workspace's network mode, URL and ids, and an injected network's egress address."""
     outputs: dict[str, pulumi.Output] = {
-        "resourceGroupName": group.name,
         "databricksNetwork": pulumi.Output.from_input(config.databricks_network),
         "databricksWorkspaceUrl": workspace.workspace_url,
         "databricksWorkspaceId": workspace.workspace_id,
@@ -109,14 +135,6 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     }
     if databricks_network:
         outputs["databricksEgressIp"] = databricks_network.egress_ip
-    if hdinsight:
-        outputs.update(hdinsight.exports())
-    if eventhubs:
-        outputs.update(event_hubs_exports(config, eventhubs))
-    outputs["jobsBackend"] = pulumi.Output.from_input(config.jobs_backend)
-    outputs["jobsBootstrapServers"] = jobs_bootstrap
-    if deployment:
-        outputs.update(deployment_exports(deployment))
     return outputs
 
 

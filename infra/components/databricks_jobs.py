@@ -265,6 +265,32 @@ class DatabricksDeployment(pulumi.ComponentResource):
         child: pulumi.ResourceOptions,
     ) -> None:
         """The secret scope and its secrets, the wheel, the notebooks and the two jobs."""
+        scope, secrets = self._secrets(name, args, child)
+        wheel_file, notebooks = self._files(name, args, child)
+        libraries = [databricks.JobTaskLibraryArgs(whl=f"/Workspace{workspace_path(args.wheel)}")] + [
+            databricks.JobTaskLibraryArgs(pypi=databricks.JobTaskLibraryPypiArgs(package=package))
+            for package in args.pypi_packages
+        ]
+        # The jobs start only once the secrets they reference and the wheel exist. One field is
+        # left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
+        job_opts = pulumi.ResourceOptions.merge(
+            child,
+            pulumi.ResourceOptions(
+                depends_on=[*secrets, wheel_file, *store], ignore_changes=list(LEFT_TO_THE_WORKSPACE)
+            ),
+        )
+        pipeline = self._pipeline_job(name, args, tags, libraries, workspace, child, job_opts)
+        producers = self._producers_job(name, args, tags, libraries, workspace, child, job_opts)
+        self.pipeline_job_id = pipeline.id
+        self.producers_job_id = producers.id
+        self.secret_scope = scope.name
+        self.wheel_path = wheel_file.path
+        self.notebook_paths = pulumi.Output.all(*[notebook.path for notebook in notebooks])
+
+    def _secrets(
+        self, name: str, args: JobsArgs, child: pulumi.ResourceOptions
+    ) -> tuple[databricks.SecretScope, list[databricks.Secret]]:
+        """The secret scope `feedback` and one secret per configured credential."""
         # Databricks-backed; no initial_manage_principal, which on Premium would grant MANAGE to
         # all workspace users. Its creator (the identity running `pulumi up`) manages it.
         scope = databricks.SecretScope(
@@ -278,6 +304,12 @@ class DatabricksDeployment(pulumi.ComponentResource):
             )
             for key, value in sorted(args.secrets.items())
         ]
+        return scope, secrets
+
+    def _files(
+        self, name: str, args: JobsArgs, child: pulumi.ResourceOptions
+    ) -> tuple[databricks.WorkspaceFile, list[databricks.Notebook]]:
+        """The jobs' wheel and the notebooks, in the workspace."""
         wheel_file = databricks.WorkspaceFile(
             f"{name}-wheel",
             databricks.WorkspaceFileArgs(path=workspace_path(args.wheel), source=str(args.wheel.path)),
@@ -296,21 +328,20 @@ class DatabricksDeployment(pulumi.ComponentResource):
             )
             for notebook in sorted(args.notebooks)
         ]
+        return wheel_file, notebooks
 
-        libraries = [databricks.JobTaskLibraryArgs(whl=f"/Workspace{workspace_path(args.wheel)}")] + [
-            databricks.JobTaskLibraryArgs(pypi=databricks.JobTaskLibraryPypiArgs(package=package))
-            for package in args.pypi_packages
-        ]
-        # The jobs start only once the secrets they reference and the wheel exist. One field is
-        # left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
-        job_opts = pulumi.ResourceOptions.merge(
-            child,
-            pulumi.ResourceOptions(
-                depends_on=[*secrets, wheel_file, *store], ignore_changes=list(LEFT_TO_THE_WORKSPACE)
-            ),
-        )
-
-        pipeline = databricks.Job(
+    def _pipeline_job(
+        self,
+        name: str,
+        args: JobsArgs,
+        tags: dict[str, str],
+        libraries: list[databricks.JobTaskLibraryArgs],
+        workspace: pulumi.Resource,
+        child: pulumi.ResourceOptions,
+        job_opts: pulumi.ResourceOptions,
+    ) -> databricks.Job:
+        """`feedback-pipeline`: a task per part of the pipeline on one job cluster."""
+        return databricks.Job(
             f"{name}-pipeline",
             databricks.JobArgs(
                 name=job_specs.PIPELINE_JOB,
@@ -370,7 +401,18 @@ class DatabricksDeployment(pulumi.ComponentResource):
             opts=job_opts,
         )
 
-        producers = databricks.Job(
+    def _producers_job(
+        self,
+        name: str,
+        args: JobsArgs,
+        tags: dict[str, str],
+        libraries: list[databricks.JobTaskLibraryArgs],
+        workspace: pulumi.Resource,
+        child: pulumi.ResourceOptions,
+        job_opts: pulumi.ResourceOptions,
+    ) -> databricks.Job:
+        """`feedback-producers`: a task per producer the credentials allow, on a single-node cluster."""
+        return databricks.Job(
             f"{name}-producers",
             databricks.JobArgs(
                 name=job_specs.PRODUCERS_JOB,
@@ -420,12 +462,6 @@ class DatabricksDeployment(pulumi.ComponentResource):
             ),
             opts=job_opts,
         )
-
-        self.pipeline_job_id = pipeline.id
-        self.producers_job_id = producers.id
-        self.secret_scope = scope.name
-        self.wheel_path = wheel_file.path
-        self.notebook_paths = pulumi.Output.all(*[notebook.path for notebook in notebooks])
 
     @staticmethod
     def _cluster(
