@@ -74,9 +74,11 @@ TU_EGRESS_EVENTS = 4_096
 # The most throughput units a Standard namespace takes: 40 in the quotas table, the scalability page
 # and the FAQ (older pages and the .NET, PowerShell and JavaScript SDK references still say 20).
 STANDARD_MAX_UNITS = 40
-# Premium's processing units: 1, 2, 4, 8 or 16 ("Overview of Event Hubs Premium"). Microsoft
-# publishes no throughput per processing unit: nothing here computes one.
-PREMIUM_UNITS: tuple[int, ...] = (1, 2, 4, 8, 16)
+# Premium's processing units: "You can purchase 1, 2, 4, 6, 8, 10, 12, or 16 processing Units for
+# each Event Hubs Premium namespace" ("Scaling with Event Hubs", updated 2026-02-05; the page on
+# configuring processing units says the same). Older copies of "Overview of Event Hubs Premium"
+# list 1, 2, 4, 8 and 16; the newer pages are followed. A change of the count is made in place.
+PREMIUM_UNITS: tuple[int, ...] = (1, 2, 4, 6, 8, 10, 12, 16)
 # Partitions per event hub, and the namespace's partitions per processing (Premium) or capacity
 # (Dedicated) unit (quotas table). infra/lib/event_hubs_limits.py takes these from here.
 PARTITIONS_PER_HUB: dict[str, int] = {"standard": 32, "premium": 100, "dedicated": 1024}

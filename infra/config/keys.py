@@ -342,7 +342,7 @@ class StackConfig(BaseModel):
     # -- Event Hubs
     eventhubs_tier: Annotated[str, BeforeValidator(_eventhubs_tier)] = "standard"
     # Throughput units on Standard (1 to 40: 1,000 events/s or 1 MB/s in, 4,096 events/s or 2 MB/s
-    # out, each), processing units on Premium (1, 2, 4, 8 or 16); a Dedicated namespace uses its
+    # out, each), processing units on Premium (1, 2, 4, 6, 8, 10, 12 or 16); a Dedicated namespace uses its
     # cluster's capacity units. checks.event_hubs holds the rule per tier; docs/sizing.md says how many.
     eventhubs_capacity: WholeNumber = 1
     # Tier `dedicated` only: the Event Hubs Dedicated cluster the namespace goes in.

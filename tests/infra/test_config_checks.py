@@ -324,6 +324,8 @@ def check_of(**changes: Any) -> checks.Checked:
     [
         ("standard", "41", "pulumi config set feedback:eventhubsCapacity 40"),
         ("premium", "3", "pulumi config set feedback:eventhubsCapacity 4"),
+        ("premium", "5", "pulumi config set feedback:eventhubsCapacity 6"),
+        ("premium", "11", "pulumi config set feedback:eventhubsCapacity 12"),
         ("premium", "20", "pulumi config set feedback:eventhubsCapacity 16"),
     ],
 )
@@ -332,6 +334,13 @@ def test_eventhubs_capacity_is_a_unit_count_of_its_tier(tier, capacity, fix_line
     assert problem.startswith(f"feedback:eventhubsCapacity is {capacity}; a {tier.title()} namespace")
     assert problem.endswith(f"`{fix_line}`")
     assert checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier=tier, eventhubsCapacity="16")).problems == []
+
+
+@pytest.mark.parametrize("units", ["1", "2", "4", "6", "8", "10", "12", "16"])
+def test_every_processing_unit_count_microsoft_sells_is_taken_on_premium(units):
+    # "1, 2, 4, 6, 8, 10, 12, or 16 processing Units" ("Scaling with Event Hubs", 2026-02-05).
+    keys = keys_of(backend="eventhubs", eventhubsTier="premium", eventhubsCapacity=units)
+    assert checks.event_hubs(keys).problems == []
 
 
 def test_feedback_partitions_past_the_tiers_hub_limit_names_the_limit_and_a_tier_that_takes_them():

@@ -20,7 +20,7 @@ from tests.support.pulumi_mocks import write_fake_wheel
 SCHEMA, VOLUME, JOB = "databricks:index/schema:Schema", "databricks:index/volume:Volume", "databricks:index/job:Job"
 WORKSPACE, CLUSTER = "azure-native:databricks:Workspace", "azure-native:hdinsight:Cluster"
 STORAGE, CONTAINER = "azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"
-HUB = "azure-native:eventhub:EventHub"
+HUB, NAMESPACE = "azure-native:eventhub:EventHub", "azure-native:eventhub:Namespace"
 SCALED_HUBS = {f"eventhubs-{topic}" for topic in SCALED_TOPICS}
 
 
@@ -153,6 +153,17 @@ def test_more_partitions_grow_premium_hubs_in_place_and_leave_standard_ones_as_t
     more = applied(life.up(feedbackPartitions="12"))
     assert {change.name for change in more.plan.of_kind("update") if change.type == HUB} == grown
     assert more.plan.kinds(HUB) <= {"same", "update"}
+
+
+@pytest.mark.parametrize(
+    ("tier", "before", "after"), [("standard", "1", "2"), ("premium", "4", "6"), ("premium", "6", "2")]
+)
+def test_more_or_fewer_units_rescale_the_namespace_in_place(life, tier, before, after):
+    applied(life.up(backend="eventhubs", eventhubsTier=tier, eventhubsCapacity=before))
+    scaled = applied(life.up(eventhubsCapacity=after))
+    [change] = scaled.plan.of_type(NAMESPACE)
+    assert (change.kind, change.paths) == ("update", ("sku.capacity",))
+    assert scaled.plan.kinds(HUB) == {"same"}
 
 
 def test_fewer_partitions_on_premium_are_refused_with_the_count_the_hubs_have(life):
