@@ -30,6 +30,7 @@ from feedback.core.sizing import (
     Sizing,
     Target,
     config_lines,
+    event_bytes_problem,
     node_type_problem,
     rates_path,
     size,
@@ -81,6 +82,8 @@ def size_command(
         raise fail(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}", 2)
     if problem := node_type_problem(node_type):
         raise fail(f"--node-type: {problem}", 2)
+    if problem := event_bytes_problem(event_bytes, backend):
+        raise fail(f"--event-bytes {event_bytes}: {problem}", 2)
     settings = settings_of(ctx)
     measured, note = read_rates(rates, rates_path(settings.state_dir))
     target = Target(

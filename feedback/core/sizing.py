@@ -42,6 +42,7 @@ from feedback.core.catalogue import (
     TOPICS,
     Topic,
 )
+from feedback.core.kafka_options import EVENTHUBS_PRODUCER
 from feedback.core.settings import Settings
 from feedback.core.triggers import TRIGGER
 
@@ -161,6 +162,27 @@ ALERT_CHANNELS = 2
 # 18-byte key. Rounded up to the next ten.
 SCORED_EXTRA_BYTES = 210
 ALERT_EXTRA_BYTES = 150
+# The largest record one Kafka request carries, by backend: on Event Hubs the producers' and
+# the scorer's max.request.size, 1,000,000 (kafka_options.EVENTHUBS_PRODUCER: the service closes
+# a connection whose request exceeds 1,046,528 bytes, "Apache Kafka configurations for Event
+# Hubs"; and a publication is at most 1 MB on Standard, Premium and Dedicated, "Azure Event
+# Hubs quotas and limits"); on Kafka itself (HDInsight, the local broker) the client's default
+# max.request.size, 1,048,576, under the broker's default message.max.bytes, 1,048,588. The
+# largest record the pipeline writes is an event's scored record (SCORED_EXTRA_BYTES more).
+MAX_RECORD_BYTES: dict[str, int] = {"eventhubs": EVENTHUBS_PRODUCER["max_request_size"], "hdinsight": 1_048_576}
+
+
+def event_bytes_problem(event_bytes: int, backend: str) -> Optional[str]:
+    """Why events of `event_bytes` cannot go through the pipeline on `backend`, or None."""
+    largest, limit = event_bytes + SCORED_EXTRA_BYTES, MAX_RECORD_BYTES[backend]
+    if largest <= limit:
+        return None
+    return (
+        f"events of {event_bytes:,} bytes make scored records of {largest:,} bytes, more than the {limit:,} bytes "
+        f"a Kafka request to {backend} carries: events must stay at or under {limit - SCORED_EXTRA_BYTES:,} bytes"
+    )
+
+
 # The dispatcher's record: about 190 bytes an alert (docs/benchmarks.md, "The alert dispatcher's
 # start"), written twice a message (attempted, then sent). A message's record holds at most
 # MESSAGE_RECORD_BYTES of alerts (feedback/core/catalogue.py; more waiting alerts go in the next
@@ -817,7 +839,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         raise ValueError(f"backend {target.backend!r}: expected one of {', '.join(BACKENDS)}")
     if target.rate <= 0:
         raise ValueError(f"rate {target.rate!r}: expected events a second, more than 0")
-    if problem := node_type_problem(target.node_type):
+    if problem := node_type_problem(target.node_type) or event_bytes_problem(target.event_bytes, target.backend):
         raise ValueError(problem)
     databricks = _databricks(target, rates)
     partitions = _partitions(target, databricks.scorer_cores)

@@ -363,6 +363,14 @@ def test_premiums_partitions_are_budgeted_per_processing_unit():
     assert checks.event_hubs(two).problems == []
 
 
+def test_an_event_size_a_kafka_request_cannot_carry_is_refused_with_the_largest_that_fits():
+    found = checks.target_rate(keys_of(**GOOD, backend="both", targetEventsPerSecond="100", eventBytes="1048576"))
+    [problem] = found.problems
+    assert "feedback:eventBytes is 1,048,576: events of 1,048,576 bytes make scored records" in problem
+    assert problem.endswith("`pulumi config set feedback:eventBytes 999790`")
+    assert checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="100", eventBytes="999790")).problems == []
+
+
 def test_without_a_target_rate_nothing_is_compared():
     assert checks.target_rate(keys_of(**GOOD)) == checks.Found()
 

@@ -96,3 +96,11 @@ def test_a_rates_file_with_a_figure_that_is_not_finite_is_refused_with_what_to_d
 def test_a_fractional_rate_is_printed_as_given(tmp_path):
     result = run(tmp_path, "--rate", "1.5")
     assert result.exit_code == 0 and result.output.startswith("1.5 events/s of 1,024 bytes on eventhubs")
+
+
+@pytest.mark.parametrize("event_bytes", ["1048576", "100000000"])
+def test_an_event_too_large_for_a_kafka_request_is_refused_in_one_line(tmp_path, event_bytes):
+    result = run(tmp_path, "--rate", "100", "--event-bytes", event_bytes)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "events must stay at or under 999,790 bytes" in text
+    assert "Traceback" not in result.output

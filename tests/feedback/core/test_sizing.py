@@ -399,3 +399,15 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
     for docs_says, module_gives in stated.items():
         assert module_gives in docs_says
         assert docs_says in text, f"docs/sizing.md does not say {docs_says!r}"
+
+
+@pytest.mark.parametrize(("backend", "largest"), [("eventhubs", 999_790), ("hdinsight", 1_048_366)])
+def test_an_event_whose_scored_record_outgrows_a_kafka_request_is_refused_at_the_edge(backend, largest):
+    # The scored record is the event and SCORED_EXTRA_BYTES; a request carries 1,000,000 bytes
+    # on Event Hubs (below its 1,046,528) and 1,048,576 on Kafka itself.
+    assert sizing.event_bytes_problem(largest, backend) is None
+    assert size(Target(rate=100, backend=backend, event_bytes=largest)).config["eventBytes"] == str(largest)
+    problem = sizing.event_bytes_problem(largest + 1, backend)
+    assert problem and f"events must stay at or under {largest:,} bytes" in problem
+    with pytest.raises(ValueError, match="more than the"):
+        size(Target(rate=100, backend=backend, event_bytes=largest + 1))
