@@ -38,10 +38,8 @@ QUERY_NAME = "scorer"
 # Records per Arrow batch into the Python pass of a query that keeps running (Spark's default
 # is 10,000). A task's records go to Python, and their output back to the Kafka sink, one
 # batch at a time, so with small batches the first alerts of a large micro-batch leave while
-# the rest are still scored: at 2,000 events/s, scored -> alert record p50 71-83 ms against
-# 109-117 ms. Each batch has a fixed cost, so a backlog run (`available-now`), which has no
-# alert to hurry, keeps Spark's default: a 100,000-event backlog took 9.6 to 11.2 s in
-# batches of 200 against 7.7 and 8.2 s (docs/benchmarks.md).
+# the rest are still scored. Each batch has a fixed cost, so a backlog run (`available-now`),
+# which has no alert to hurry, keeps Spark's default (docs/benchmarks.md, "What was tried").
 ARROW_BATCH_RECORDS = 200
 
 

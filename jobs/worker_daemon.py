@@ -6,9 +6,9 @@ PySpark's worker calls `importlib.invalidate_caches()` at the start of every tas
 (`pyspark.worker_util.setup_spark_files`). On Python 3.10 and 3.11 that makes every
 `zipimporter` re-read its archive's whole directory, and a local worker's path holds
 three archives: `pyspark.zip`, the py4j zip and the 37 MB spark-core jar (5,261 entries),
-each behind several importers. Measured here (py-spy on a worker, 2026-11-24): 70% of a
-reused worker's time, about 250 ms a task, whatever the task does; the scorer's small
-batches pay it on every trigger. Python 3.12 made the invalidation lazy (CPython
+each behind several importers. py-spy on a local worker found it most of a reused worker's
+time, whatever the task does, and the scorer's small batches pay it on every trigger
+(docs/benchmarks.md, "End-to-end latency: send to alert, send to table commit"). Python 3.12 made the invalidation lazy (CPython
 gh-103200; Spark's maintainers found the regression); Databricks Runtimes 17.3 and 18 run 3.12.
 
 This module gives 3.10 and 3.11 the same result another way: an importer re-reads its

@@ -1,10 +1,17 @@
 """The docs name what exists: docs/architecture.md's table of modules lists every module of
-the project's packages, and nothing that is gone."""
+the project's packages, and nothing that is gone; the sections of docs/deploy-azure.md the code
+names are there; and each command in docs/benchmarks.md's summary is a `feedback bench`
+subcommand with options it has."""
 
 from __future__ import annotations
 
 import re
+import shlex
 
+import typer.main
+from typer.exceptions import TyperException
+
+from feedback.cli.bench import app as bench_app
 from tests.support.repo import REPO
 
 PACKAGES = ("feedback", "jobs", "producers", "benchmarks", "infra")
@@ -56,3 +63,62 @@ def test_every_section_of_the_deploy_guide_the_code_names_is_there():
     assert named, "no code names a section of docs/deploy-azure.md"
     missing = [(str(path), rest) for path, rest in named if not any(rest.startswith(h) for h in headings)]
     assert missing == []
+
+
+BENCHMARKS_DOC = REPO / "docs" / "benchmarks.md"
+SUMMARY_HEADER = "| benchmark | target | figure | met | command | taken (date, commit) |"
+
+
+def summary_rows() -> list[dict[str, str]]:
+    """Each row of docs/benchmarks.md's summary table, by column name."""
+    lines = BENCHMARKS_DOC.read_text(encoding="utf-8").splitlines()
+    assert SUMMARY_HEADER in lines, f"docs/benchmarks.md has no summary table headed {SUMMARY_HEADER!r}"
+    start = lines.index(SUMMARY_HEADER)
+    columns = [cell.strip() for cell in SUMMARY_HEADER.strip("|").split("|")]
+    rows = []
+    for line in lines[start + 2 :]:  # past the header and its |---| line
+        if not line.startswith("|"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        assert len(cells) == len(columns), f"docs/benchmarks.md's summary: {len(cells)} cells in {line!r}"
+        rows.append(dict(zip(columns, cells)))
+    return rows
+
+
+def bench_command_problems(command: str) -> list[str]:
+    """What is wrong with a `feedback bench SUBCOMMAND --option value ...` line as the command
+    would read it: a subcommand that does not exist, an option it does not have, a value it
+    cannot parse. Nothing runs: the arguments are only parsed."""
+    words = shlex.split(command)
+    if words[:2] != ["feedback", "bench"] or len(words) < 3:
+        return [f"{command!r} is not `feedback bench SUBCOMMAND ...`"]
+    group = typer.main.get_command(bench_app)
+    name, arguments = words[2], words[3:]
+    subcommand = group.commands.get(name)
+    if subcommand is None:
+        return [f"{command!r}: no `feedback bench {name}`; there are {', '.join(sorted(group.commands))}"]
+    options = {option for param in subcommand.params for option in (*param.opts, *param.secondary_opts)}
+    unknown = [word.split("=")[0] for word in arguments if word.startswith("--") and word.split("=")[0] not in options]
+    if unknown:
+        return [
+            f"{command!r}: `feedback bench {name}` has no {', '.join(unknown)}; it has {', '.join(sorted(options))}"
+        ]
+    try:
+        subcommand.make_context(name, list(arguments))
+    except TyperException as error:
+        return [f"{command!r}: {error}"]
+    return []
+
+
+def test_every_command_in_the_benchmarks_summary_is_a_bench_subcommand_with_its_options():
+    rows = summary_rows()
+    assert rows, "docs/benchmarks.md's summary table has no rows"
+    problems = []
+    for row in rows:
+        commands = re.findall(r"`([^`]+)`", row["command"])
+        if not commands:
+            problems.append(f"{row['benchmark']}: no command in backticks")
+        problems += [
+            f"{row['benchmark']}: {problem}" for command in commands for problem in bench_command_problems(command)
+        ]
+    assert problems == []

@@ -178,7 +178,7 @@ def spark_kafka_options(settings: Settings, role: Literal["source", "sink"]) -> 
         options["kafka.acks"] = "all"
     else:
         # A Spark task reads an offset range and stops; at the range's end the consumer's
-        # fetch waits up to fetch.max.wait.ms for more. Kafka's 500 ms default cost a
-        # 40-event micro-batch over 8 partitions 2.3 s here, 10 ms 0.45 s (docs/benchmarks.md).
+        # fetch waits up to fetch.max.wait.ms for more, so Kafka's 500 ms default made every
+        # small micro-batch seconds long (docs/benchmarks.md, "What was tried").
         options["kafka.fetch.max.wait.ms"] = str(settings.spark_fetch_max_wait_ms)
     return options
