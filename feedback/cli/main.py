@@ -261,9 +261,15 @@ def status(
 @app.command("demo")
 def demo(ctx: typer.Context) -> None:
     """Run the whole flow locally on the sample data and print a summary."""
+    from feedback.clients.jars import JarsError
     from feedback.devtools.demo import run_demo
+    from feedback.devtools.local_kafka import LocalKafkaError
 
-    raise typer.Exit(run_demo(settings_of(ctx), console))
+    try:
+        code = run_demo(settings_of(ctx), console)
+    except (LocalKafkaError, JarsError) as error:  # a port taken, no Java, Maven failing: one line says which
+        raise fail(str(error))
+    raise typer.Exit(code)
 
 
 def task(argv: Optional[list[str]] = None) -> int:

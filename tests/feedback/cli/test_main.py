@@ -239,3 +239,28 @@ def test_a_command_that_needs_a_broker_says_so_in_one_error_without_a_traceback(
     assert output.startswith("error: ") and f"127.0.0.1:{port}" in output, result.output
     assert "Traceback" not in result.output and "╭" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_demo_whose_broker_port_is_taken_says_so_in_one_line(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            app,
+            [
+                "--state-dir",
+                str(tmp_path),
+                "--local-kafka-port",
+                str(port),
+                "--local-controller-port",
+                str(free_port()),
+                "demo",
+            ],
+        )
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert f"port {port} on 127.0.0.1 (local_kafka_port) is already taken by another process" in text
+    assert "Traceback" not in result.output and "╭" not in result.output
