@@ -45,9 +45,11 @@ TOPIC = "twitter-feedback"
 def consumer_lag(settings, query) -> int | None:
     """Records in the feedback topics that the query has not read yet (None before its first batch)."""
     progress = query.lastProgress
-    if not progress or not progress.get("sources"):
+    # From its JSON: PySpark 4.1's progress object gives a source's endOffset as str() of a dict.
+    sources = json.loads(progress.json)["sources"] if progress else []
+    if not sources:
         return None
-    read = progress["sources"][0]["endOffset"] or {}
+    read = sources[0]["endOffset"] or {}
     if isinstance(read, str):  # the offsets' JSON, as some Spark versions report it
         read = json.loads(read)
     ends = {topic: end_offsets(settings, topic) for topic in FEEDBACK_TOPICS}
