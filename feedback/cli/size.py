@@ -26,6 +26,7 @@ from feedback.core.sizing import (
     DEFAULT_NODE_TYPE,
     FALLBACK_RATES,
     NODE_VCPUS,
+    UNIT_NAMES,
     MeasuredRates,
     Sizing,
     Target,
@@ -60,7 +61,7 @@ def read_rates(path: Optional[Path], default: Path) -> tuple[MeasuredRates, Opti
 
 def size_command(
     ctx: typer.Context,
-    rate: float = typer.Option(..., "--rate", min=1, help="Events a second to carry (the peak, not the average)."),
+    rate: float = typer.Option(..., "--rate", help="Events a second to carry (the peak, not the average), at least 1."),
     event_bytes: int = typer.Option(1024, "--event-bytes", min=1, help="Bytes an event, as the producers send it."),
     backend: str = typer.Option(
         "eventhubs",
@@ -76,8 +77,10 @@ def size_command(
     ),
 ) -> None:
     """The stack a target rate needs: partitions, Event Hubs units or HDInsight workers and disks, Databricks workers, what the alerts do."""
-    if not math.isfinite(rate):
-        raise fail(f"--rate {rate}: expected a number of events a second", 2)
+    # Checked here, not by the option's range: click's range check ends in a usage panel, and NaN fails
+    # every comparison, so only a finite rate of 1 or more passes.
+    if not 1 <= rate < math.inf:
+        raise fail(f"--rate {rate:g}: expected a finite number of events a second, 1 or more", 2)
     if backend not in BACKENDS:
         raise fail(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}", 2)
     if problem := node_type_problem(node_type):
@@ -96,6 +99,7 @@ def size_command(
         tables_trigger=settings.tables_trigger,
         tables_tasks=settings.tables_tasks,
         node_type=node_type,
+        tables_state_partitions=settings.tables_state_partitions,
     )
     try:
         sizing = size(target, measured)
@@ -117,14 +121,13 @@ def print_sizing(sizing: Sizing, note: Optional[str]) -> None:
     console.print(f"per-core rates: {escape(sizing.rates.describe())}", highlight=False)
     if note:
         console.print(f"[yellow]{escape(note)}[/yellow]", highlight=False)
-    for line in sizing.table_writer_short:
+    for line in sizing.table_writer_short + (sizing.eventhubs.limits if sizing.eventhubs else ()):
         console.print(f"[yellow]{escape(line)}[/yellow]", highlight=False)
     _section("partitions per feedback topic", str(sizing.partitions.value), sizing.partitions.reasons)
     if sizing.eventhubs:
         hubs = sizing.eventhubs
-        kind = {"standard": "throughput", "premium": "processing", "dedicated": "capacity"}[hubs.tier]
-        value = f"{hubs.tier}, {hubs.units} {kind} unit(s)" + (
-            "" if hubs.throughput_known else " at least: a floor to load-test"
+        value = f"{hubs.tier}, {hubs.units} {UNIT_NAMES[hubs.tier]} unit(s)" + (
+            "" if hubs.tier == "standard" else f" ({hubs.basis})"
         )
         _section("Event Hubs", value, hubs.reasons)
     if sizing.hdinsight:

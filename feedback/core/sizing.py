@@ -5,8 +5,10 @@
     plan.partitions.value, plan.eventhubs.units, plan.databricks.workers
 
 `size` returns a `Sizing`: each number with the reasons for it, the stack keys that carry it,
-where the table writer falls short of the rate with the tasks and batch cap asked, where the
-project's own design meets a limit at that rate, and what the arithmetic cannot know. Cores are
+where the table writer falls short of the rate with the tasks and batch cap asked (its tasks stop
+at its state partitions), the Event Hubs limits the answer meets (`EventHubsSize.limits`: partitions
+a hub, a Dedicated cluster's self-serve units, event storage), where the project's own design meets
+a limit at that rate, and what the arithmetic cannot know. Cores are
 planned half busy (TARGET_UTILISATION) and disks at most 70% full (DISK_FILL_FACTOR), each for
 the reason given there. The stack's config checks
 (infra/config/checks.py) use the same function to say which resource is below
@@ -77,9 +79,45 @@ TU_EGRESS_EVENTS = 4_096
 STANDARD_MAX_UNITS = 40
 # Premium's processing units: "You can purchase 1, 2, 4, 6, 8, 10, 12, or 16 processing Units for
 # each Event Hubs Premium namespace" ("Scaling with Event Hubs", updated 2026-02-05; the page on
-# configuring processing units says the same). Older copies of "Overview of Event Hubs Premium"
-# list 1, 2, 4, 8 and 16; the newer pages are followed. A change of the count is made in place.
+# configuring processing units says the same). "Overview of Event Hubs Premium" still lists 1, 2,
+# 4, 8 and 16: the two pages disagree, and the scalability page, the newer, is followed. A change
+# of the count is made in place. The quotas table's "Maximum TUs or PUs or CUs" is 16 PUs.
 PREMIUM_UNITS: tuple[int, ...] = (1, 2, 4, 6, 8, 10, 12, 16)
+PREMIUM_MAX_UNITS = PREMIUM_UNITS[-1]
+# What a processing unit carries ("Scaling with Event Hubs", "Processing units", updated
+# 2026-02-05): a Premium namespace of 1 PU with one event hub of 100 partitions offers about 5-10
+# MB/s in and 10-20 MB/s out, for AMQP or Kafka (an example, "approximately"). A range, for one
+# unit and one hub (this stack has eight): that more units carry proportionally more
+# is this project's assumption, not Microsoft's statement. Units are sized at the low end of the
+# range (a count ordered must not fall short) and the answer gives the count at the high end
+# beside it. Microsoft gives no events-a-second figure for a unit; the partitions bound that.
+PU_INGRESS_BYTES: tuple[int, int] = (5_000_000, 10_000_000)  # (low, high)
+PU_EGRESS_BYTES: tuple[int, int] = (10_000_000, 20_000_000)
+# What a Dedicated capacity unit carries. "Overview of Event Hubs Dedicated" (learn.microsoft.com/
+# azure/event-hubs/event-hubs-dedicated-overview): "Approximately one CU provides ingress capacity
+# ranging from 100 MB/sec to 200 MB/sec"; the low end is used, as for Premium. The page gives no
+# egress or events-a-second figure; those come from the Dedicated FAQ's benchmark "with a legacy
+# Dedicated cluster" (articles/event-hubs/includes/event-hubs-dedicated-clusters-faq.md): 4 CUs, one
+# hub of 200 partitions, batches of 100 events of 1 KB, 400,000 events/s in, 800 MB/s and 800,000
+# events/s out, "100 TUs" a CU. Not a guarantee (the quotas table: "No limits per CU", throughput
+# "depends on factors such as resource allocation, number of partitions, and storage").
+CU_INGRESS_BYTES = 100_000_000
+CU_INGRESS_EVENTS = 100_000
+CU_EGRESS_BYTES = 200_000_000
+CU_EGRESS_EVENTS = 200_000
+# The quotas table: "10 CUs (more via support request)"; up to 10 are bought in the portal
+# (self-serve), a larger cluster through a support request.
+DEDICATED_SELF_SERVE_UNITS = 10
+# Event storage for retention (the quotas table, "Event storage for retention"): 84 GB a
+# throughput unit, 1 TB a processing unit, 10 TB a capacity unit; GB and TB taken as 10^9 and
+# 10^12 bytes, the lower reading. It is what a unit includes, not a cap: retention above it is
+# billed as overage ("Message retention above the included storage quotas will result in overage
+# charges", the Event Hubs pricing page; the FAQ: Standard's excess "is charged at the published
+# Azure Blob storage rate"). So past it the sizing warns; buying units for storage alone would
+# cost more than the overage.
+STORAGE_PER_UNIT: dict[str, int] = {"standard": 84 * 10**9, "premium": 10**12, "dedicated": 10 * 10**12}
+EVENTHUBS_TIERS: tuple[str, ...] = ("standard", "premium", "dedicated")
+UNIT_NAMES: dict[str, str] = {"standard": "throughput", "premium": "processing", "dedicated": "capacity"}
 # Partitions per event hub, and the namespace's partitions per processing (Premium) or capacity
 # (Dedicated) unit (quotas table). infra/lib/event_hubs_limits.py takes these from here.
 PARTITIONS_PER_HUB: dict[str, int] = {"standard": 32, "premium": 100, "dedicated": 1024}
@@ -139,6 +177,13 @@ DEFAULT_NODE_TYPE = "Standard_D4ds_v5"
 # unless it sets `jobsTablesTasks` or `jobsMaxOffsetsPerTrigger`.
 DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
 DEFAULT_MAX_OFFSETS_PER_TRIGGER: Optional[int] = Settings.model_fields["max_offsets_per_trigger"].default
+# The table writer coalesces a batch to `tables_tasks` partitions after its de-duplication, which
+# leaves the batch in `tables_state_partitions` partitions (spark.sql.shuffle.partitions for its
+# query, jobs/table_writer.py); coalescing never adds partitions, so at most that many tasks run at
+# once. Spark fixes the number at the query's first run: raising it needs a new checkpoint, which
+# starts the de-duplication state empty. The stack has no key for it: the deployed jobs run the
+# setting's default.
+DEFAULT_TABLES_STATE_PARTITIONS: int = Settings.model_fields["tables_state_partitions"].default
 # Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
 # ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
 # core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
@@ -342,6 +387,8 @@ class Target:
     tables_trigger: str = "processing-time=30s"
     tables_tasks: int = DEFAULT_TABLES_TASKS
     node_type: str = DEFAULT_NODE_TYPE
+    # The table writer's de-duplication state partitions: at most this many of its tasks run at once.
+    tables_state_partitions: int = DEFAULT_TABLES_STATE_PARTITIONS
 
     @property
     def alert_rate(self) -> float:
@@ -407,6 +454,26 @@ class Traffic:
         """Throughput units a Standard namespace needs: ingress and egress, events and bytes."""
         return max(1, self.ingress_units, self.egress_units)
 
+    def processing_units(self, end: int) -> int:
+        """Processing units for what is written and read, at the low (end 0) or high (end 1) end of
+        Microsoft's figure for a unit, scaled linearly with the count (PU_INGRESS_BYTES)."""
+        return max(
+            1,
+            math.ceil(self.in_bytes / PU_INGRESS_BYTES[end]),
+            math.ceil(self.out_bytes / PU_EGRESS_BYTES[end]),
+        )
+
+    @property
+    def capacity_units(self) -> int:
+        """Capacity units for what is written and read, at what a unit took in Microsoft's benchmark."""
+        return max(
+            1,
+            math.ceil(self.in_bytes / CU_INGRESS_BYTES),
+            math.ceil(self.in_events / CU_INGRESS_EVENTS),
+            math.ceil(self.out_bytes / CU_EGRESS_BYTES),
+            math.ceil(self.out_events / CU_EGRESS_EVENTS),
+        )
+
 
 def traffic(target: Target) -> Traffic:
     rate, alerts = target.rate, target.alert_rate
@@ -449,14 +516,29 @@ class Figure:
 class EventHubsSize:
     tier: str
     units: int  # throughput units (Standard), processing units (Premium), capacity units (Dedicated)
-    standard_units: int  # what Standard needs for the traffic, within its limit or not
+    # What each tier needs for the traffic and the partitions, within its limit or not: throughput
+    # units; processing units at the low end of Microsoft's range (not rounded to a count Premium
+    # sells); capacity units at the benchmark's rate.
+    standard_units: int
+    premium_units: int
+    dedicated_units: int
+    stored_bytes: float  # what the retention keeps, one copy, alerts-log's record included
+    partitions_wanted: int  # partitions a hub the rate wants, past Dedicated's most or not
     reasons: tuple[str, ...]
+    # Hard limits the answer meets, each with its source and what it means: printed as warnings.
+    limits: tuple[str, ...] = ()
 
     @property
-    def throughput_known(self) -> bool:
-        """Whether `units` carry the traffic by Microsoft's figures (Standard), or are only a floor that
-        holds the partitions, for a load test to confirm."""
-        return self.tier == "standard"
+    def basis(self) -> str:
+        """What `units` rest on: Microsoft's enforced figures (Standard), the low end of an approximate
+        range (Premium) or a benchmark (Dedicated)."""
+        return {
+            "standard": "Microsoft's throughput-unit figures",
+            "premium": "the low end of Microsoft's approximate 5-10 MB/s in a processing unit, scaled linearly "
+            "with the units (an assumption): load-test",
+            "dedicated": "the low end of Microsoft's approximate 100-200 MB/s in a capacity unit, with a legacy "
+            "cluster's benchmark for egress and events: load-test",
+        }[self.tier]
 
 
 @dataclass(frozen=True)
@@ -472,12 +554,14 @@ class DatabricksSize:
     node_type: str
     workers: int
     scorer_cores: int
-    tables_tasks: int  # what the rate needs
+    tables_tasks: int  # what the rate needs, at most the state partitions (that many run at once)
     # the cores the job's Spark parts take: the scorer's and the table writer's tasks, as many as
-    # the rate needs or as the target runs, whichever is more (one cluster runs both)
+    # the rate needs or as the target runs, whichever is more, and at most the state partitions
+    # (one cluster runs both)
     cores: int
     rough: bool  # from the fallback rates: a rough floor, to be measured on the node type
     reasons: tuple[str, ...]
+    tables_tasks_wanted: int = 0  # what the rate needs at the measured rate, before the state partitions' bound
 
 
 @dataclass(frozen=True)
@@ -514,22 +598,60 @@ def _n(n: float) -> str:
     return f"{n:,.0f}"
 
 
+def _tb(n: float) -> str:
+    return f"{n / 1e12:,.1f} TB" if n >= 1e12 else f"{n / 1e9:,.0f} GB"
+
+
+def partitions_wanted(target: Target, scorer_cores: int) -> int:
+    """Partitions a feedback topic wants at the target rate, before any backend's limit: the largest of
+    the catalogue's count, feedback-scored's bytes and events at about one throughput unit a
+    partition, and the scorer's cores."""
+    flow = traffic(target)
+    by_bytes = math.ceil(flow.scored_bytes / PARTITION_BYTES)
+    by_events = math.ceil(target.rate / PARTITION_EVENTS)
+    return max(DEFAULT_PARTITIONS, by_bytes, by_events, scorer_cores)
+
+
 def _partitions(target: Target, scorer_cores: int) -> Figure:
     flow = traffic(target)
     by_bytes = math.ceil(flow.scored_bytes / PARTITION_BYTES)
     by_events = math.ceil(target.rate / PARTITION_EVENTS)
-    value = max(DEFAULT_PARTITIONS, by_bytes, by_events, scorer_cores)
+    wanted = partitions_wanted(target, scorer_cores)
+    most = PARTITIONS_PER_HUB["dedicated"]
+    value = min(wanted, most) if target.backend == "eventhubs" else wanted
+    per_partition = (
+        '"Scaling with Event Hubs": about 1 MB/s in and 2 MB/s out a partition on Standard, 1-2 MB/s in and '
+        "2-5 MB/s out on Premium and Dedicated; the low end is planned"
+        if target.backend == "eventhubs"
+        else "Kafka sets no such figure; the Event Hubs one is kept so that both backends get the same counts, "
+        "and the jobs the same parallelism"
+    )
     reasons = [
-        f"feedback-scored carries {_mb(flow.scored_bytes)} and {_n(target.rate)} events/s; a partition takes about "
-        f"{_mb(PARTITION_BYTES)} or {_n(PARTITION_EVENTS)} events/s (Microsoft: up to one throughput unit a "
-        f"partition): {by_bytes} by bytes, {by_events} by events",
+        f"feedback-scored carries {_mb(flow.scored_bytes)} and {_n(target.rate)} events/s; a partition is planned "
+        f"to take about {_mb(PARTITION_BYTES)} or {_n(PARTITION_EVENTS)} events/s ({per_partition}): "
+        f"{by_bytes} by bytes, {by_events} by events",
         f"the scorer runs a task per partition of the topic it reads, at most one per core: {scorer_cores} "
         f"core(s) need {scorer_cores} partition(s) of a feedback topic, should one source carry all events",
         f"at least {DEFAULT_PARTITIONS}, the catalogue's count, so a stack that sets nothing keeps its topics",
         f"feedback-alerts keeps the catalogue's {DEFAULT_PARTITIONS}: it is keyed by channel ({ALERT_CHANNELS} "
         "channels), so more partitions would add nothing",
     ]
+    if value < wanted:
+        reasons.append(partitions_capped(target, wanted))
     return Figure(value, tuple(reasons))
+
+
+def partitions_capped(target: Target, wanted: int) -> str:
+    """What holding `wanted` partitions to Dedicated's most a hub means."""
+    most = PARTITIONS_PER_HUB["dedicated"]
+    return (
+        f"{wanted:,} partitions a hub is more than the {most:,} an event hub has on Dedicated, the largest tier "
+        f'("Azure Event Hubs quotas and limits", updated 2026-02-05): {most:,}, each carrying about '
+        f"{_mb(traffic(target).scored_bytes / most)} of feedback-scored, above the 1 MB/s a partition planned "
+        '(within the 1-2 MB/s in that "Scaling with Event Hubs" gives a Premium or Dedicated partition up to 2 MB/s), '
+        "and fewer than the scorer's cores should one source carry all events: load-test, or split the feed across "
+        "namespaces"
+    )
 
 
 def _standard_reasons(flow: Traffic, record: float) -> list[str]:
@@ -548,18 +670,82 @@ def _standard_reasons(flow: Traffic, record: float) -> list[str]:
     ]
 
 
-def _eventhubs(target: Target, partitions: int) -> EventHubsSize:
+def premium_units(flow: Traffic, total_partitions: int) -> int:
+    """Processing units for the traffic at the low end of Microsoft's range and for the namespace's
+    partitions (200 a unit); not rounded to a count Premium sells (premium_count does that)."""
+    return max(flow.processing_units(0), math.ceil(total_partitions / (PARTITIONS_PER_UNIT["premium"] or 1)))
+
+
+def premium_count(units: int) -> Optional[int]:
+    """The smallest processing-unit count Premium sells of at least `units`; None past its most."""
+    return next((count for count in PREMIUM_UNITS if count >= units), None)
+
+
+def dedicated_units(flow: Traffic, total_partitions: int) -> int:
+    """Capacity units for the traffic at the benchmark's rate and for the partitions (2,000 a unit)."""
+    return max(flow.capacity_units, math.ceil(total_partitions / (PARTITIONS_PER_UNIT["dedicated"] or 1)))
+
+
+def storage_problem(stored: float, tier: str, units: int) -> Optional[str]:
+    """Why `units` of `tier` do not include the event storage `stored` bytes need, or None."""
+    per = STORAGE_PER_UNIT[tier]
+    if stored <= per * units:
+        return None
+    kind, covering = UNIT_NAMES[tier], math.ceil(stored / per)
+    most = {"standard": STANDARD_MAX_UNITS, "premium": PREMIUM_MAX_UNITS, "dedicated": DEDICATED_SELF_SERVE_UNITS}[tier]
+    return (
+        f"event storage: {RETENTION_S / 86_400:g} days of retention keep about {_tb(stored)} (one copy of the events, "
+        f"their scored records, the alerts and alerts-log); {units} {kind} unit(s) include {_tb(per * units)} "
+        f'({_tb(per)} a unit, "Azure Event Hubs quotas and limits"): the other {_tb(stored - per * units)} is '
+        f"billed as storage overage (the Event Hubs pricing page). {covering:,} {kind} units would include it"
+        + (f", more than the tier's {most}" if covering > most else "")
+        + "; a shorter retention keeps less"
+    )
+
+
+def _tier_reasons(flow: Traffic, pu: int, du: int, stored: float) -> list[str]:
+    low, high = flow.processing_units(0), flow.processing_units(1)
+    return [
+        f"Premium: a processing unit takes about {_mb(PU_INGRESS_BYTES[0])} to {_mb(PU_INGRESS_BYTES[1])} in and "
+        f'{_mb(PU_EGRESS_BYTES[0])} to {_mb(PU_EGRESS_BYTES[1])} out ("Scaling with Event Hubs", updated '
+        f"2026-02-05: one unit, one hub of 100 partitions; that more units take proportionally more is an "
+        f"assumption): {high} to {low} unit(s) for the traffic, {low} at the low end, which is used; with the "
+        f"namespace's partitions ({PARTITIONS_PER_UNIT['premium']} a unit), {pu}; Premium sells "
+        f"{', '.join(map(str, PREMIUM_UNITS))}",
+        f"Dedicated: a capacity unit takes about {_mb(CU_INGRESS_BYTES)} to {_mb(2 * CU_INGRESS_BYTES)} in "
+        f'("Overview of Event Hubs Dedicated"; the low end is used); {_n(CU_INGRESS_EVENTS)} events/s in, '
+        f"{_mb(CU_EGRESS_BYTES)} and {_n(CU_EGRESS_EVENTS)} events/s out a unit are from Microsoft's benchmark of a "
+        "legacy cluster (the Dedicated FAQ: 4 units, batches of 100 events of 1 KB), not a guarantee: "
+        f"{du} unit(s) with the partitions ({PARTITIONS_PER_UNIT['dedicated']:,} a unit)",
+        f"event storage: {RETENTION_S / 86_400:g} days of retention keep about {_tb(stored)}, one copy; a unit "
+        f"includes {_tb(STORAGE_PER_UNIT['standard'])} (Standard), {_tb(STORAGE_PER_UNIT['premium'])} (Premium) or "
+        f"{_tb(STORAGE_PER_UNIT['dedicated'])} (Dedicated), and more is billed as overage",
+    ]
+
+
+def _eventhubs(target: Target, partitions: int, wanted_partitions: int) -> EventHubsSize:
     flow = traffic(target)
-    needed = flow.standard_units
     total_partitions = sum(t.partitions for t in scaled_topics(partitions))
     record = record_bytes(target)
-    reasons = _standard_reasons(flow, record)
+    stored = flow.retained_bytes + record
+    needed = flow.standard_units
+    pu, du = premium_units(flow, total_partitions), dedicated_units(flow, total_partitions)
+    reasons = _standard_reasons(flow, record) + _tier_reasons(flow, pu, du, stored)
     standard_fits = needed <= STANDARD_MAX_UNITS
     partitions_fit = partitions <= PARTITIONS_PER_HUB["standard"]
     record_fits = record <= STANDARD_COMPACTED_BYTES * COMPACTED_SHARE
+    limits: list[str] = []
+    if wanted_partitions > partitions:
+        limits.append(partitions_capped(target, wanted_partitions))
+
+    def sized(tier: str, units: int) -> EventHubsSize:
+        if problem := storage_problem(stored, tier, units):
+            limits.append(problem)
+        return EventHubsSize(tier, units, needed, pu, du, stored, wanted_partitions, tuple(reasons), tuple(limits))
+
     if standard_fits and partitions_fit and record_fits:
         reasons.append(f"Standard: {needed} throughput unit(s) of at most {STANDARD_MAX_UNITS}")
-        return EventHubsSize("standard", needed, needed, tuple(reasons))
+        return sized("standard", needed)
     why = []
     if not standard_fits:
         why.append(f"{needed} throughput units is more than Standard's {STANDARD_MAX_UNITS}")
@@ -569,24 +755,36 @@ def _eventhubs(target: Target, partitions: int) -> EventHubsSize:
         why.append("alerts-log would pass about half of Standard's 1 GB a partition")
     if standard_fits:
         why.append(f"Standard would carry the traffic with {needed} throughput units")
-    if partitions <= PARTITIONS_PER_HUB["premium"]:
-        budget = PARTITIONS_PER_UNIT["premium"] or 1
-        units = next((u for u in PREMIUM_UNITS if u * budget >= total_partitions), PREMIUM_UNITS[-1])
+    count = premium_count(pu)
+    if partitions <= PARTITIONS_PER_HUB["premium"] and count is not None:
         reasons.append(
-            f"Premium, not Standard: {'; '.join(why)}. At least {units} processing unit(s) hold the namespace's "
-            f"{total_partitions} partitions ({budget} a unit): a floor to load-test, since Microsoft publishes no "
-            "throughput per processing unit"
+            f"Premium, not Standard: {'; '.join(why)}. {count} processing unit(s): {pu} at the low end of "
+            f"Microsoft's range, as Premium sells them"
         )
-        return EventHubsSize("premium", units, needed, tuple(reasons))
-    budget = PARTITIONS_PER_UNIT["dedicated"] or 1
-    units = math.ceil(total_partitions / budget)
+        return sized("premium", count)
+    if partitions > PARTITIONS_PER_HUB["premium"]:
+        why.append(f"{partitions} partitions a hub is more than Premium's {PARTITIONS_PER_HUB['premium']}")
+    if count is None:
+        why.append(f"{pu} processing units is more than Premium's {PREMIUM_MAX_UNITS}")
     reasons.append(
-        f"Dedicated, not Standard or Premium: {'; '.join(why)}, and {partitions} partitions a hub is more than "
-        f"Premium's {PARTITIONS_PER_HUB['premium']}. An existing Dedicated cluster of at least {units} capacity "
-        f"unit(s) holds the {total_partitions} partitions ({budget} a unit): a floor to load-test, since Microsoft "
-        "publishes no throughput per capacity unit either; this stack does not create the cluster"
+        f"Dedicated, not Standard or Premium: {'; '.join(why)}. An existing Dedicated cluster of at least {du} "
+        "capacity unit(s); this stack does not create the cluster"
     )
-    return EventHubsSize("dedicated", units, needed, tuple(reasons))
+    if problem := self_serve_problem(du):
+        limits.append(problem)
+    return sized("dedicated", du)
+
+
+def self_serve_problem(units: int) -> Optional[str]:
+    """Why a Dedicated cluster of `units` capacity units is more than the portal sells (self-serve), or None."""
+    if units <= DEDICATED_SELF_SERVE_UNITS:
+        return None
+    return (
+        f"{units} capacity units is more than the {DEDICATED_SELF_SERVE_UNITS} a Dedicated cluster is bought with "
+        "in the portal "
+        '("Azure Event Hubs quotas and limits", updated 2026-02-05: more via support request): a cluster of that '
+        "size is Microsoft's to set up, through an Azure support request"
+    )
 
 
 def _hdinsight(target: Target, partitions: int) -> HDInsightSize:
@@ -649,9 +847,11 @@ def scorer_rate_per_core(target: Target, rates: MeasuredRates) -> float:
 def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
     per_core = scorer_rate_per_core(target, rates)
     scorer_cores = max(1, math.ceil(target.rate / (per_core * TARGET_UTILISATION)))
-    tables_tasks = max(1, math.ceil(target.rate / (rates.tables_per_task * TARGET_UTILISATION)))
+    wanted = max(1, math.ceil(target.rate / (rates.tables_per_task * TARGET_UTILISATION)))
+    most = target.tables_state_partitions
+    tables_tasks = min(wanted, most)
     node = target.node_type
-    runs = max(tables_tasks, target.tables_tasks)
+    runs = min(max(tables_tasks, target.tables_tasks), most)
     cores = scorer_cores + runs
     workers = max(1, math.ceil(cores / NODE_VCPUS[node]))
     others = ", ".join(f"{max(1, math.ceil(cores / n))} {size}" for size, n in NODE_VCPUS.items() if size != node)
@@ -665,7 +865,13 @@ def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
         f"the scorer: {_n(rates.scorer_per_core)} events/s a core measured ({rates.source}){scaled}: "
         f"{_n(per_core)}; at {TARGET_UTILISATION:.0%} use, {scorer_cores} core(s)",
         f"the table writer: {_n(rates.tables_per_task)} events/s a task; at {TARGET_UTILISATION:.0%} use, "
-        f"{tables_tasks} task(s) (jobsTablesTasks, the setting `tables_tasks`)"
+        f"{wanted} task(s) (jobsTablesTasks, the setting `tables_tasks`)"
+        + (
+            f"; at most {most} run at once, the de-duplication state's partitions (tables_state_partitions), so "
+            f"{tables_tasks}"
+            if wanted > most
+            else ""
+        )
         + (f"; it runs {runs}, and each takes a core" if runs > tables_tasks else ""),
         f"cores planned {TARGET_UTILISATION:.0%} busy: the rest is for bursts, catching up after a stop, the "
         "scorer's replay after a restart, the JVM and the Kafka client",
@@ -678,7 +884,9 @@ def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
             "a rough floor: the per-core rates are the fallback of docs/benchmarks.md, not a measurement of "
             f"{node}; measure them there (docs/sizing.md) before trusting the count"
         )
-    return DatabricksSize(node, workers, scorer_cores, tables_tasks, cores, rates.is_fallback, tuple(reasons))
+    return DatabricksSize(
+        node, workers, scorer_cores, tables_tasks, cores, rates.is_fallback, tuple(reasons), tables_tasks_wanted=wanted
+    )
 
 
 def _alerts(target: Target) -> AlertsSize:
@@ -738,15 +946,26 @@ def triggers_needed(target: Target) -> dict[str, str]:
     return {key: processing_time(cap * TARGET_UTILISATION / target.rate) for key in _triggers(sized)}
 
 
-def _table_writer_short(target: Target, rates: MeasuredRates, tables_tasks: int) -> list[str]:
+STATE_PARTITIONS_NEW_CHECKPOINT = (
+    "More tasks need more state partitions (the setting `tables_state_partitions`, which the stack does not set), and "
+    "Spark fixes that number at the query's first run: raising it needs a new checkpoint (jobsCheckpointLocation), "
+    "which starts the de-duplication state empty, so events read again after the change are written again"
+)
+
+
+def _table_writer_short(target: Target, rates: MeasuredRates, spark: DatabricksSize) -> list[str]:
     """Where the table writer, in the target's tasks and batches of its cap, falls short of the rate:
-    the tasks the rate needs with the line that sets them, and a batch that takes longer than the trigger."""
+    the tasks the rate needs with the line that sets them, the tasks its state partitions let run,
+    and a batch that takes longer than the trigger."""
     cap = target.max_offsets_per_trigger
-    carried = rates.tables_per_task * target.tables_tasks
+    most = target.tables_state_partitions
+    running = min(target.tables_tasks, most)
+    carried = rates.tables_per_task * running
+    tables_tasks = spark.tables_tasks
     lines = []
-    if tables_tasks > target.tables_tasks:
+    if tables_tasks > running:
         lines.append(
-            f"at {_n(target.rate)} events/s the table writer needs {tables_tasks} tasks; {target.tables_tasks} "
+            f"at {_n(target.rate)} events/s the table writer needs {tables_tasks} tasks; {running} "
             f"task(s) write about {_n(carried)} events/s at the measured rate"
             + (
                 ", less than the rate: it falls behind for good, whatever the trigger"
@@ -756,11 +975,28 @@ def _table_writer_short(target: Target, rates: MeasuredRates, tables_tasks: int)
             )
             + f": `pulumi config set feedback:jobsTablesTasks {tables_tasks}`"
         )
+    if spark.tables_tasks_wanted > most:
+        lines.append(
+            f"at {_n(target.rate)} events/s the table writer needs {spark.tables_tasks_wanted} tasks at the measured "
+            f"rate, but at most {most} run at once, the partitions its de-duplication state is kept in "
+            f"(tables_state_partitions): {most} write about {_n(rates.tables_per_task * most)} events/s"
+            + (
+                ", less than the rate: it falls behind for good"
+                if rates.tables_per_task * most < target.rate
+                else f", not at the {TARGET_UTILISATION:.0%} use planned"
+            )
+            + f". {STATE_PARTITIONS_NEW_CHECKPOINT}"
+        )
+    if target.tables_tasks > most:
+        lines.append(
+            f"jobsTablesTasks {target.tables_tasks} runs at most {most} task(s) at once, the de-duplication state's "
+            f"partitions (tables_state_partitions): `pulumi config set feedback:jobsTablesTasks {max(tables_tasks, 1)}`"
+        )
     wanted = trigger_interval_s(triggers_needed(target).get("jobsTablesTrigger", target.tables_trigger))
     batch_s = cap / carried if cap else None
     if wanted and batch_s and batch_s > wanted:
         lines.append(
-            f"a table writer batch of {cap:,} events takes about {batch_s:,.1f} s in {target.tables_tasks} "
+            f"a table writer batch of {cap:,} events takes about {batch_s:,.1f} s in {running} "
             f"task(s) at the measured rate, longer than the {wanted:g} s trigger: batches run back to back and carry at most "
             "what the task(s) write"
         )
@@ -827,7 +1063,10 @@ UNKNOWNS: tuple[str, ...] = (
     "costs are spread thin; `feedback bench latency --rate N` shows a steady rate",
     "bursts and catching up: the cores are planned half busy; a stop of T minutes at rate R leaves R x T "
     "events to read on top, so state the peak you want to absorb, not the average",
-    "Premium and Dedicated throughput: Microsoft publishes none per unit, so their units are a floor to load-test",
+    "Premium and Dedicated throughput: Microsoft gives approximate ranges for one unit (and one hub, for a "
+    "processing unit); that units add up linearly is an assumption, so load-test the count before relying on "
+    "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at the range's low end this "
+    "answer moves to Dedicated past about 80 MB/s in",
     "network bandwidth of the Kafka workers and the Databricks nodes, and the Delta tables' storage",
     "prices",
 )
@@ -837,13 +1076,17 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
     """The recommended configuration for `target`, with the reason for each number."""
     if target.backend not in BACKENDS:
         raise ValueError(f"backend {target.backend!r}: expected one of {', '.join(BACKENDS)}")
-    if target.rate <= 0:
-        raise ValueError(f"rate {target.rate!r}: expected events a second, more than 0")
+    # NaN compares false with everything: only a finite rate above 0 passes.
+    if not 0 < target.rate < math.inf:
+        raise ValueError(f"rate {target.rate!r}: expected a finite number of events a second, more than 0")
+    if target.tables_state_partitions < 1:
+        raise ValueError(f"tables_state_partitions {target.tables_state_partitions}: expected 1 or more")
     if problem := node_type_problem(target.node_type) or event_bytes_problem(target.event_bytes, target.backend):
         raise ValueError(problem)
     databricks = _databricks(target, rates)
     partitions = _partitions(target, databricks.scorer_cores)
-    eventhubs = _eventhubs(target, partitions.value) if target.backend == "eventhubs" else None
+    wanted = partitions_wanted(target, databricks.scorer_cores)
+    eventhubs = _eventhubs(target, partitions.value, wanted) if target.backend == "eventhubs" else None
     hdinsight = _hdinsight(target, partitions.value) if target.backend == "hdinsight" else None
     config = {
         "targetEventsPerSecond": str(math.ceil(target.rate)),
@@ -852,12 +1095,14 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         "feedbackPartitions": str(partitions.value),
     }
     notes: dict[str, str] = {}
-    if eventhubs:
+    if eventhubs and eventhubs.tier == "dedicated":
+        # The namespace takes its cluster's capacity units: eventhubsCapacity is not used there.
+        config.update(eventhubsTier=eventhubs.tier, eventhubsClusterId="<resource id of the Dedicated cluster>")
+        notes["eventhubsClusterId"] = f"a cluster of at least {eventhubs.units} capacity unit(s): {eventhubs.basis}"
+    elif eventhubs:
         config.update(eventhubsTier=eventhubs.tier, eventhubsCapacity=str(eventhubs.units))
-        if not eventhubs.throughput_known:
-            notes["eventhubsCapacity"] = "a floor to load-test: no published throughput per unit"
-        if eventhubs.tier == "dedicated":
-            config["eventhubsClusterId"] = "<resource id of the Dedicated cluster>"
+        if eventhubs.tier == "premium":
+            notes["eventhubsCapacity"] = eventhubs.basis
     if hdinsight:
         config.update(
             workerVmSize=hdinsight.worker_vm_size,
@@ -872,7 +1117,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         notes["jobWorkers"] = rough
     # The tasks the workers were counted with, and the cap the triggers were worked out with, each
     # only where it is not the jobs' own.
-    tasks = max(databricks.tables_tasks, target.tables_tasks)
+    tasks = min(max(databricks.tables_tasks, target.tables_tasks), target.tables_state_partitions)
     if tasks != DEFAULT_TABLES_TASKS:
         config["jobsTablesTasks"] = str(tasks)
         if databricks.rough and tasks == databricks.tables_tasks:
@@ -890,7 +1135,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         hdinsight=hdinsight,
         databricks=databricks,
         alerts=_alerts(target),
-        table_writer_short=tuple(_table_writer_short(target, rates, databricks.tables_tasks)),
+        table_writer_short=tuple(_table_writer_short(target, rates, databricks)),
         design_limits=tuple(_design_limits(target)),
         config=config,
         config_notes=notes,
@@ -937,12 +1182,15 @@ def partitions_shortfall(sizing: Sizing, partitions: int) -> Optional[Shortfall]
 
 
 def eventhubs_shortfalls(sizing: Sizing, tier: str, capacity: int) -> list[Shortfall]:
-    """A Standard namespace's units and tier against the sizing; other tiers publish no throughput to compare."""
-    if sizing.eventhubs is None or tier != "standard":
+    """A namespace's tier and units against the sizing: a tier below the sizing's, and the throughput
+    units of a Standard or the processing units of a Premium namespace below what the traffic needs.
+    A Dedicated namespace's units are its cluster's, which the stack does not set: nothing to compare."""
+    if sizing.eventhubs is None or tier not in EVENTHUBS_TIERS:
         return []
+    hubs, flow, rate = sizing.eventhubs, sizing.traffic, _n(sizing.target.rate)
     found: list[Shortfall] = []
-    need, flow, rate = sizing.eventhubs.standard_units, sizing.traffic, _n(sizing.target.rate)
-    if capacity < need:
+    if tier == "standard" and capacity < hubs.standard_units:
+        need = hubs.standard_units
         found.append(
             Shortfall(
                 "eventhubsCapacity",
@@ -953,15 +1201,40 @@ def eventhubs_shortfalls(sizing: Sizing, tier: str, capacity: int) -> list[Short
                 str(min(need, STANDARD_MAX_UNITS)),
             )
         )
-    if sizing.eventhubs.tier != "standard":
+    if tier == "premium" and capacity < hubs.premium_units:
+        need = hubs.premium_units
+        count = premium_count(need)
+        found.append(
+            Shortfall(
+                "eventhubsCapacity",
+                f"eventhubsCapacity {capacity} processing unit(s) take about {_mb(capacity * PU_INGRESS_BYTES[0])} "
+                f"to {_mb(capacity * PU_INGRESS_BYTES[1])} in (Microsoft's approximate figure for a unit, scaled "
+                f"linearly); {rate} events/s writes {_mb(flow.in_bytes)} and reads {_mb(flow.out_bytes)}: it needs "
+                f"{need} at the low end"
+                + (f", sold as {count}" if count and count != need else "")
+                + ("" if count else f", more than Premium's {PREMIUM_MAX_UNITS}"),
+                str(count or PREMIUM_MAX_UNITS),
+            )
+        )
+    if EVENTHUBS_TIERS.index(hubs.tier) > EVENTHUBS_TIERS.index(tier):
         found.append(
             Shortfall(
                 "eventhubsTier",
-                f"eventhubsTier standard is below {rate} events/s: {sizing.eventhubs.reasons[-1]}",
-                sizing.eventhubs.tier,
+                f"eventhubsTier {tier} is below {rate} events/s: {hubs.reasons[-1]}",
+                hubs.tier,
             )
         )
     return found
+
+
+def eventhubs_storage_problem(sizing: Sizing, tier: str, capacity: int) -> Optional[str]:
+    """Why a Standard or Premium namespace of `capacity` units does not include the event storage the
+    sizing's retention needs, or None; a Dedicated namespace's storage is its cluster's, compared at the
+    sizing's capacity units."""
+    if sizing.eventhubs is None or tier not in EVENTHUBS_TIERS:
+        return None
+    units = sizing.eventhubs.dedicated_units if tier == "dedicated" else capacity
+    return storage_problem(sizing.eventhubs.stored_bytes, tier, units)
 
 
 def hdinsight_shortfall(sizing: Sizing, worker_count: int, disks_per_worker: int) -> Optional[Shortfall]:

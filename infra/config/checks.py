@@ -321,7 +321,8 @@ def capacity_problem(tier: str, capacity: int) -> Optional[str]:
     if tier == "premium" and capacity not in sizing.PREMIUM_UNITS:
         return (
             f"{NAMESPACE}:eventhubsCapacity is {capacity}; a Premium namespace has "
-            f"{', '.join(map(str, sizing.PREMIUM_UNITS))} processing units"
+            f'{", ".join(map(str, sizing.PREMIUM_UNITS))} processing units ("Scaling with Event Hubs"; at most '
+            f'{sizing.PREMIUM_MAX_UNITS}, "Azure Event Hubs quotas and limits")'
         )
     return None
 
@@ -447,19 +448,25 @@ def target_rate(keys: StackConfig) -> Found:
         )
         return found
     for n, backend in enumerate(backends):
-        plan = sizing.size(
-            sizing.Target(
-                rate=rate,
-                backend=backend,
-                event_bytes=event_bytes,
-                replication_factor=keys.replication_factor or 3,
-                trigger=keys.jobs_trigger or sizing.Target.trigger,
-                tables_trigger=keys.jobs_tables_trigger or sizing.Target.tables_trigger,
-                tables_tasks=keys.jobs_tables_tasks or sizing.Target.tables_tasks,
-                max_offsets_per_trigger=keys.jobs_max_offsets_per_trigger or sizing.Target.max_offsets_per_trigger,
-                node_type=keys.job_node_type,
-            )
+        target = sizing.Target(
+            rate=rate,
+            backend=backend,
+            event_bytes=event_bytes,
+            replication_factor=keys.replication_factor or 3,
+            trigger=keys.jobs_trigger or sizing.Target.trigger,
+            tables_trigger=keys.jobs_tables_trigger or sizing.Target.tables_trigger,
+            tables_tasks=keys.jobs_tables_tasks or sizing.Target.tables_tasks,
+            max_offsets_per_trigger=keys.jobs_max_offsets_per_trigger or sizing.Target.max_offsets_per_trigger,
+            node_type=keys.job_node_type,
         )
+        try:
+            plan = sizing.size(target)
+        except OverflowError:  # a count of units, partitions or workers too large for a number
+            found.problems.append(
+                f"{NAMESPACE}:targetEventsPerSecond is {rate:,}: too large for the sizing's arithmetic; no stack "
+                f"carries it: run `{set_line('targetEventsPerSecond', '<events a second>')}`"
+            )
+            return found
         runs_jobs = keys.deploy_jobs and backend == keys.jobs_backend
         below = sizing.shortfalls(
             plan,
@@ -482,12 +489,29 @@ def target_rate(keys: StackConfig) -> Found:
                 f"{NAMESPACE}:targetEventsPerSecond {rate:,} on {backend}: {shortfall.message}: run "
                 f"`{set_line(shortfall.key, shortfall.value)}` (`feedback size` prints the whole sizing; docs/sizing.md)"
             )
-        if backend == "eventhubs" and keys.eventhubs_tier in ("premium", "dedicated"):
-            found.warnings.append(
-                f"{NAMESPACE}:targetEventsPerSecond {rate:,}: {keys.eventhubs_tier} units are not compared with it, "
-                "since Microsoft publishes no throughput per unit: a load test shows whether they carry it"
-            )
+        if backend == "eventhubs" and plan.eventhubs and keys.eventhubs_tier:
+            found.warnings.extend(_eventhubs_limits(keys, plan))
     return found
+
+
+def _eventhubs_limits(keys: StackConfig, plan: sizing.Sizing) -> list[str]:
+    """The Event Hubs limits a target rate meets on the stack's tier and units (the same as `feedback size`
+    says): the partitions past Dedicated's most a hub, a Dedicated cluster's capacity units, which the stack
+    does not set, and the event storage the retention needs against what the units include."""
+    hubs, tier, rate = plan.eventhubs, keys.eventhubs_tier, keys.target_events_per_second
+    assert hubs is not None and tier is not None and rate is not None
+    said = f"{NAMESPACE}:targetEventsPerSecond {rate:,} on eventhubs"
+    found = []
+    if hubs.partitions_wanted > plan.partitions.value:
+        found.append(sizing.partitions_capped(plan.target, hubs.partitions_wanted))
+    if tier == "dedicated" or hubs.tier == "dedicated":
+        found.append(
+            f"a Dedicated cluster ({NAMESPACE}:eventhubsClusterId) needs at least {hubs.dedicated_units} capacity "
+            f"unit(s) by {hubs.basis}; this stack does not set the cluster's units: check them on its Scale page"
+        )
+        found.append(sizing.self_serve_problem(hubs.dedicated_units))
+    found.append(sizing.eventhubs_storage_problem(plan, tier, keys.eventhubs_capacity or 1))
+    return [f"{said}: {warning} (docs/sizing.md)" for warning in found if warning]
 
 
 def jobs(keys: StackConfig) -> Found:

@@ -391,16 +391,73 @@ def test_a_target_rate_warns_of_each_resource_below_it_on_each_backend_built():
 
 
 def test_a_stack_sized_for_its_target_gets_no_warning_about_its_resources():
-    sized = keys_of(**GOOD, backend="eventhubs", targetEventsPerSecond="500", eventhubsCapacity="2")
+    # 500 events/s keep 807.6 GB a week: 10 throughput units of 84 GB include it, 9 (756 GB) do not
+    sized = keys_of(**GOOD, backend="eventhubs", targetEventsPerSecond="500", eventhubsCapacity="10")
     assert checks.target_rate(sized).warnings == []
+    nine = keys_of(**GOOD, backend="eventhubs", targetEventsPerSecond="500", eventhubsCapacity="9")
+    [storage] = checks.target_rate(nine).warnings
+    assert storage.startswith("feedback:targetEventsPerSecond 500 on eventhubs: event storage: 7 days of retention")
+    assert "9 throughput unit(s) include 756 GB" in storage and "10 throughput units would include it" in storage
 
 
-def test_premium_units_are_not_compared_with_the_target_and_it_says_why():
-    found = checks.target_rate(keys_of(backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="500"))
-    assert found.warnings == [
-        "feedback:targetEventsPerSecond 500: premium units are not compared with it, since Microsoft publishes no "
-        "throughput per unit: a load test shows whether they carry it"
-    ]
+@pytest.mark.parametrize(("capacity", "short"), [("4", True), ("6", False)])
+def test_premium_units_are_compared_with_the_low_end_of_microsofts_range(capacity, short):
+    # 10,000 events/s write 28.0 MB/s: 6 processing units of 5 MB/s at the low end (3 at the high end)
+    keys = keys_of(
+        **GOOD, backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="10000", eventhubsCapacity=capacity
+    )
+    below = [w for w in checks.target_rate(keys).warnings if "eventhubsCapacity" in w]
+    assert bool(below) is short
+    if short:
+        assert "eventhubsCapacity 4 processing unit(s) take about 20.0 MB/s to 40.0 MB/s in" in below[0]
+        assert below[0].endswith(
+            "run `pulumi config set feedback:eventhubsCapacity 6` (`feedback size` prints the whole sizing; docs/sizing.md)"
+        )
+    assert not [w for w in checks.target_rate(keys).warnings if "publishes no" in w]
+
+
+def test_a_premium_namespace_past_its_16_units_is_told_the_tier_the_rate_needs():
+    keys = keys_of(
+        **GOOD, backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="100000", eventhubsCapacity="16"
+    )
+    warnings = checks.target_rate(keys).warnings
+    [tier] = [w for w in warnings if "eventhubsTier premium is below" in w]
+    assert tier.endswith(
+        "`pulumi config set feedback:eventhubsTier dedicated` (`feedback size` prints the whole sizing; docs/sizing.md)"
+    )
+    [capacity] = [w for w in warnings if "eventhubsCapacity 16 processing unit(s)" in w]
+    assert "it needs 54 at the low end, more than Premium's 16" in capacity
+
+
+def test_a_dedicated_namespace_is_told_the_capacity_units_its_cluster_needs():
+    cluster = "/subscriptions/s/resourceGroups/g/providers/Microsoft.EventHub/clusters/c"
+    keys = keys_of(
+        **GOOD,
+        backend="eventhubs",
+        eventhubsTier="dedicated",
+        eventhubsClusterId=cluster,
+        targetEventsPerSecond="100000",
+    )
+    warnings = checks.target_rate(keys).warnings
+    assert any(
+        "a Dedicated cluster (feedback:eventhubsClusterId) needs at least 3 capacity unit(s)" in w for w in warnings
+    )
+    assert not [w for w in warnings if "a Dedicated cluster is bought with" in w]  # 3 of 10
+    past = keys_of(
+        **GOOD,
+        backend="eventhubs",
+        eventhubsTier="dedicated",
+        eventhubsClusterId=cluster,
+        targetEventsPerSecond="373638",
+    )
+    [support] = [w for w in checks.target_rate(past).warnings if "a Dedicated cluster is bought with" in w]
+    assert "11 capacity units is more than the 10" in support and "support request" in support
+
+
+def test_a_target_rate_too_large_for_the_arithmetic_is_one_problem_not_a_traceback():
+    found = checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="1" + "0" * 400))
+    [problem] = found.problems
+    assert "too large for the sizing's arithmetic" in problem
 
 
 def test_more_partition_replicas_than_a_broker_takes_is_a_warning_with_the_workers_that_hold_them():

@@ -166,6 +166,15 @@ def test_more_or_fewer_units_rescale_the_namespace_in_place(life, tier, before, 
     assert scaled.plan.kinds(HUB) == {"same"}
 
 
+def test_units_on_a_dedicated_namespace_change_nothing_and_are_warned_of(life, caplog):
+    cluster = "/subscriptions/1/resourceGroups/g/providers/Microsoft.EventHub/clusters/c"
+    applied(life.up(backend="eventhubs", eventhubsTier="dedicated", eventhubsClusterId=cluster))
+    caplog.clear()
+    more = applied(life.up(eventhubsCapacity="4"))
+    assert more.plan.kinds(NAMESPACE) == more.plan.kinds(HUB) == {"same"}
+    assert "eventhubsCapacity 4 is not used with tier 'dedicated'" in caplog.text
+
+
 def test_fewer_partitions_on_premium_are_refused_with_the_count_the_hubs_have(life):
     applied(life.up(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="12"))
     fewer = life.up(feedbackPartitions="4")

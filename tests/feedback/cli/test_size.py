@@ -37,7 +37,9 @@ def test_the_table_writers_tasks_short_of_the_rate_come_before_the_sizing(tmp_pa
     text = " ".join(run(tmp_path, "--rate", "10000").output.split())
     short = text.index("at 10,000 events/s the table writer needs 3 tasks")
     assert short < text.index("partitions per feedback topic")
-    assert "Event Hubs: premium, 1 processing unit(s) at least: a floor to load-test" in text
+    assert "Event Hubs: premium, 6 processing unit(s) (the low end of Microsoft's approximate 5-10 MB/s" in text
+    assert "event storage: 7 days of retention keep about 16.2 TB" in text  # a limit, said before the sizing
+    assert text.index("event storage: 7 days") < text.index("partitions per feedback topic")
     assert "pulumi config set feedback:jobsTablesTasks 3" in text
     assert "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000" in text
 
@@ -74,11 +76,12 @@ def test_an_unknown_backend_is_refused(tmp_path):
     assert result.exit_code == 2 and "expected one of eventhubs, hdinsight" in result.output
 
 
-@pytest.mark.parametrize("rate", ["inf", "1e308"])
-def test_a_rate_no_arithmetic_can_size_is_refused_in_one_line(tmp_path, rate):
+@pytest.mark.parametrize(("rate", "said"), [("inf", "inf"), ("1e308", "1e+308"), ("nan", "nan")])
+def test_a_rate_no_arithmetic_can_size_is_refused_in_one_line(tmp_path, rate, said):
     result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", rate])
     assert result.exit_code == 2, result.output
-    assert result.output.startswith(f"error: --rate {rate.replace('1e308', '1e+308')}")
+    assert result.output.startswith(f"error: --rate {said}")
+    assert len(result.output.strip().splitlines()) <= 2  # one line, wrapped at most once by the console
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
@@ -104,3 +107,27 @@ def test_an_event_too_large_for_a_kafka_request_is_refused_in_one_line(tmp_path,
     text = " ".join(result.output.split())
     assert result.exit_code == 2 and "events must stay at or under 999,790 bytes" in text
     assert "Traceback" not in result.output
+
+
+def test_on_hdinsight_the_partition_reason_cites_no_event_hubs_throughput_unit(tmp_path):
+    text = " ".join(run(tmp_path, "--rate", "10000", "--backend", "hdinsight").output.split())
+    reason = text[text.index("partitions per feedback topic") : text.index("HDInsight Kafka:")]
+    assert "throughput unit" not in reason and "Kafka sets no such figure" in reason
+    eventhubs = " ".join(run(tmp_path, "--rate", "10000").output.split())
+    assert "about 1 MB/s in and 2 MB/s out a partition on Standard" in eventhubs
+
+
+def test_a_dedicated_cluster_is_named_with_its_capacity_units_and_no_unused_capacity_key(tmp_path):
+    text = " ".join(run(tmp_path, "--rate", "100000").output.split())
+    assert "Event Hubs: dedicated, 3 capacity unit(s) (the low end of Microsoft's approximate 100-200 MB/s" in text
+    assert "pulumi config set feedback:eventhubsClusterId '<resource id of the Dedicated cluster>'" in text
+    assert "a cluster of at least 3 capacity unit(s)" in text
+    assert "feedback:eventhubsCapacity" not in text
+    assert "publishes no" not in text and "publishes none" not in text
+
+
+def test_the_table_writers_tasks_stop_at_its_state_partitions_and_a_new_checkpoint_is_named(tmp_path):
+    text = " ".join(run(tmp_path, "--rate", "100000").output.split())
+    assert "the table writer needs 25 tasks at the measured rate, but at most 4 run at once" in text
+    assert "raising it needs a new checkpoint" in text
+    assert "pulumi config set feedback:jobsTablesTasks 4" in text and "jobsTablesTasks 25" not in text

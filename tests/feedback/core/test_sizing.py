@@ -4,6 +4,7 @@ worked out by hand from the constants' sources, not recomputed with the module's
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 
@@ -48,12 +49,32 @@ def test_egress_decides_when_the_readers_read_more_than_is_written():
     assert flow.standard_units == 5  # 2 MB/s out a unit
 
 
-def test_a_rate_standard_cannot_carry_goes_to_premium_whose_units_are_a_floor_to_load_test():
-    plan = size(Target(rate=20_000))
-    assert (plan.eventhubs.tier, plan.eventhubs.units, plan.eventhubs.standard_units) == ("premium", 1, 57)
-    assert not plan.eventhubs.throughput_known
-    assert "a floor to load-test" in plan.eventhubs.reasons[-1]
-    assert plan.config_notes["eventhubsCapacity"].startswith("a floor to load-test")
+def test_premium_is_sized_at_the_low_end_of_microsofts_range_for_a_processing_unit():
+    # 10,000 events/s of 1 KB write 28.0 MB/s and read 39.0 MB/s. A unit takes about 5-10 MB/s in and
+    # 10-20 MB/s out ("Scaling with Event Hubs"): 6 units at the low end (28.0 / 5), 3 at the high end.
+    plan = size(Target(rate=10_000))
+    hubs = plan.eventhubs
+    assert (hubs.tier, hubs.units, hubs.premium_units, hubs.standard_units) == ("premium", 6, 6, 29)
+    assert (plan.traffic.processing_units(0), plan.traffic.processing_units(1)) == (6, 3)
+    [premium] = [reason for reason in hubs.reasons if reason.startswith("Premium: a processing unit")]
+    assert "3 to 6 unit(s) for the traffic, 6 at the low end" in premium and "is an assumption" in premium
+    assert plan.config["eventhubsCapacity"] == "6"
+    assert "scaled linearly with the units (an assumption)" in plan.config_notes["eventhubsCapacity"]
+    # 20,000 events/s: 56.0 MB/s in, 11.2 units at the low end; Premium sells 12
+    assert size(Target(rate=20_000)).eventhubs.units == 12
+
+
+def test_premium_sells_the_counts_of_the_scalability_page_and_at_most_16():
+    assert [sizing.premium_count(units) for units in (1, 3, 5, 7, 9, 11, 13, 16)] == [1, 4, 6, 8, 10, 12, 16, 16]
+    assert sizing.premium_count(17) is None
+
+
+def test_past_16_processing_units_at_the_low_end_the_tier_is_dedicated():
+    # 28,925 events/s write 79,997,933 bytes a second: 16 units of 5 MB/s; 28,926 write 80,000,601: 17
+    below, above = size(Target(rate=28_925)).eventhubs, size(Target(rate=28_926)).eventhubs
+    assert (below.tier, below.units) == ("premium", 16)
+    assert (above.tier, above.units, above.premium_units) == ("dedicated", 1, 17)
+    assert "17 processing units is more than Premium's 16" in above.reasons[-1]
 
 
 def test_the_dispatchers_record_past_about_half_standards_compacted_cap_chooses_premium():
@@ -65,17 +86,69 @@ def test_the_dispatchers_record_past_about_half_standards_compacted_cap_chooses_
     assert "measured on the local broker" in plan.eventhubs.reasons[2]
 
 
-def test_more_partitions_than_premium_has_a_hub_need_a_dedicated_cluster_of_enough_units():
+def test_a_dedicated_cluster_is_sized_by_microsofts_benchmark_of_a_capacity_unit():
     plan = size(Target(rate=100_000))
-    assert plan.partitions.value == 124  # feedback-scored's 123.4 MB/s at 1 MB/s a partition
-    assert (plan.eventhubs.tier, plan.eventhubs.units) == ("dedicated", 1)  # 4 x 124 + 7 = 503 of 2,000
+    assert plan.partitions.value == 124  # feedback-scored's 123.4 MB/s at 1 MB/s a partition: past Premium's 100
+    # 269.7 MB/s and 235,004 events/s in at 100 MB/s and 100,000 events/s a unit: 3 (the partitions, 503, need 1)
+    assert (plan.eventhubs.tier, plan.eventhubs.units, plan.eventhubs.dedicated_units) == ("dedicated", 3, 3)
     assert plan.config["eventhubsClusterId"].startswith("<")
+    assert "eventhubsCapacity" not in plan.config  # a Dedicated namespace takes its cluster's units
+    assert plan.config_notes["eventhubsClusterId"].startswith("a cluster of at least 3 capacity unit(s)")
+    assert "benchmark" in plan.config_notes["eventhubsClusterId"]
+
+
+def test_capacity_units_count_events_as_well_as_bytes():
+    flow = sizing.Traffic(in_events=300_001, in_bytes=1, out_events=1, out_bytes=1, scored_bytes=0, retained_bytes=0)
+    assert flow.capacity_units == 4  # 100,000 events/s in a unit
+    assert sizing.dedicated_units(flow, total_partitions=8001) == 5  # 2,000 partitions a unit
 
 
 def test_premium_units_hold_the_namespaces_partitions():
-    plan = size(Target(rate=60_000, event_bytes=100))
-    # 60 partitions (by events) x 4 flowing topics + 7 others = 247: two units of 200, not one
-    assert (plan.partitions.value, plan.eventhubs.tier, plan.eventhubs.units) == (60, "premium", 2)
+    small = sizing.Traffic(in_events=1, in_bytes=1, out_events=1, out_bytes=1, scored_bytes=0, retained_bytes=0)
+    # 4 flowing topics of 60 partitions, feedback-alerts' 4 and 3 of 1: 247, two units of 200
+    assert sizing.premium_units(small, total_partitions=247) == 2
+    assert sizing.premium_units(small, total_partitions=200) == 1
+
+
+@pytest.mark.parametrize(("rate", "capped"), [(829_821, False), (829_822, True)])
+def test_partitions_past_dedicateds_1024_a_hub_are_held_there_with_a_warning(rate, capped):
+    # feedback-scored at 1,234 bytes an event: 1,023,999,114 bytes a second is 1,024 partitions of 1 MB/s,
+    # 1,024,000,348 is 1,025
+    plan = size(Target(rate=rate))
+    assert plan.partitions.value == 1024
+    warned = [limit for limit in plan.eventhubs.limits if "partitions a hub is more than the 1,024" in limit]
+    assert bool(warned) is capped
+    if capped:
+        assert warned[0].startswith("1,025 partitions a hub") and "Azure Event Hubs quotas and limits" in warned[0]
+    assert size(Target(rate=rate, backend="hdinsight")).partitions.value == (1025 if capped else 1024)
+
+
+@pytest.mark.parametrize(("rate", "units"), [(373_637, 10), (373_638, 11)])
+def test_more_capacity_units_than_the_portal_sells_need_a_support_request(rate, units):
+    # 999,999,789 bytes a second in: 10 units of 100 MB/s; 1,000,002,458: 11
+    hubs = size(Target(rate=rate)).eventhubs
+    assert (hubs.tier, hubs.units) == ("dedicated", units)
+    support = [limit for limit in hubs.limits if "a Dedicated cluster is bought with" in limit]
+    assert bool(support) is (units > 10)
+    assert sizing.self_serve_problem(10) is None
+    assert "11 capacity units is more than the 10" in sizing.self_serve_problem(11)
+
+
+@pytest.mark.parametrize(("tier", "per_unit"), [("standard", 84e9), ("premium", 1e12), ("dedicated", 10e12)])
+def test_event_storage_past_what_the_units_include_is_warned_with_the_units_that_include_it(tier, per_unit):
+    assert sizing.storage_problem(per_unit * 2 - 1, tier, 2) is None
+    assert sizing.storage_problem(per_unit * 2, tier, 2) is None
+    problem = sizing.storage_problem(per_unit * 2 + 1, tier, 2)
+    assert problem and "billed as storage overage" in problem and "3 " in problem.split("pricing page). ")[1][:3]
+
+
+def test_a_weeks_retention_at_10000_events_a_second_is_about_16_tb_past_what_6_processing_units_include():
+    # a copy of each event (1,024), its scored record (1,234) and 35% of alerts (1,174): 2,668.9 bytes an
+    # event, 16.14 TB a week, and alerts-log's 10 GB
+    hubs = size(Target(rate=10_000)).eventhubs
+    assert hubs.stored_bytes == pytest.approx(16.14e12 + 9.99e9, rel=1e-3)
+    [storage] = [limit for limit in hubs.limits if limit.startswith("event storage")]
+    assert "6 processing unit(s) include 6.0 TB" in storage and "17 processing units would include it" in storage
 
 
 def test_partitions_follow_bytes_events_and_the_scorers_cores_and_never_drop_below_the_catalogue():
@@ -132,7 +205,8 @@ def test_hdinsight_takes_the_smallest_sufficient_disks_and_no_more():
 
 def test_databricks_cores_are_planned_half_busy():
     rates = MeasuredRates(1000, 1.0, 2.0, 1, 1, 1.0, "2026-11-26", "test")  # 1,000 scored and 500 written a second
-    plan = size(Target(rate=4000, node_type="Standard_D8ds_v5", event_bytes=333), rates)
+    target = Target(rate=4000, node_type="Standard_D8ds_v5", event_bytes=333, tables_state_partitions=16)
+    plan = size(target, rates)
     assert (plan.databricks.scorer_cores, plan.databricks.tables_tasks) == (8, 16)
     assert plan.databricks.workers == 3  # 24 cores of 8-vCPU nodes
     assert not plan.databricks.rough and "jobWorkers" not in plan.config_notes
@@ -216,12 +290,33 @@ def test_the_table_writers_tasks_short_of_the_rate_are_said_with_the_line_that_s
 
 
 def test_the_workers_count_the_table_writers_tasks_the_stack_runs_on_the_same_cluster():
-    # 11 scorer cores; 3 tasks needed, 6 run: 17 cores on 4-vCPU workers
-    plan = size(Target(rate=10_000, tables_tasks=6))
+    # 11 scorer cores; 3 tasks needed, 6 run with 8 state partitions: 17 cores on 4-vCPU workers
+    plan = size(Target(rate=10_000, tables_tasks=6, tables_state_partitions=8))
     assert (plan.databricks.tables_tasks, plan.databricks.cores, plan.databricks.workers) == (3, 17, 5)
     assert plan.config["jobsTablesTasks"] == "6"
     assert sizing.databricks_shortfall(plan, "Standard_D4ds_v5", 4).value == "5"
     assert size(Target(rate=10_000)).databricks.cores == 14
+
+
+def test_table_writer_tasks_past_the_state_partitions_are_not_counted_and_the_config_says_so():
+    # with the default 4 state partitions, 6 tasks asked run 4: 11 + 4 = 15 cores, and the line sets 4
+    plan = size(Target(rate=10_000, tables_tasks=6))
+    assert (plan.databricks.cores, plan.databricks.workers, plan.config["jobsTablesTasks"]) == (15, 4, "4")
+    assert "jobsTablesTasks 6 runs at most 4 task(s) at once" in " ".join(plan.table_writer_short)
+
+
+@pytest.mark.parametrize(("rate", "wanted"), [(16_000, 4), (16_001, 5)])
+def test_table_writer_tasks_are_capped_at_the_state_partitions_and_a_new_checkpoint_is_named(rate, wanted):
+    # 8,000 events/s a task at half use: 16,000 events/s need 4 tasks, 16,001 need 5, and 4 run at once
+    plan = size(Target(rate=rate))
+    spark = plan.databricks
+    assert (spark.tables_tasks_wanted, spark.tables_tasks, plan.config["jobsTablesTasks"]) == (wanted, 4, "4")
+    bound = [line for line in plan.table_writer_short if "at most 4 run at once" in line]
+    assert bool(bound) is (wanted > 4)
+    if bound:
+        assert "raising it needs a new checkpoint" in bound[0]
+        assert "starts the de-duplication state empty" in bound[0]
+    assert sizing.tables_tasks_shortfall(plan, 4) is None  # the stack's 4 are what runs
 
 
 def test_a_channel_past_what_a_messages_record_holds_a_second_is_named():
@@ -288,8 +383,8 @@ def test_the_config_lines_set_the_stack_keys_of_the_sizing():
         "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000",
     ]
     dedicated = sizing.config_lines(size(Target(rate=100_000)))
-    line = "pulumi config set feedback:eventhubsClusterId '<resource id of the Dedicated cluster>'"
-    assert line in dedicated
+    line = "pulumi config set feedback:eventhubsClusterId '<resource id of the Dedicated cluster>'   # a cluster of"
+    assert any(config_line.startswith(line) for config_line in dedicated)
     assert all(len(shlex.split(config_line.split("   #")[0])) == 5 for config_line in dedicated)  # each one parses
 
 
@@ -321,50 +416,61 @@ def test_shortfalls_name_each_key_below_the_target_by_how_much():
 def test_a_backend_or_rate_outside_the_arithmetic_is_refused():
     with pytest.raises(ValueError, match="backend 'local'"):
         size(Target(rate=1, backend="local"))
-    with pytest.raises(ValueError, match="more than 0"):
-        size(Target(rate=0))
+    for rate in (0, -1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="finite number of events a second, more than 0"):
+            size(Target(rate=rate))
 
 
 # -- docs/sizing.md's worked examples and prose figures are this module's output --------------------
 
 
+EXAMPLE_RATES = (1000, 10_000, 100_000, 1_000_000)
 EXAMPLE_ROWS = {
     "eventhubs": [
-        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4 | premium 1+ (3 TU on Standard) | 1 x Standard_D4ds_v5 (2 + 1)* |",
-        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 13 | premium 1+ (29 TU on Standard) | 4 x Standard_D4ds_v5 (11 + 3)* |",
-        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 124 | dedicated 1+ (270 TU on Standard) "
-        "| 33 x Standard_D4ds_v5 (104 + 25)* |",
+        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 1.6 TB (1.0 TB included) | 4 | premium 1 PU (3 TU on Standard) "
+        "| 1 x Standard_D4ds_v5 (2 + 1)* |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 16.2 TB (6.0 TB included) | 13 | premium 6 PU (29 TU on Standard) "
+        "| 4 x Standard_D4ds_v5 (11 + 3)* |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 161.4 TB (30.0 TB included) | 124 "
+        "| dedicated 3 CU (270 TU on Standard) | 27 x Standard_D4ds_v5 (104 + 4)* |",
+        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 1,614.2 TB (270.0 TB included) | 1,024 "
+        "| dedicated 27 CU (2,672 TU on Standard) | 260 x Standard_D4ds_v5 (1,034 + 4)* |",
     ],
     "hdinsight": [
-        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4 | 3 x Standard_E4_v3, 3 disks | 1 x Standard_D4ds_v5 (2 + 1)* |",
-        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 13 | 8 x Standard_E4_v3, 8 disks | 4 x Standard_D4ds_v5 (11 + 3)* |",
-        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 124 | 40 x Standard_E8_v3, 16 disks "
-        "| 33 x Standard_D4ds_v5 (104 + 25)* |",
+        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4.8 TB (3 replicas) | 4 | 3 x Standard_E4_v3, 3 disks "
+        "| 1 x Standard_D4ds_v5 (2 + 1)* |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 48.4 TB (3 replicas) | 13 | 8 x Standard_E4_v3, 8 disks "
+        "| 4 x Standard_D4ds_v5 (11 + 3)* |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 484.2 TB (3 replicas) | 124 | 40 x Standard_E8_v3, 16 disks "
+        "| 27 x Standard_D4ds_v5 (104 + 4)* |",
+        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 4,842.5 TB (3 replicas) | 1,234 "
+        "| 394 x Standard_E8_v3, 16 disks | 260 x Standard_D4ds_v5 (1,034 + 4)* |",
     ],
 }
+UNIT_ABBREVIATIONS = {"standard": "TU", "premium": "PU", "dedicated": "CU"}
 
 
 def example_row(plan: sizing.Sizing) -> str:
+    flow = plan.traffic
     if plan.eventhubs:
         hubs = plan.eventhubs
-        kafka = (
-            f"{hubs.tier} {hubs.units}"
-            + ("" if hubs.throughput_known else "+")
-            + f" ({hubs.standard_units} TU on Standard)"
-        )
+        included = hubs.units * sizing.STORAGE_PER_UNIT[hubs.tier]
+        stored = f"{hubs.stored_bytes / 1e12:,.1f} TB ({included / 1e12:,.1f} TB included)"
+        kafka = f"{hubs.tier} {hubs.units} {UNIT_ABBREVIATIONS[hubs.tier]} ({hubs.standard_units:,} TU on Standard)"
     else:
         kafka = f"{plan.hdinsight.workers} x {plan.hdinsight.worker_vm_size}, {plan.hdinsight.disks_per_worker} disks"
+        stored = f"{flow.retained_bytes * plan.target.replication_factor / 1e12:,.1f} TB (3 replicas)"
     spark = plan.databricks
     return (
-        f"| {plan.target.rate:,.0f} | {plan.traffic.in_events:,.0f} / {plan.traffic.in_bytes / 1e6:,.1f} MB/s "
-        f"| {plan.traffic.out_bytes / 1e6:,.1f} MB/s | {plan.partitions.value} | {kafka} "
-        f"| {spark.workers} x {spark.node_type} ({spark.scorer_cores} + {spark.tables_tasks}){'*' if spark.rough else ''} |"
+        f"| {plan.target.rate:,.0f} | {flow.in_events:,.0f} / {flow.in_bytes / 1e6:,.1f} MB/s "
+        f"| {flow.out_bytes / 1e6:,.1f} MB/s | {stored} | {plan.partitions.value:,} | {kafka} "
+        f"| {spark.workers} x {spark.node_type} ({spark.scorer_cores:,} + {spark.tables_tasks}){'*' if spark.rough else ''} |"
     )
 
 
 @pytest.mark.parametrize("backend", sizing.BACKENDS)
 def test_the_worked_examples_are_what_size_gives_and_what_docs_sizing_shows(backend):
-    assert [example_row(plan) for plan in sizing.sizes((1000, 10_000, 100_000), backend)] == EXAMPLE_ROWS[backend]
+    assert [example_row(plan) for plan in sizing.sizes(EXAMPLE_RATES, backend)] == EXAMPLE_ROWS[backend]
     text = DOCS.read_text(encoding="utf-8")
     for row in EXAMPLE_ROWS[backend]:
         assert row in text, f"docs/sizing.md lacks, or has other figures than: {row}"
