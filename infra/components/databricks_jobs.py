@@ -116,6 +116,19 @@ class JobsArgs:
 
 
 @dataclass(frozen=True)
+class _JobShared:
+    """What both jobs take alike: the stack's settings and tags, the libraries, the workspace
+    (to read a job's pause from) and the resource options."""
+
+    args: JobsArgs
+    tags: dict[str, str]
+    libraries: list[databricks.JobTaskLibraryArgs]
+    workspace: pulumi.Resource
+    child: pulumi.ResourceOptions
+    opts: pulumi.ResourceOptions  # the jobs': after the secrets and the wheel, LEFT_TO_THE_WORKSPACE ignored
+
+
+@dataclass(frozen=True)
 class DatabricksDeploymentArgs:
     workspace_url: pulumi.Input[str]
     workspace_resource_id: pulumi.Input[str]
@@ -279,8 +292,9 @@ class DatabricksDeployment(pulumi.ComponentResource):
                 depends_on=[*secrets, wheel_file, *store], ignore_changes=list(LEFT_TO_THE_WORKSPACE)
             ),
         )
-        pipeline = self._pipeline_job(name, args, tags, libraries, workspace, child, job_opts)
-        producers = self._producers_job(name, args, tags, libraries, workspace, child, job_opts)
+        shared = _JobShared(args, tags, libraries, workspace, child, job_opts)
+        pipeline = self._pipeline_job(name, shared)
+        producers = self._producers_job(name, shared)
         self.pipeline_job_id = pipeline.id
         self.producers_job_id = producers.id
         self.secret_scope = scope.name
@@ -330,137 +344,116 @@ class DatabricksDeployment(pulumi.ComponentResource):
         ]
         return wheel_file, notebooks
 
-    def _pipeline_job(
+    def _continuous_job(
         self,
-        name: str,
-        args: JobsArgs,
-        tags: dict[str, str],
-        libraries: list[databricks.JobTaskLibraryArgs],
-        workspace: pulumi.Resource,
-        child: pulumi.ResourceOptions,
-        job_opts: pulumi.ResourceOptions,
+        resource: str,
+        job: str,
+        description: str,
+        cluster: databricks.JobJobClusterArgs,
+        tasks: list[tuple[str, str, pulumi.Input[Sequence[str]]]],
+        shared: _JobShared,
     ) -> databricks.Job:
-        """`feedback-pipeline`: a task per part of the pipeline on one job cluster."""
+        """A continuous job of wheel tasks on one job cluster (`tasks`: key, entry point and
+        parameters of each). Its run is restarted when `pulumi up` changes it
+        (`control_run_state`), and a failed task is retried on the running cluster while the
+        others keep running (see the module docstring)."""
         return databricks.Job(
-            f"{name}-pipeline",
+            resource,
             databricks.JobArgs(
-                name=job_specs.PIPELINE_JOB,
-                description="Sentiment pipeline, running continuously: scorer (feedback topics -> feedback-scored, "
-                "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
-                "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py. "
-                "Deployed by Pulumi.",
+                name=job,
+                description=f"{description} Deployed by Pulumi.",
                 max_concurrent_runs=1,
-                # One task per part on one cluster, no dependencies between them (a continuous job
-                # allows none). A failed part is retried on the running cluster while the others
-                # keep running (see the module docstring).
+                # No dependencies between the tasks: a continuous job allows none.
                 continuous=databricks.JobContinuousArgs(
-                    pause_status=self._pause_status(job_specs.PIPELINE_JOB, args.start_paused, workspace, child),
+                    pause_status=self._pause_status(job, shared.args.start_paused, shared.workspace, shared.child),
                     task_retry_mode="ON_FAILURE",
                 ),
                 control_run_state=True,
-                job_clusters=[
-                    self._cluster(
-                        PIPELINE_CLUSTER,
-                        args,
-                        tags,
-                        num_workers=args.workers,
-                        env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"),
-                    )
-                ],
+                job_clusters=[cluster],
                 tasks=[
                     databricks.JobTaskArgs(
-                        task_key=part,
-                        job_cluster_key=PIPELINE_CLUSTER,
+                        task_key=key,
+                        job_cluster_key=cluster.job_cluster_key,
                         python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
-                            package_name=job_specs.PACKAGE,
-                            entry_point=job_specs.PIPELINE_ENTRY_POINT,
-                            parameters=pulumi.Output.all(args.bootstrap_servers, self.locations).apply(
-                                lambda values, part=part: job_specs.pipeline_parameters(
-                                    part,
-                                    args.jobs_backend,
-                                    values[0],
-                                    values[1][0],
-                                    values[1][1],
-                                    args.trigger,
-                                    args.tables_trigger,
-                                    args.eventhubs_tier,
-                                    args.azure_language_endpoint,
-                                    tables_tasks=args.tables_tasks,
-                                    max_offsets_per_trigger=args.max_offsets_per_trigger,
-                                    channels=args.channels,
-                                    alerts_dir=job_specs.alerts_dir(values[1][2]),
-                                )
-                            ),
+                            package_name=job_specs.PACKAGE, entry_point=entry_point, parameters=parameters
                         ),
-                        libraries=libraries,
+                        libraries=shared.libraries,
                     )
-                    for part in job_specs.PIPELINE_PARTS
+                    for key, entry_point, parameters in tasks
                 ],
-                tags=tags,
+                tags=shared.tags,
             ),
-            opts=job_opts,
+            opts=shared.opts,
         )
 
-    def _producers_job(
-        self,
-        name: str,
-        args: JobsArgs,
-        tags: dict[str, str],
-        libraries: list[databricks.JobTaskLibraryArgs],
-        workspace: pulumi.Resource,
-        child: pulumi.ResourceOptions,
-        job_opts: pulumi.ResourceOptions,
-    ) -> databricks.Job:
+    def _pipeline_job(self, name: str, shared: _JobShared) -> databricks.Job:
+        """`feedback-pipeline`: a task per part of the pipeline on one job cluster."""
+        args = shared.args
+
+        def parameters(part: str) -> pulumi.Output[list[str]]:
+            return pulumi.Output.all(args.bootstrap_servers, self.locations).apply(
+                lambda values: job_specs.pipeline_parameters(
+                    part,
+                    args.jobs_backend,
+                    values[0],
+                    values[1][0],
+                    values[1][1],
+                    args.trigger,
+                    args.tables_trigger,
+                    args.eventhubs_tier,
+                    args.azure_language_endpoint,
+                    tables_tasks=args.tables_tasks,
+                    max_offsets_per_trigger=args.max_offsets_per_trigger,
+                    channels=args.channels,
+                    alerts_dir=job_specs.alerts_dir(values[1][2]),
+                )
+            )
+
+        cluster = self._cluster(
+            PIPELINE_CLUSTER,
+            args,
+            shared.tags,
+            num_workers=args.workers,
+            env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"),
+        )
+        return self._continuous_job(
+            f"{name}-pipeline",
+            job_specs.PIPELINE_JOB,
+            "Sentiment pipeline, running continuously: scorer (feedback topics -> feedback-scored, "
+            "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
+            "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py.",
+            cluster,
+            [(part, job_specs.PIPELINE_ENTRY_POINT, parameters(part)) for part in job_specs.PIPELINE_PARTS],
+            shared,
+        )
+
+    def _producers_job(self, name: str, shared: _JobShared) -> databricks.Job:
         """`feedback-producers`: a task per producer the credentials allow, on a single-node cluster."""
-        return databricks.Job(
+        args = shared.args
+
+        def parameters(producer: str) -> pulumi.Output[list[str]]:
+            return pulumi.Output.all(args.bootstrap_servers, self.locations).apply(
+                lambda values: job_specs.producer_parameters(args.jobs_backend, values[0], producer, values[1][2])
+            )
+
+        cluster = self._cluster(
+            PRODUCERS_CLUSTER,
+            args,
+            shared.tags,
+            num_workers=0,
+            env={
+                **job_specs.producers_env(args.jobs_backend, args.eventhubs_tier, dict(args.producer_settings)),
+                **job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "producers"),
+            },
+            single_node=True,
+        )
+        return self._continuous_job(
             f"{name}-producers",
-            databricks.JobArgs(
-                name=job_specs.PRODUCERS_JOB,
-                description=f"Source producers ({', '.join(self.producers)}) into Kafka, running continuously. "
-                "Deployed by Pulumi.",
-                max_concurrent_runs=1,
-                # Always running; a failed producer's task is retried while the others keep
-                # running (see the module docstring).
-                continuous=databricks.JobContinuousArgs(
-                    pause_status=self._pause_status(job_specs.PRODUCERS_JOB, args.start_paused, workspace, child),
-                    task_retry_mode="ON_FAILURE",
-                ),
-                control_run_state=True,
-                job_clusters=[
-                    self._cluster(
-                        PRODUCERS_CLUSTER,
-                        args,
-                        tags,
-                        num_workers=0,
-                        env={
-                            **job_specs.producers_env(
-                                args.jobs_backend, args.eventhubs_tier, dict(args.producer_settings)
-                            ),
-                            **job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "producers"),
-                        },
-                        single_node=True,
-                    )
-                ],
-                tasks=[
-                    databricks.JobTaskArgs(
-                        task_key=f"producer-{producer}",
-                        job_cluster_key=PRODUCERS_CLUSTER,
-                        python_wheel_task=databricks.JobTaskPythonWheelTaskArgs(
-                            package_name=job_specs.PACKAGE,
-                            entry_point=job_specs.CLI_ENTRY_POINT,
-                            parameters=pulumi.Output.all(args.bootstrap_servers, self.locations).apply(
-                                lambda values, producer=producer: job_specs.producer_parameters(
-                                    args.jobs_backend, values[0], producer, values[1][2]
-                                )
-                            ),
-                        ),
-                        libraries=libraries,
-                    )
-                    for producer in self.producers
-                ],
-                tags=tags,
-            ),
-            opts=job_opts,
+            job_specs.PRODUCERS_JOB,
+            f"Source producers ({', '.join(self.producers)}) into Kafka, running continuously.",
+            cluster,
+            [(f"producer-{p}", job_specs.CLI_ENTRY_POINT, parameters(p)) for p in self.producers],
+            shared,
         )
 
     @staticmethod
