@@ -29,7 +29,7 @@ A Premium namespace has `feedback:eventhubsCapacity` processing units, so the pe
 partition budget is checked for that many (200 partitions a unit); Premium's "100 event hubs
 per PU" is checked for one unit (the catalogue's 8 hubs fit it). A Dedicated namespace shares
 a cluster of at least one capacity unit: 2000 partitions. The partition limits are declared
-in feedback/core/sizing.py, which sizes a stack by them too.
+in feedback/core/sizing/limits.py, which sizes a stack by them too.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Protocol
 
-from feedback.core.sizing import PARTITIONS_PER_HUB, PARTITIONS_PER_UNIT
+from feedback.core.sizing.limits import PARTITIONS_PER_HUB, PARTITIONS_PER_UNIT
 
 HOUR_MS = 60 * 60 * 1000
 KAFKA_NEEDS = "Event Hubs' Kafka endpoint needs the Standard tier or higher"

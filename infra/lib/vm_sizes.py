@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from feedback.core.sizing import WORKER_SIZES
+from feedback.core.sizing.limits import WORKER_SIZES
 
 # Max data disks by size (the sizes this project defaults to or documents, and their
 # neighbours in the same series).

@@ -1,4 +1,4 @@
-"""The sizing arithmetic (feedback/core/sizing.py): traffic from a rate, units, partitions, workers,
+"""The sizing arithmetic (feedback/core/sizing/): traffic from a rate, units, partitions, workers,
 the design limits a rate meets, and the worked examples docs/sizing.md shows. Expected values are
 worked out by hand from the constants' sources, not recomputed with the module's formulas."""
 

@@ -1,506 +1,89 @@
-"""How big a stack a target rate needs, from published limits and measured per-core rates. Pure.
-
-    feedback size --rate 10000                         # the command that prints it
-    plan = size(Target(rate=10_000, backend="eventhubs"), FALLBACK_RATES)
-    plan.partitions.value, plan.eventhubs.units, plan.databricks.workers
-
-`size` returns a `Sizing`: each number with the reasons for it, the stack keys that carry it,
-where the table writer falls short of the rate with the tasks and batch cap asked (its tasks stop
-at its state partitions), the Event Hubs limits the answer meets (`EventHubsSize.limits`: partitions
-a hub, a Dedicated cluster's self-serve units, event storage), where the project's own design meets
-a limit at that rate, and what the arithmetic cannot know. Cores are
-planned half busy (TARGET_UTILISATION) and disks at most 70% full (DISK_FILL_FACTOR), each for
-the reason given there. The stack's config checks
-(infra/config/checks.py) use the same function to say which resource is below
-`feedback:targetEventsPerSecond`.
-
-The traffic model, from the pipeline as built (docs/pipeline.md):
-
-* written: the producers' events (the rate); the scorer's record of each (`feedback-scored`,
-  the event plus what it adds); an alert record for each event past a threshold
-  (`feedback-alerts`); the dispatcher's record of its messages (`alerts-log`), at most two
-  records a message, a message a second a channel.
-* read: the scorer reads the feedback topics once; the table writer reads `feedback-scored`
-  twice (its Kafka source feeds two branches of a union, docs/benchmarks.md, "Pipeline
-  throughput"); the dispatcher reads `feedback-alerts`. Dead letters are left out (the
-  sample data's are 4% of its lines, a fault rate, not a load).
-
-Every limit below is a named constant with its source; pages read 2026-11-26.
+"""The plan: how big a stack a target rate needs (`size`), with the reasons for each number,
+the stack keys that carry it, the limits the answer meets and what the arithmetic cannot know;
+and a stack's keys against a plan (`shortfalls`), which `pulumi up`'s config check uses.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any, Iterable, Literal, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Sequence
 
 from feedback.core.catalogue import (
-    FEEDBACK_TOPICS,
     MESSAGE_RECORD_BYTES,
-    PASSTHROUGH_TOPIC,
-    SCORED_TOPIC,
-    TOPICS,
-    Topic,
 )
-from feedback.core.kafka_options import EVENTHUBS_PRODUCER
-from feedback.core.settings import Settings
-from feedback.core.triggers import TRIGGER
+from feedback.core.sizing.limits import (
+    COMPACTED_SHARE,
+    CU_EGRESS_BYTES,
+    CU_EGRESS_EVENTS,
+    CU_INGRESS_BYTES,
+    CU_INGRESS_EVENTS,
+    DEDICATED_SELF_SERVE_UNITS,
+    DEFAULT_WORKER_SIZE,
+    DISK_BYTES,
+    DISK_WRITE_BYTES_PER_S,
+    EVENTHUBS_TIERS,
+    LARGER_HEAD_VM_SIZE,
+    MAX_DISKS_PER_WORKER,
+    MIN_WORKERS,
+    NODE_VCPUS,
+    PARTITION_BYTES,
+    PARTITION_EVENTS,
+    PARTITIONS_PER_BROKER,
+    PARTITIONS_PER_HUB,
+    PARTITIONS_PER_UNIT,
+    PREMIUM_MAX_UNITS,
+    PREMIUM_UNITS,
+    PU_EGRESS_BYTES,
+    PU_INGRESS_BYTES,
+    STANDARD_COMPACTED_BYTES,
+    STANDARD_MAX_UNITS,
+    STORAGE_PER_UNIT,
+    TU_EGRESS_BYTES,
+    TU_EGRESS_EVENTS,
+    TU_INGRESS_BYTES,
+    TU_INGRESS_EVENTS,
+    UNIT_NAMES,
+    WORKER_SIZES,
+    WORKERS_BEFORE_LARGER_HEAD,
+)
+from feedback.core.sizing.model import (
+    ALERT_CHANNELS,
+    BACKENDS,
+    DEFAULT_MAX_OFFSETS_PER_TRIGGER,
+    DEFAULT_PARTITIONS,
+    DEFAULT_TABLES_TASKS,
+    DISK_FILL_FACTOR,
+    DISPATCHER_MEASURED_RATE,
+    DISPATCHER_MEASURED_WRITES,
+    DISPATCHER_RECORD_BYTES,
+    DISPATCHER_START_BYTES,
+    DISPATCHER_START_S,
+    RECORD_BYTES_PER_ALERT,
+    RETENTION_S,
+    SAMPLE_EVENT_BYTES,
+    TABLES_BATCH_FIXED_S,
+    TARGET_UTILISATION,
+    Target,
+    Traffic,
+    dispatcher_writes,
+    event_bytes_problem,
+    node_type_problem,
+    processing_time,
+    record_bytes,
+    scaled_topics,
+    traffic,
+    trigger_interval_s,
+)
+from feedback.core.sizing.rates import (
+    FALLBACK_RATES,
+    MeasuredRates,
+)
 
-Backend = Literal["eventhubs", "hdinsight"]
-BACKENDS: tuple[str, ...] = ("eventhubs", "hdinsight")
-
-# -- Headroom --------------------------------------------------------------------------------------
-# The share of the cores' measured capacity a sizing plans to use. The rest is for bursts, for
-# catching up after a stop (a stop of T minutes leaves T minutes of events on top of the rate), for
-# the scorer's replay of its last batch after a restart, for the JVM's own work (garbage
-# collection, the driver) and for the Kafka client's threads: sized at 100%, a pipeline that falls
-# behind never catches up.
-TARGET_UTILISATION = 0.5
-# How full the HDInsight brokers' disks are planned to get at most. A Kafka broker whose log disk
-# fills takes the log directory offline and stops serving its partitions; retention frees space only
-# by deleting whole segments (1 GiB each by default, the active one never), so the disks need room
-# beyond what the retention keeps.
-DISK_FILL_FACTOR = 0.7
-
-# -- Event Hubs ("Scaling with Event Hubs", learn.microsoft.com/azure/event-hubs/event-hubs-scalability,
-# updated 2026-02-05, and "Azure Event Hubs quotas and limits", learn.microsoft.com/azure/event-hubs/
-# event-hubs-quotas; read 2026-11-26) -----------------------------------------------------------
-# A throughput unit (Standard): ingress "up to 1 MB per second or 1,000 events per second (whichever
-# comes first)", egress "up to 2 MB per second or 4,096 events per second". MB is taken as 10^6 bytes,
-# the lower reading. Egress is the namespace's, shared by every reader of every hub.
-TU_INGRESS_BYTES = 1_000_000
-TU_INGRESS_EVENTS = 1_000
-TU_EGRESS_BYTES = 2_000_000
-TU_EGRESS_EVENTS = 4_096
-# The most throughput units a Standard namespace takes: 40 in the quotas table, the scalability page
-# and the FAQ (older pages and the .NET, PowerShell and JavaScript SDK references still say 20).
-STANDARD_MAX_UNITS = 40
-# Premium's processing units: "You can purchase 1, 2, 4, 6, 8, 10, 12, or 16 processing Units for
-# each Event Hubs Premium namespace" ("Scaling with Event Hubs", updated 2026-02-05; the page on
-# configuring processing units says the same). "Overview of Event Hubs Premium" still lists 1, 2,
-# 4, 8 and 16: the two pages disagree, and the scalability page, the newer, is followed. A change
-# of the count is made in place. The quotas table's "Maximum TUs or PUs or CUs" is 16 PUs.
-PREMIUM_UNITS: tuple[int, ...] = (1, 2, 4, 6, 8, 10, 12, 16)
-PREMIUM_MAX_UNITS = PREMIUM_UNITS[-1]
-# What a processing unit carries ("Scaling with Event Hubs", "Processing units", updated
-# 2026-02-05): a Premium namespace of 1 PU with one event hub of 100 partitions offers about 5-10
-# MB/s in and 10-20 MB/s out, for AMQP or Kafka (an example, "approximately"). A range, for one
-# unit and one hub (this stack has eight): that more units carry proportionally more
-# is this project's assumption, not Microsoft's statement. Units are sized at the low end of the
-# range (a count ordered must not fall short) and the answer gives the count at the high end
-# beside it. Microsoft gives no events-a-second figure for a unit; the partitions bound that.
-PU_INGRESS_BYTES: tuple[int, int] = (5_000_000, 10_000_000)  # (low, high)
-PU_EGRESS_BYTES: tuple[int, int] = (10_000_000, 20_000_000)
-# What a Dedicated capacity unit carries. "Overview of Event Hubs Dedicated" (learn.microsoft.com/
-# azure/event-hubs/event-hubs-dedicated-overview): "Approximately one CU provides ingress capacity
-# ranging from 100 MB/sec to 200 MB/sec"; the low end is used, as for Premium. The page gives no
-# egress or events-a-second figure; those come from the Dedicated FAQ's benchmark "with a legacy
-# Dedicated cluster" (articles/event-hubs/includes/event-hubs-dedicated-clusters-faq.md): 4 CUs, one
-# hub of 200 partitions, batches of 100 events of 1 KB, 400,000 events/s in, 800 MB/s and 800,000
-# events/s out, "100 TUs" a CU. Not a guarantee (the quotas table: "No limits per CU", throughput
-# "depends on factors such as resource allocation, number of partitions, and storage").
-CU_INGRESS_BYTES = 100_000_000
-CU_INGRESS_EVENTS = 100_000
-CU_EGRESS_BYTES = 200_000_000
-CU_EGRESS_EVENTS = 200_000
-# The quotas table: "10 CUs (more via support request)"; up to 10 are bought in the portal
-# (self-serve), a larger cluster through a support request.
-DEDICATED_SELF_SERVE_UNITS = 10
-# Event storage for retention (the quotas table, "Event storage for retention"): 84 GB a
-# throughput unit, 1 TB a processing unit, 10 TB a capacity unit; GB and TB taken as 10^9 and
-# 10^12 bytes, the lower reading. It is what a unit includes, not a cap: retention above it is
-# billed as overage ("Message retention above the included storage quotas will result in overage
-# charges", the Event Hubs pricing page; the FAQ: Standard's excess "is charged at the published
-# Azure Blob storage rate"). So past it the sizing warns; buying units for storage alone would
-# cost more than the overage.
-STORAGE_PER_UNIT: dict[str, int] = {"standard": 84 * 10**9, "premium": 10**12, "dedicated": 10 * 10**12}
-EVENTHUBS_TIERS: tuple[str, ...] = ("standard", "premium", "dedicated")
-UNIT_NAMES: dict[str, str] = {"standard": "throughput", "premium": "processing", "dedicated": "capacity"}
-# Partitions per event hub, and the namespace's partitions per processing (Premium) or capacity
-# (Dedicated) unit (quotas table). infra/lib/event_hubs_limits.py takes these from here.
-PARTITIONS_PER_HUB: dict[str, int] = {"standard": 32, "premium": 100, "dedicated": 1024}
-PARTITIONS_PER_UNIT: dict[str, Optional[int]] = {"standard": None, "premium": 200, "dedicated": 2000}
-# What one partition carries: the scalability page ("Partitions") recommends balancing throughput
-# units and partitions 1:1, "a single partition has a guaranteed ingress and egress of up to one
-# throughput unit": 1 MB/s or 1,000 events/s in, whichever comes first.
-PARTITION_BYTES = TU_INGRESS_BYTES
-PARTITION_EVENTS = TU_INGRESS_EVENTS
-# A compacted hub keeps at most 1 GB per partition on Standard (quotas table, "Size of compacted
-# event hub"); `alerts-log` has one partition. GB taken as 10^9 bytes, the lower reading.
-STANDARD_COMPACTED_BYTES = 1_000_000_000
-# Past this share of that cap, Premium. The record's size was measured on the local broker, not on
-# Event Hubs, whose compaction runs when the service decides, and the page gives the cap, not what
-# happens at it: about half leaves room for both.
-COMPACTED_SHARE = 0.5
-
-# -- HDInsight Kafka (read 2026-11-26) -----------------------------------------------------------
-# "Configure storage and scalability for Apache Kafka on HDInsight": Kafka's data disks are managed
-# disks of 1 TiB; "Premium disks are used with DS and GS series VMs. All other VM types use
-# standard". The worker sizes below are Ev3, so Standard HDD S30: up to 60 MB/s and up to 500 IOPS
-# ("Azure managed disk types" / "Scalability and performance targets for VM disks").
-DISK_BYTES = 1024**4
-DISK_WRITE_BYTES_PER_S = 60_000_000
-# The same page: "With managed disks, you can use multiple disks to achieve 16 TB for each node in
-# the cluster": 16 disks of 1 TiB a worker (infra/config/keys.py refuses more).
-MAX_DISKS_PER_WORKER = 16
-# "High availability with Apache Kafka in HDInsight" and the HDInsight Kafka quickstart: at least
-# three worker nodes.
-MIN_WORKERS = 3
-# "Performance optimization for Apache Kafka HDInsight clusters" (written for HDInsight's Kafka 2.1
-# and 2.4) recommends at most 2,000 partitions a broker, replicas included: a recommendation, not
-# a limit the service enforces.
-PARTITIONS_PER_BROKER = 2_000
-# "Azure HDInsight supported node configurations": "If you need more than 32 worker nodes in a
-# cluster, select a head node size with at least 8 cores and 14 GB of RAM".
-WORKERS_BEFORE_LARGER_HEAD = 32
-LARGER_HEAD_VM_SIZE = "Standard_E8_v3"
-# The worker sizes recommended, smallest first: vCPUs and "Max data disks" (the "Ev3 and
-# Esv3-series" size page). infra/lib/vm_sizes.py takes these from here. Standard_E4_v3 is the
-# stack's default worker.
-WORKER_SIZES: dict[str, tuple[int, int]] = {
-    "Standard_E4_v3": (4, 8),
-    "Standard_E8_v3": (8, 16),
-    "Standard_E16_v3": (16, 32),
-}
-DEFAULT_WORKER_SIZE = "Standard_E4_v3"
-
-# -- Databricks -------------------------------------------------------------------------------------
-# vCPUs of the job node sizes ("Ddsv5 and Ddv5-series", learn.microsoft.com, read 2026-11-26);
-# Standard_D4ds_v5 is the stack's default `jobNodeType`. On a cluster with workers the driver runs
-# no tasks: the workers' cores are what the pipeline's tasks get. A node type not here is refused:
-# its vCPUs are unknown, and a guess would size the cluster wrong.
-NODE_VCPUS: dict[str, int] = {"Standard_D4ds_v5": 4, "Standard_D8ds_v5": 8, "Standard_D16ds_v5": 16}
-DEFAULT_NODE_TYPE = "Standard_D4ds_v5"
-# The jobs' own table writer tasks and batch cap (feedback.core.settings): what a stack runs
-# unless it sets `jobsTablesTasks` or `jobsMaxOffsetsPerTrigger`.
-DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
-DEFAULT_MAX_OFFSETS_PER_TRIGGER: Optional[int] = Settings.model_fields["max_offsets_per_trigger"].default
-# The table writer coalesces a batch to `tables_tasks` partitions after its de-duplication, which
-# leaves the batch in `tables_state_partitions` partitions (spark.sql.shuffle.partitions for its
-# query, jobs/table_writer.py); coalescing never adds partitions, so at most that many tasks run at
-# once. Spark fixes the number at the query's first run: raising it needs a new checkpoint, which
-# starts the de-duplication state empty. The stack has no key for it: the deployed jobs run the
-# setting's default.
-DEFAULT_TABLES_STATE_PARTITIONS: int = Settings.model_fields["tables_state_partitions"].default
 # Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
 # ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
 # core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
-# The mean size of the events `feedback bench pipeline` sends, key included: the 428 sample texts
-# (81 bytes of text on average) in the producers' envelope, computed 2026-11-26. The measured
-# per-core scoring rate is of events this size; VADER's cost grows with the text's length, so for
-# larger events the rate is scaled down by this over their size. Smaller events are not taken to be
-# faster: the per-event costs (Kafka, JSON, Spark's rows) do not shrink with the text.
-SAMPLE_EVENT_BYTES = 333
-
-# -- The pipeline's own figures --------------------------------------------------------------------
-# The sample texts at the default thresholds: about a quarter of events alert negative, a tenth
-# positive (docs/benchmarks.md, "Send -> visible in Slack"; benchmarks/dispatcher.py uses the same).
-NEGATIVE_SHARE = 0.25
-POSITIVE_SHARE = 0.10
-# The alert channels: `negative_channel` and `positive_channel` (feedback.core.settings). Each is
-# one key of feedback-alerts, so one partition and one dispatcher's work.
-ALERT_CHANNELS = 2
-# Bytes the scorer adds, measured on a 1,050-byte sample event (jobs/scoring.py's `route`): a
-# scored record is 190 bytes longer, with a 19-byte key; an alert record 128 longer, with an
-# 18-byte key. Rounded up to the next ten.
-SCORED_EXTRA_BYTES = 210
-ALERT_EXTRA_BYTES = 150
-# The largest record one Kafka request carries, by backend: on Event Hubs the producers' and
-# the scorer's max.request.size, 1,000,000 (kafka_options.EVENTHUBS_PRODUCER: the service closes
-# a connection whose request exceeds 1,046,528 bytes, "Apache Kafka configurations for Event
-# Hubs"; and a publication is at most 1 MB on Standard, Premium and Dedicated, "Azure Event
-# Hubs quotas and limits"); on Kafka itself (HDInsight, the local broker) the client's default
-# max.request.size, 1,048,576, under the broker's default message.max.bytes, 1,048,588. The
-# largest record the pipeline writes is an event's scored record (SCORED_EXTRA_BYTES more).
-MAX_RECORD_BYTES: dict[str, int] = {"eventhubs": EVENTHUBS_PRODUCER["max_request_size"], "hdinsight": 1_048_576}
-
-
-def event_bytes_problem(event_bytes: int, backend: str) -> Optional[str]:
-    """Why events of `event_bytes` cannot go through the pipeline on `backend`, or None."""
-    largest, limit = event_bytes + SCORED_EXTRA_BYTES, MAX_RECORD_BYTES[backend]
-    if largest <= limit:
-        return None
-    return (
-        f"events of {event_bytes:,} bytes make scored records of {largest:,} bytes, more than the {limit:,} bytes "
-        f"a Kafka request to {backend} carries: events must stay at or under {limit - SCORED_EXTRA_BYTES:,} bytes"
-    )
-
-
-# The dispatcher's record: about 190 bytes an alert (docs/benchmarks.md, "The alert dispatcher's
-# start"), written twice a message (attempted, then sent). A message's record holds at most
-# MESSAGE_RECORD_BYTES of alerts (feedback/core/catalogue.py; more waiting alerts go in the next
-# message), and a channel gets at most `alert_channel_rate` messages a second, so the record grows
-# by at most ALERT_CHANNELS x that rate x 2 records of MESSAGE_RECORD_BYTES a second.
-RECORD_BYTES_PER_ALERT = 190
-RECORDS_PER_MESSAGE = 2
-# What `feedback bench dispatcher-start --rate 2000` measured on the local broker (docs/benchmarks.md,
-# 2026-11-25): the record a 2,000 events/s pipeline leaves (about two hours of messages) is 1,998 MB;
-# the dispatcher reads it in 15.9 s at its start, with a peak of 344 MB. All three grow with the
-# bytes the dispatcher writes a second.
-DISPATCHER_MEASURED_RATE = 2_000
-DISPATCHER_MEASURED_ALERTS = DISPATCHER_MEASURED_RATE * (NEGATIVE_SHARE + POSITIVE_SHARE)
-DISPATCHER_MEASURED_WRITES = DISPATCHER_MEASURED_ALERTS * RECORD_BYTES_PER_ALERT * RECORDS_PER_MESSAGE
-DISPATCHER_RECORD_BYTES = 1_998_000_000
-DISPATCHER_START_S = 15.9
-DISPATCHER_START_BYTES = 344_000_000
-# A table writer batch's fixed cost, whatever its rows: 3.4 to 6.5 s for a batch of one record
-# (docs/benchmarks.md, "Pipeline throughput": Delta's commits, the snapshots, planning, the
-# checkpoint). A trigger shorter than that is not kept: batches run back to back and each reads
-# at most the cap. So past the rate at which the cap needs a shorter trigger, the sizing raises
-# the cap (jobsMaxOffsetsPerTrigger), which keeps the table writer's batches large and rare.
-TABLES_BATCH_FIXED_S = 3.4
-# Catalogue topics whose partitions follow `feedback:feedbackPartitions`: the ones the rate flows
-# through (4 in the catalogue). The price, dead-letter and dispatcher-record topics keep theirs, and
-# so does `feedback-alerts`: it is keyed by channel (ALERT_CHANNELS keys), so more partitions add
-# nothing, and adding them under a running dispatcher moves a channel to another partition while
-# its alerts still wait in the old one.
-SCALED_TOPICS: tuple[str, ...] = (*FEEDBACK_TOPICS, SCORED_TOPIC, PASSTHROUGH_TOPIC)
-DEFAULT_PARTITIONS = 4
-# The Kafka retention of the topics the rate flows through (the catalogue's 7 days).
-RETENTION_S = max(t.retention_ms for t in TOPICS if t.name in SCALED_TOPICS) // 1000
-
-# Where `feedback bench pipeline` leaves its rates, under the state dir.
-RATES_FILE = Path("bench") / "pipeline-rates.json"
-
-
-def scaled_topics(partitions: int, topics: Iterable[Topic] = TOPICS) -> tuple[Topic, ...]:
-    """The catalogue with `partitions` for each topic the rate flows through (SCALED_TOPICS)."""
-    return tuple(replace(t, partitions=partitions) if t.name in SCALED_TOPICS else t for t in topics)
-
-
-def rates_path(state_dir: Path) -> Path:
-    return state_dir / RATES_FILE
-
-
-# -- Measured rates ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MeasuredRates:
-    """What one `feedback bench pipeline` run measured, and where: a backlog of `events` through the
-    scorer on `cores` Spark cores, then through the table writer in `tables_tasks` tasks."""
-
-    events: int
-    scorer_s: float
-    tables_s: float
-    cores: int
-    tables_tasks: int
-    raw_vader_per_s: float
-    measured_at: str
-    machine: str
-    commit: Optional[str] = None
-    source: str = "measured"
-
-    @property
-    def scorer_per_core(self) -> float:
-        """Events a second one core scores (the Python pass, Kafka in and out)."""
-        return self.events / self.scorer_s / self.cores
-
-    @property
-    def tables_per_task(self) -> float:
-        """Events a second one table writer task writes to the Delta tables."""
-        return self.events / self.tables_s / self.tables_tasks
-
-    @property
-    def through_per_core(self) -> float:
-        """Events a second one core takes through both parts, one after the other (the bench's ratio)."""
-        return self.events / (self.scorer_s + self.tables_s) / self.cores
-
-    @property
-    def is_fallback(self) -> bool:
-        """Whether these are docs/benchmarks.md's figures, not a measurement of the target's nodes."""
-        return self == FALLBACK_RATES
-
-    def describe(self) -> str:
-        commit = f", commit {self.commit}" if self.commit else ""
-        return f"{self.source}: {self.machine}, {self.measured_at}{commit}"
-
-    def to_json(self) -> dict[str, Any]:
-        """The rates file's content: the measurement, and the per-core rates derived from it."""
-        return {
-            **{k: v for k, v in asdict(self).items() if k != "source"},
-            "scorer_events_per_s_per_core": round(self.scorer_per_core, 1),
-            "tables_events_per_s_per_task": round(self.tables_per_task, 1),
-            "through_events_per_s_per_core": round(self.through_per_core, 1),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], source: str) -> "MeasuredRates":
-        """A rates file's content read back; a ValueError says which field is missing or wrong."""
-        try:
-            rates = cls(
-                events=int(data["events"]),
-                scorer_s=float(data["scorer_s"]),
-                tables_s=float(data["tables_s"]),
-                cores=int(data["cores"]),
-                tables_tasks=int(data["tables_tasks"]),
-                raw_vader_per_s=float(data["raw_vader_per_s"]),
-                measured_at=str(data["measured_at"]),
-                machine=str(data["machine"]),
-                commit=data.get("commit"),
-                source=source,
-            )
-        except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"not a rates file of `feedback bench pipeline` ({error!r})") from None
-        figures = (rates.events, rates.scorer_s, rates.tables_s, rates.cores, rates.tables_tasks, rates.raw_vader_per_s)
-        # NaN compares false with everything, so the test is written to let only finite positives through.
-        if not all(0 < figure < math.inf for figure in figures):
-            raise ValueError("a rates file of `feedback bench pipeline` holds finite, positive counts and times")
-        return rates
-
-
-# The figures of docs/benchmarks.md ("Pipeline throughput", 2026-11-26, 597d897: 100,000 events, scorer
-# 8.4 s, table writer 12.5 s, raw VADER 23,143 texts/s on 2 processes), used only when no rates file
-# is given: a 2-core x86_64 machine shared with the broker, not the target's nodes.
-FALLBACK_RATES = MeasuredRates(
-    events=100_000,
-    scorer_s=8.4,
-    tables_s=12.5,
-    cores=2,
-    tables_tasks=1,
-    raw_vader_per_s=23_143,
-    measured_at="2026-11-26",
-    machine="2 cores (x86_64), local[2], the local broker on the same cores",
-    commit="597d897",
-    source="fallback: docs/benchmarks.md",
-)
-
-
-# -- What is asked -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    """The rate to carry, and the pipeline settings that bear on it (feedback.core.settings)."""
-
-    rate: float
-    backend: str = "eventhubs"
-    event_bytes: int = 1024
-    replication_factor: int = 3
-    negative_share: float = NEGATIVE_SHARE
-    positive_share: float = POSITIVE_SHARE
-    alert_channel_rate: float = Settings.model_fields["alert_channel_rate"].default
-    max_offsets_per_trigger: Optional[int] = DEFAULT_MAX_OFFSETS_PER_TRIGGER
-    trigger: str = "processing-time=250ms"
-    tables_trigger: str = "processing-time=30s"
-    tables_tasks: int = DEFAULT_TABLES_TASKS
-    node_type: str = DEFAULT_NODE_TYPE
-    # The table writer's de-duplication state partitions: at most this many of its tasks run at once.
-    tables_state_partitions: int = DEFAULT_TABLES_STATE_PARTITIONS
-
-    @property
-    def alert_rate(self) -> float:
-        return self.rate * (self.negative_share + self.positive_share)
-
-
-def trigger_interval_s(trigger: str) -> Optional[float]:
-    """A processing-time trigger's interval in seconds; None for available-now or continuous."""
-    match = TRIGGER.fullmatch(trigger.strip())
-    if not match or match.group(1) != "processing-time":
-        return None
-    number, unit = float(match.group(2)), match.group(3)
-    return number * {"ms": 0.001, "s": 1.0, "m": 60.0}[unit]
-
-
-def processing_time(seconds: float) -> str:
-    """A processing-time trigger of at most `seconds`, in whole seconds or milliseconds."""
-    ms = max(1, math.floor(seconds * 1000))
-    return f"processing-time={ms // 1000}s" if ms % 1000 == 0 else f"processing-time={ms}ms"
-
-
-def node_type_problem(node_type: str) -> Optional[str]:
-    """Why `node_type` cannot be sized (its vCPUs are unknown), or None."""
-    if node_type in NODE_VCPUS:
-        return None
-    return (
-        f"node type {node_type!r}: its vCPUs are unknown here; expected one of {', '.join(NODE_VCPUS)} "
-        "(feedback/core/sizing.py, NODE_VCPUS)"
-    )
-
-
-def dispatcher_writes(target: Target) -> float:
-    """Bytes a second the dispatcher writes to `alerts-log`: two records a message of about 190 bytes an
-    alert, and at most ALERT_CHANNELS x alert_channel_rate messages a second of MESSAGE_RECORD_BYTES."""
-    by_alerts = target.alert_rate * RECORD_BYTES_PER_ALERT * RECORDS_PER_MESSAGE
-    most = ALERT_CHANNELS * target.alert_channel_rate * RECORDS_PER_MESSAGE * MESSAGE_RECORD_BYTES
-    return min(by_alerts, most)
-
-
-@dataclass(frozen=True)
-class Traffic:
-    """What the pipeline writes to and reads from Kafka at the target rate, a second."""
-
-    in_events: float
-    in_bytes: float
-    out_events: float
-    out_bytes: float
-    scored_bytes: float  # feedback-scored's share of what is written: the largest topic
-    retained_bytes: float  # what the retention keeps, one copy (alerts-log is compacted: not counted)
-
-    @property
-    def ingress_units(self) -> int:
-        """Throughput units for what is written: 1,000 events/s or 1 MB/s each."""
-        return max(math.ceil(self.in_events / TU_INGRESS_EVENTS), math.ceil(self.in_bytes / TU_INGRESS_BYTES))
-
-    @property
-    def egress_units(self) -> int:
-        """Throughput units for what is read: 4,096 events/s or 2 MB/s each."""
-        return max(math.ceil(self.out_events / TU_EGRESS_EVENTS), math.ceil(self.out_bytes / TU_EGRESS_BYTES))
-
-    @property
-    def standard_units(self) -> int:
-        """Throughput units a Standard namespace needs: ingress and egress, events and bytes."""
-        return max(1, self.ingress_units, self.egress_units)
-
-    def processing_units(self, end: int) -> int:
-        """Processing units for what is written and read, at the low (end 0) or high (end 1) end of
-        Microsoft's figure for a unit, scaled linearly with the count (PU_INGRESS_BYTES)."""
-        return max(
-            1,
-            math.ceil(self.in_bytes / PU_INGRESS_BYTES[end]),
-            math.ceil(self.out_bytes / PU_EGRESS_BYTES[end]),
-        )
-
-    @property
-    def capacity_units(self) -> int:
-        """Capacity units for what is written and read, at what a unit took in Microsoft's benchmark."""
-        return max(
-            1,
-            math.ceil(self.in_bytes / CU_INGRESS_BYTES),
-            math.ceil(self.in_events / CU_INGRESS_EVENTS),
-            math.ceil(self.out_bytes / CU_EGRESS_BYTES),
-            math.ceil(self.out_events / CU_EGRESS_EVENTS),
-        )
-
-
-def traffic(target: Target) -> Traffic:
-    rate, alerts = target.rate, target.alert_rate
-    event, scored, alert = (
-        target.event_bytes,
-        target.event_bytes + SCORED_EXTRA_BYTES,
-        target.event_bytes + ALERT_EXTRA_BYTES,
-    )
-    # The dispatcher's record: two records a message, at most alert_channel_rate messages a second a channel.
-    record_events = RECORDS_PER_MESSAGE * ALERT_CHANNELS * target.alert_channel_rate if alerts else 0.0
-    kept = rate * event + rate * scored + alerts * alert
-    return Traffic(
-        in_events=rate * 2 + alerts + record_events,
-        in_bytes=kept + dispatcher_writes(target),
-        out_events=rate + 2 * rate + alerts,
-        out_bytes=rate * event + 2 * rate * scored + alerts * alert,
-        scored_bytes=rate * scored,
-        retained_bytes=kept * RETENTION_S,
-    )
-
-
-def record_bytes(target: Target) -> float:
-    """The dispatcher's record (`alerts-log`) at this rate: the measured one, scaled by the bytes the
-    dispatcher writes a second."""
-    return DISPATCHER_RECORD_BYTES * dispatcher_writes(target) / DISPATCHER_MEASURED_WRITES
-
-
 # -- The recommendation --------------------------------------------------------------------------------
 
 
