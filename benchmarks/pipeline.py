@@ -226,7 +226,7 @@ def commit() -> Optional[str]:
 
 
 def write_rates(path: Path, rates: MeasuredRates) -> Path:
-    """The rates file `feedback size` reads (feedback/core/sizing.py, MeasuredRates)."""
+    """The rates file `feedback size` reads (feedback/core/sizing/rates.py, MeasuredRates)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rates.to_json(), indent=2) + "\n", encoding="utf-8")
     return path

@@ -103,8 +103,16 @@ def _await(query) -> None:
         raise RuntimeError(f"the {query.name} query failed: {query.exception()}")
 
 
+PART_LOGS = {"scorer": "scorer.log", "dispatcher": "dispatcher.log", "tables": "table-writer.log"}
+
+
+def part_log(settings: Settings, part: str) -> Path:
+    """Where a part started by `part_process` writes its output."""
+    return settings.state_dir / "logs" / PART_LOGS[part]
+
+
 def tables_log(settings: Settings) -> Path:
-    return settings.state_dir / "logs" / "table-writer.log"
+    return part_log(settings, "tables")
 
 
 def tables_apart(settings: Settings, parts: Sequence[str], trigger_kind: str) -> bool:
@@ -122,8 +130,8 @@ PARENT_VARIABLE = "SENTIMENT_PIPELINE_PARENT_PID"
 
 
 def _follow_parent() -> None:
-    """In a table writer started by tables_process: stop (SIGTERM to itself) once the
-    process that started it is gone, so a killed parent leaves no table writer behind; and
+    """In a part started by part_process: stop (SIGTERM to itself) once the
+    process that started it is gone, so a killed parent leaves no part behind; and
     leave Ctrl-C, which a terminal sends to the whole process group, to the parent, which
     then stops this process (pyspark's JVM ignores SIGINT too)."""
     parent = os.environ.get(PARENT_VARIABLE)
@@ -140,23 +148,26 @@ def _follow_parent() -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def tables_process(settings: Settings) -> subprocess.Popen:
-    """The table writer in a process of its own at OS niceness `tables_nice` (locally), with
-    this process's settings, in this process's group; its output goes to a log file under
-    state_dir."""
-    command = [sys.executable, "-m", "jobs.sentiment_pipeline", "--part", "tables"]
-    if shutil.which("nice"):
-        command = ["nice", "-n", str(settings.tables_nice), *command]
+def part_process(settings: Settings, part: str, niceness: Optional[int] = None) -> subprocess.Popen:
+    """`part` in a process of its own (at OS niceness `niceness`, where `nice` exists), with
+    this process's settings, in this process's group; its output goes to `part_log`."""
+    command = [sys.executable, "-m", "jobs.sentiment_pipeline", "--part", part]
+    if niceness is not None and shutil.which("nice"):
+        command = ["nice", "-n", str(niceness), *command]
     # The child's settings are exactly these: from the environment, not a config file.
     env = {**os.environ, **settings.as_environment(), "FEEDBACK_CONFIG": os.devnull, PARENT_VARIABLE: str(os.getpid())}
-    log_file = tables_log(settings)
+    log_file = part_log(settings, part)
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with log_file.open("ab") as output:
         child = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
-    log.info(
-        "the table writer runs in process %d at niceness %d; its log: %s", child.pid, settings.tables_nice, log_file
-    )
+    log.info("the %s runs in process %d; its log: %s", part, child.pid, log_file)
     return child
+
+
+def tables_process(settings: Settings) -> subprocess.Popen:
+    """The table writer in a process of its own at OS niceness `tables_nice` (locally), so
+    its batches use the CPU the scorer leaves."""
+    return part_process(settings, "tables", settings.tables_nice)
 
 
 class Running:

@@ -121,6 +121,21 @@ def bench_latency(
     raise typer.Exit(code)
 
 
+@app.command("cpu")
+def bench_cpu(
+    ctx: typer.Context,
+    rate: list[float] = typer.Option([200, 1000], min=1, help="Events per second (repeat for several)."),
+    seconds: float = typer.Option(60, min=10, help="How long to send at each rate."),
+    idle: float = typer.Option(20, min=5, help="Seconds with no events, measured before sending."),
+) -> None:
+    """CPU seconds per 1,000 events of each part, live at a fixed rate (a process per part, the default triggers); the figures go to a file `feedback size` reads."""
+    from benchmarks.live_cost import live_cost
+
+    settings = settings_of(ctx)
+    with _local_broker(ctx, settings):
+        raise typer.Exit(live_cost(settings, console, rate, seconds, idle_s=idle))
+
+
 @contextlib.contextmanager
 def _alert_target(settings, to: str, channel_rate: float):
     """The settings for a benchmark's alerts: the Slack stand-in (a loopback server in a

@@ -5,9 +5,12 @@
     feedback size --rate 10000 --rates d4ds-v5-rates.json       # rates measured on the target's node type
     feedback size --rate 10000 --node-type Standard_D8ds_v5      # another Databricks node type
 
-The per-core rates come from the file `feedback bench pipeline` writes (`<state dir>/bench/
-pipeline-rates.json` by default, or --rates); without one, from docs/benchmarks.md, and it says
-so. The arithmetic is feedback.core.sizing's; this module reads the file and prints.
+The cores come from each part's live CPU cost, the file `feedback bench cpu` writes (`<state
+dir>/bench/live-cost.json` by default, or --live-costs); the catch-up time after a stop from
+the backlog rates `feedback bench pipeline` writes (`<state dir>/bench/pipeline-rates.json`, or
+--rates). Without a file, each comes from the project's fallback (feedback/core/sizing/
+fallback_rates.json), and it says so. The arithmetic is feedback.core.sizing's; this module
+reads the files and prints.
 """
 
 from __future__ import annotations
@@ -24,39 +27,51 @@ from feedback.cli.common import console, fail, settings_of
 from feedback.core.sizing import (
     BACKENDS,
     DEFAULT_NODE_TYPE,
+    FALLBACK_LIVE_COSTS,
     FALLBACK_RATES,
     NODE_VCPUS,
     UNIT_NAMES,
+    LiveCosts,
     MeasuredRates,
     Sizing,
     Target,
     config_lines,
     event_bytes_problem,
+    live_cost_path,
     node_type_problem,
     rates_path,
     size,
 )
 
 
-def read_rates(path: Optional[Path], default: Path) -> tuple[MeasuredRates, Optional[str]]:
-    """The rates in `path` (given), else in `default` if it exists, else the fallback; with a note
-    when the fallback is used. A given file that cannot be read is an error."""
+def _read(path: Optional[Path], default: Path, kind, fallback, bench: str, option: str):
+    """The figures of `kind` in `path` (given), else in `default` if it exists, else `fallback`;
+    with a note when the fallback is used. A file that cannot be read is an error."""
     chosen = path or (default if default.exists() else None)
     if chosen is None:
-        return FALLBACK_RATES, (
-            f"no rates file at {default}: the per-core rates are the FALLBACK of docs/benchmarks.md "
-            f"({FALLBACK_RATES.machine}, {FALLBACK_RATES.measured_at}), not a measurement of your nodes. "
-            "Run `feedback bench pipeline` on a VM of the target node type (docs/sizing.md)"
+        return fallback, (
+            f"no file of `{bench}` at {default}: the FALLBACK figures ({fallback.machine}, "
+            f"{fallback.measured_at}), not a measurement of your nodes. Run `{bench}` on a VM of the target "
+            "node type (docs/sizing.md)"
         )
     try:
         data = json.loads(chosen.read_text(encoding="utf-8"))
-        return MeasuredRates.from_json(data, source=f"measured, {chosen}"), None
+        return kind.from_json(data, source=f"measured, {chosen}"), None
     except (OSError, json.JSONDecodeError, ValueError) as error:
         raise fail(
-            f"cannot read the rates file {chosen}: {error}; run `feedback bench pipeline` to write one, "
-            "or leave out --rates to use docs/benchmarks.md's figures",
+            f"cannot read {chosen}: {error}; run `{bench}` to write one, or leave out {option} for the fallback",
             2,
         ) from None
+
+
+def read_rates(path: Optional[Path], default: Path) -> tuple[MeasuredRates, Optional[str]]:
+    """The backlog rates (`feedback bench pipeline`)."""
+    return _read(path, default, MeasuredRates, FALLBACK_RATES, "feedback bench pipeline", "--rates")
+
+
+def read_live_costs(path: Optional[Path], default: Path) -> tuple[LiveCosts, Optional[str]]:
+    """Each part's live CPU cost (`feedback bench cpu`)."""
+    return _read(path, default, LiveCosts, FALLBACK_LIVE_COSTS, "feedback bench cpu", "--live-costs")
 
 
 def size_command(
@@ -71,6 +86,9 @@ def size_command(
     ),
     rates: Optional[Path] = typer.Option(
         None, "--rates", help="A rates file of `feedback bench pipeline` (default: this machine's, if any)."
+    ),
+    live_costs: Optional[Path] = typer.Option(
+        None, "--live-costs", help="A file of `feedback bench cpu` (default: this machine's, if any)."
     ),
     node_type: str = typer.Option(
         DEFAULT_NODE_TYPE, "--node-type", help=f"The Databricks job's node type: {', '.join(NODE_VCPUS)}."
@@ -89,6 +107,7 @@ def size_command(
         raise fail(f"--event-bytes {event_bytes}: {problem}", 2)
     settings = settings_of(ctx)
     measured, note = read_rates(rates, rates_path(settings.state_dir))
+    live, live_note = read_live_costs(live_costs, live_cost_path(settings.state_dir))
     target = Target(
         rate=rate,
         backend=backend,
@@ -102,10 +121,10 @@ def size_command(
         tables_state_partitions=settings.tables_state_partitions,
     )
     try:
-        sizing = size(target, measured)
+        sizing = size(target, measured, live)
     except OverflowError:  # a count of units, partitions or workers too large for a number
         raise fail(f"--rate {rate:g}: too large for the sizing's arithmetic; no stack carries it", 2) from None
-    print_sizing(sizing, note)
+    print_sizing(sizing, tuple(n for n in (live_note, note) if n))
 
 
 def _section(title: str, value: str, reasons: tuple[str, ...]) -> None:
@@ -114,12 +133,13 @@ def _section(title: str, value: str, reasons: tuple[str, ...]) -> None:
         console.print(f"  - {escape(reason)}", highlight=False)
 
 
-def print_sizing(sizing: Sizing, note: Optional[str]) -> None:
+def print_sizing(sizing: Sizing, notes: tuple[str, ...]) -> None:
     target = sizing.target
     rate = f"{target.rate:,.0f}" if float(target.rate).is_integer() else f"{target.rate:,}"
     console.print(f"[bold]{rate} events/s of {target.event_bytes:,} bytes on {target.backend}[/bold]", highlight=False)
-    console.print(f"per-core rates: {escape(sizing.rates.describe())}", highlight=False)
-    if note:
+    console.print(f"live costs: {escape(sizing.live.describe())}", highlight=False)
+    console.print(f"backlog rates: {escape(sizing.rates.describe())}", highlight=False)
+    for note in notes:
         console.print(f"[yellow]{escape(note)}[/yellow]", highlight=False)
     for line in sizing.table_writer_short + (sizing.eventhubs.limits if sizing.eventhubs else ()):
         console.print(f"[yellow]{escape(line)}[/yellow]", highlight=False)

@@ -60,9 +60,13 @@ from feedback.core.sizing.model import (
     DISPATCHER_RECORD_BYTES,
     DISPATCHER_START_BYTES,
     DISPATCHER_START_S,
+    NEGATIVE_SHARE,
+    POSITIVE_SHARE,
     RECORD_BYTES_PER_ALERT,
     RETENTION_S,
     SAMPLE_EVENT_BYTES,
+    SAMPLE_TEXT_BYTES,
+    SCORED_EXTRA_BYTES,
     TABLES_BATCH_FIXED_S,
     TARGET_UTILISATION,
     Target,
@@ -73,17 +77,18 @@ from feedback.core.sizing.model import (
     processing_time,
     record_bytes,
     scaled_topics,
+    text_bytes,
     traffic,
     trigger_interval_s,
 )
 from feedback.core.sizing.rates import (
+    FALLBACK_LIVE_COSTS,
     FALLBACK_RATES,
+    LiveCosts,
     MeasuredRates,
+    PartCost,
 )
 
-# Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
-# ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
-# core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
 # -- The recommendation --------------------------------------------------------------------------------
 
 
@@ -145,6 +150,8 @@ class DatabricksSize:
     rough: bool  # from the fallback rates: a rough floor, to be measured on the node type
     reasons: tuple[str, ...]
     tables_tasks_wanted: int = 0  # what the rate needs at the measured rate, before the state partitions' bound
+    catch_up_s: Optional[float] = None  # until an hour's outage is read, the rate going on (None: never)
+    dispatcher_cpu_s: float = 0.0  # CPU seconds a second of the dispatcher, one process
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,7 @@ class AlertsSize:
 class Sizing:
     target: Target
     rates: MeasuredRates
+    live: LiveCosts
     traffic: Traffic
     partitions: Figure
     eventhubs: Optional[EventHubsSize]
@@ -185,6 +193,9 @@ def _tb(n: float) -> str:
     return f"{n / 1e12:,.1f} TB" if n >= 1e12 else f"{n / 1e9:,.0f} GB"
 
 
+# Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
+# ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
+# core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
 def partitions_wanted(target: Target, scorer_cores: int) -> int:
     """Partitions a feedback topic wants at the target rate, before any backend's limit: the largest of
     the catalogue's count, feedback-scored's bytes and events at about one throughput unit a
@@ -422,15 +433,94 @@ def _hdinsight(target: Target, partitions: int) -> HDInsightSize:
     return HDInsightSize(size, workers, disks, tuple(reasons))
 
 
+# How long a stop the catch-up time is given for: the events of an hour's outage on top of the rate.
+OUTAGE_S = 3600
+
+
+def _vader_s(rates: MeasuredRates) -> float:
+    """CPU seconds VADER takes for a sample text (raw VADER on as many processes as the bench's cores)."""
+    return rates.cores / rates.raw_vader_per_s
+
+
+def _per_text(target: Target, cpu_s: float, vader_s: float) -> float:
+    """An event's CPU seconds at the target's size, from `cpu_s` at the sample's: VADER's share
+    (`vader_s`) grown with the text, the rest (Kafka, JSON, Spark's rows) as it is."""
+    return max(0.0, cpu_s - vader_s) + vader_s * text_bytes(target.event_bytes) / SAMPLE_TEXT_BYTES
+
+
+def _record_ratio(target: Target) -> float:
+    """How much larger the target's scored records are than the sample's (the table writer's cost
+    follows them), at least 1."""
+    return max(1.0, (target.event_bytes + SCORED_EXTRA_BYTES) / (SAMPLE_EVENT_BYTES + SCORED_EXTRA_BYTES))
+
+
 def scorer_rate_per_core(target: Target, rates: MeasuredRates) -> float:
-    """Events a second one core scores, for events of the target's size (SAMPLE_EVENT_BYTES)."""
-    return rates.scorer_per_core * min(1.0, SAMPLE_EVENT_BYTES / target.event_bytes)
+    """Events a second one core scores through a backlog, for events of the target's size."""
+    return 1 / _per_text(target, 1 / rates.scorer_per_core, _vader_s(rates))
 
 
-def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
-    per_core = scorer_rate_per_core(target, rates)
-    scorer_cores = max(1, math.ceil(target.rate / (per_core * TARGET_UTILISATION)))
-    wanted = max(1, math.ceil(target.rate / (rates.tables_per_task * TARGET_UTILISATION)))
+@dataclass(frozen=True)
+class PartLoad:
+    """A part's CPU seconds a second at the target rate (live), and the cores planned for it."""
+
+    cpu_s: float
+    cores: int
+
+
+def part_costs(target: Target, rates: MeasuredRates, live: LiveCosts) -> dict[str, PartCost]:
+    """Each part's live cost at the sample's events (LiveCosts.cost), no cheaper an event than in
+    a backlog (the scorer's and the table writer's backlog rates)."""
+    return {
+        "scorer": live.cost("scorer", 1 / rates.scorer_per_core),
+        "tables": live.cost("tables", 1 / rates.tables_per_task),
+        "dispatcher": live.cost("dispatcher"),
+    }
+
+
+def part_loads(target: Target, rates: MeasuredRates, live: LiveCosts) -> dict[str, PartLoad]:
+    """Each part's CPU a second at the target rate (part_costs): the scorer's cost an event split into
+    VADER's (grown with the text) and the rest; the table writer's grown with the scored record; the
+    dispatcher's with the share of events that alert."""
+    costs = part_costs(target, rates, live)
+    scorer, tables, dispatcher = costs["scorer"], costs["tables"], costs["dispatcher"]
+    alert_ratio = (target.negative_share + target.positive_share) / (NEGATIVE_SHARE + POSITIVE_SHARE)
+    cpu = {
+        "scorer": scorer.fixed_s + _per_text(target, scorer.per_event_s, _vader_s(rates)) * target.rate,
+        "tables": tables.fixed_s + tables.per_event_s * _record_ratio(target) * target.rate,
+        "dispatcher": dispatcher.fixed_s + dispatcher.per_event_s * alert_ratio * target.rate,
+    }
+    return {part: PartLoad(s, max(1, math.ceil(s / TARGET_UTILISATION))) for part, s in cpu.items()}
+
+
+def tables_capacity(target: Target, rates: MeasuredRates, live: LiveCosts, tasks: int) -> float:
+    """Events a second `tasks` table writer tasks carry live, each a core at full use, once the
+    batches' own cost is paid (part_costs)."""
+    cost = part_costs(target, rates, live)["tables"]
+    return max(0.0, tasks - cost.fixed_s) / (cost.per_event_s * _record_ratio(target))
+
+
+def catch_up_s(target: Target, rates: MeasuredRates, scorer_cores: int, tables_tasks: int) -> Optional[float]:
+    """Seconds until the scorer and the table writer have read an outage's backlog (OUTAGE_S of the
+    rate) while the rate goes on, at their backlog rates; None if either never does."""
+    backlog = target.rate * OUTAGE_S
+    spare = (
+        min(
+            scorer_rate_per_core(target, rates) * scorer_cores,
+            rates.tables_per_task / _record_ratio(target) * tables_tasks,
+        )
+        - target.rate
+    )
+    return backlog / spare if spare > 0 else None
+
+
+def _minutes(seconds: Optional[float]) -> str:
+    return "never, at the cores planned" if seconds is None else f"{seconds / 60:,.0f} min"
+
+
+def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> DatabricksSize:
+    loads = part_loads(target, rates, live)
+    scorer_cores = loads["scorer"].cores
+    wanted = loads["tables"].cores
     most = target.tables_state_partitions
     tables_tasks = min(wanted, most)
     node = target.node_type
@@ -438,17 +528,23 @@ def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
     cores = scorer_cores + runs
     workers = max(1, math.ceil(cores / NODE_VCPUS[node]))
     others = ", ".join(f"{max(1, math.ceil(cores / n))} {size}" for size, n in NODE_VCPUS.items() if size != node)
-    scaled = (
-        f", scaled by {SAMPLE_EVENT_BYTES} / {target.event_bytes:,} bytes for events larger than the sample's "
-        "(VADER's cost grows with the text's length)"
-        if target.event_bytes > SAMPLE_EVENT_BYTES
+    costs = part_costs(target, rates, live)
+    scorer, tables = costs["scorer"], costs["tables"]
+    text = (
+        f"; VADER's share of an event grown with the text ({text_bytes(target.event_bytes):,} bytes against the "
+        f"sample's {SAMPLE_TEXT_BYTES})"
+        if target.event_bytes != SAMPLE_EVENT_BYTES
         else ""
     )
+    catch_up = catch_up_s(target, rates, scorer_cores, runs)
+    dispatcher = loads["dispatcher"].cpu_s
     reasons = [
-        f"the scorer: {_n(rates.scorer_per_core)} events/s a core measured ({rates.source}){scaled}: "
-        f"{_n(per_core)}; at {TARGET_UTILISATION:.0%} use, {scorer_cores} core(s)",
-        f"the table writer: {_n(rates.tables_per_task)} events/s a task; at {TARGET_UTILISATION:.0%} use, "
-        f"{wanted} task(s) (jobsTablesTasks, the setting `tables_tasks`)"
+        f"the scorer, live: {scorer.fixed_s:.2f} CPU s a second at its trigger plus {scorer.per_event_s * 1000:.2f} "
+        f"a 1,000 events ({live.source}){text}: {loads['scorer'].cpu_s:,.2f} CPU s a second at "
+        f"{_n(target.rate)} events/s; at {TARGET_UTILISATION:.0%} use, {scorer_cores} core(s)",
+        f"the table writer, live: {tables.fixed_s:.2f} CPU s a second plus {tables.per_event_s * 1000:.2f} a 1,000 "
+        f"events: {loads['tables'].cpu_s:,.2f} a second; at {TARGET_UTILISATION:.0%} use, {wanted} task(s) "
+        "(jobsTablesTasks, the setting `tables_tasks`)"
         + (
             f"; at most {most} run at once, the de-duplication state's partitions (tables_state_partitions), so "
             f"{tables_tasks}"
@@ -456,19 +552,34 @@ def _databricks(target: Target, rates: MeasuredRates) -> DatabricksSize:
             else ""
         )
         + (f"; it runs {runs}, and each takes a core" if runs > tables_tasks else ""),
+        f"the dispatcher, one process on the driver: {dispatcher:,.2f} CPU s a second"
+        + ("" if dispatcher <= TARGET_UTILISATION else ", more than half a core: it is the part a faster rate stops"),
         f"cores planned {TARGET_UTILISATION:.0%} busy: the rest is for bursts, catching up after a stop, the "
         "scorer's replay after a restart, the JVM and the Kafka client",
+        f"catching up: a stop of {OUTAGE_S / 3600:g} h leaves {_n(target.rate * OUTAGE_S)} events; at the backlog "
+        f"rates ({_n(scorer_rate_per_core(target, rates))} events/s a scorer core, {_n(rates.tables_per_task)} a "
+        f"table task; {rates.source}) the parts have read them, with the rate going on, after {_minutes(catch_up)}",
         f"{node} has {NODE_VCPUS[node]} vCPUs; the scorer and the table writer share the job's one cluster, "
         f"{cores} cores; the driver runs no tasks and hosts the dispatcher: {workers} worker(s) (the same cores "
         f"as {others})",
     ]
-    if rates.is_fallback:
+    rough = rates.is_fallback or live.source.startswith("fallback")
+    if rough:
         reasons.append(
-            "a rough floor: the per-core rates are the fallback of docs/benchmarks.md, not a measurement of "
+            "a rough floor: the rates are this project's fallback, measured on a 2-core machine, not on "
             f"{node}; measure them there (docs/sizing.md) before trusting the count"
         )
     return DatabricksSize(
-        node, workers, scorer_cores, tables_tasks, cores, rates.is_fallback, tuple(reasons), tables_tasks_wanted=wanted
+        node,
+        workers,
+        scorer_cores,
+        tables_tasks,
+        cores,
+        rough,
+        tuple(reasons),
+        tables_tasks_wanted=wanted,
+        catch_up_s=catch_up,
+        dispatcher_cpu_s=dispatcher,
     )
 
 
@@ -536,20 +647,20 @@ STATE_PARTITIONS_NEW_CHECKPOINT = (
 )
 
 
-def _table_writer_short(target: Target, rates: MeasuredRates, spark: DatabricksSize) -> list[str]:
+def _table_writer_short(target: Target, rates: MeasuredRates, live: LiveCosts, spark: DatabricksSize) -> list[str]:
     """Where the table writer, in the target's tasks and batches of its cap, falls short of the rate:
     the tasks the rate needs with the line that sets them, the tasks its state partitions let run,
     and a batch that takes longer than the trigger."""
     cap = target.max_offsets_per_trigger
     most = target.tables_state_partitions
     running = min(target.tables_tasks, most)
-    carried = rates.tables_per_task * running
+    carried = tables_capacity(target, rates, live, running)
     tables_tasks = spark.tables_tasks
     lines = []
     if tables_tasks > running:
         lines.append(
             f"at {_n(target.rate)} events/s the table writer needs {tables_tasks} tasks; {running} "
-            f"task(s) write about {_n(carried)} events/s at the measured rate"
+            f"task(s) write about {_n(carried)} events/s live, at full use"
             + (
                 ", less than the rate: it falls behind for good, whatever the trigger"
                 if carried < target.rate
@@ -560,12 +671,12 @@ def _table_writer_short(target: Target, rates: MeasuredRates, spark: DatabricksS
         )
     if spark.tables_tasks_wanted > most:
         lines.append(
-            f"at {_n(target.rate)} events/s the table writer needs {spark.tables_tasks_wanted} tasks at the measured "
-            f"rate, but at most {most} run at once, the partitions its de-duplication state is kept in "
-            f"(tables_state_partitions): {most} write about {_n(rates.tables_per_task * most)} events/s"
+            f"at {_n(target.rate)} events/s the table writer needs {spark.tables_tasks_wanted} tasks, "
+            f"but at most {most} run at once, the partitions its de-duplication state is kept in "
+            f"(tables_state_partitions): {most} write about {_n(tables_capacity(target, rates, live, most))} events/s"
             + (
                 ", less than the rate: it falls behind for good"
-                if rates.tables_per_task * most < target.rate
+                if tables_capacity(target, rates, live, most) < target.rate
                 else f", not at the {TARGET_UTILISATION:.0%} use planned"
             )
             + f". {STATE_PARTITIONS_NEW_CHECKPOINT}"
@@ -576,12 +687,13 @@ def _table_writer_short(target: Target, rates: MeasuredRates, spark: DatabricksS
             f"partitions (tables_state_partitions): `pulumi config set feedback:jobsTablesTasks {max(tables_tasks, 1)}`"
         )
     wanted = trigger_interval_s(triggers_needed(target).get("jobsTablesTrigger", target.tables_trigger))
-    batch_s = cap / carried if cap else None
+    backlog = rates.tables_per_task / _record_ratio(target) * running
+    batch_s = cap / backlog if cap else None
     if wanted and batch_s and batch_s > wanted:
         lines.append(
             f"a table writer batch of {cap:,} events takes about {batch_s:,.1f} s in {running} "
-            f"task(s) at the measured rate, longer than the {wanted:g} s trigger: batches run back to back and carry at most "
-            "what the task(s) write"
+            f"task(s) at the backlog rate, longer than the {wanted:g} s trigger: batches run back to back and carry at "
+            "most what the task(s) write"
         )
     return lines
 
@@ -638,14 +750,14 @@ def _design_limits(target: Target) -> list[str]:
 
 
 UNKNOWNS: tuple[str, ...] = (
-    "the per-core rates on the target's nodes: the rates come from one machine; run `feedback bench pipeline` "
-    "on a VM of the node type and pass its file with --rates (docs/sizing.md)",
-    "your events' size and share of alerts: the arithmetic takes --event-bytes and the sample texts' shares, "
-    "and takes the scorer's cost to grow with the event's size",
-    "the scorer's batches at a 250 ms trigger: the per-core rate is of one large backlog batch, whose fixed "
-    "costs are spread thin; `feedback bench latency --rate N` shows a steady rate",
-    "bursts and catching up: the cores are planned half busy; a stop of T minutes at rate R leaves R x T "
-    "events to read on top, so state the peak you want to absorb, not the average",
+    "the costs on the target's nodes: they come from one machine; run `feedback bench cpu` and `feedback bench "
+    "pipeline` on a VM of the node type and pass their files with --live-costs and --rates (docs/sizing.md)",
+    "a batch's own cost on a cluster: measured with a task per core on 2 cores; with a task per partition on "
+    "many nodes each batch has more tasks to plan and finish, which this does not count",
+    "your events' size and share of alerts: the arithmetic takes --event-bytes and the sample texts' shares; "
+    "VADER's share of an event's cost is taken to grow with the text, the rest not",
+    "bursts: the cores are planned half busy; state the peak you want to absorb, not the average. The catch-up "
+    "time after a stop is given for an hour's outage",
     "Premium and Dedicated throughput: Microsoft gives approximate ranges for one unit (and one hub, for a "
     "processing unit); that units add up linearly is an assumption, so load-test the count before relying on "
     "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at the range's low end this "
@@ -655,7 +767,7 @@ UNKNOWNS: tuple[str, ...] = (
 )
 
 
-def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
+def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts = FALLBACK_LIVE_COSTS) -> Sizing:
     """The recommended configuration for `target`, with the reason for each number."""
     if target.backend not in BACKENDS:
         raise ValueError(f"backend {target.backend!r}: expected one of {', '.join(BACKENDS)}")
@@ -666,7 +778,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
         raise ValueError(f"tables_state_partitions {target.tables_state_partitions}: expected 1 or more")
     if problem := node_type_problem(target.node_type) or event_bytes_problem(target.event_bytes, target.backend):
         raise ValueError(problem)
-    databricks = _databricks(target, rates)
+    databricks = _databricks(target, rates, live)
     partitions = _partitions(target, databricks.scorer_cores)
     wanted = partitions_wanted(target, databricks.scorer_cores)
     eventhubs = _eventhubs(target, partitions.value, wanted) if target.backend == "eventhubs" else None
@@ -712,13 +824,14 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES) -> Sizing:
     return Sizing(
         target=target,
         rates=rates,
+        live=live,
         traffic=traffic(target),
         partitions=partitions,
         eventhubs=eventhubs,
         hdinsight=hdinsight,
         databricks=databricks,
         alerts=_alerts(target),
-        table_writer_short=tuple(_table_writer_short(target, rates, databricks)),
+        table_writer_short=tuple(_table_writer_short(target, rates, live, databricks)),
         design_limits=tuple(_design_limits(target)),
         config=config,
         config_notes=notes,
@@ -857,10 +970,10 @@ def tables_tasks_shortfall(sizing: Sizing, tables_tasks: int) -> Optional[Shortf
     need, rate = sizing.databricks.tables_tasks, sizing.target.rate
     if tables_tasks >= need:
         return None
-    carried = sizing.rates.tables_per_task * tables_tasks
+    carried = tables_capacity(sizing.target, sizing.rates, sizing.live, tables_tasks)
     return Shortfall(
         "jobsTablesTasks",
-        f"jobsTablesTasks {tables_tasks} writes about {_n(carried)} events/s at the measured rate"
+        f"jobsTablesTasks {tables_tasks} writes about {_n(carried)} events/s live, at full use"
         + (
             ", less than the rate"
             if carried < rate
@@ -890,6 +1003,11 @@ def shortfalls(
     return [shortfall for shortfall in found if shortfall is not None]
 
 
-def sizes(rates_of: Sequence[float], backend: str, rates: MeasuredRates = FALLBACK_RATES) -> list[Sizing]:
+def sizes(
+    rates_of: Sequence[float],
+    backend: str,
+    rates: MeasuredRates = FALLBACK_RATES,
+    live: LiveCosts = FALLBACK_LIVE_COSTS,
+) -> list[Sizing]:
     """`size` at each rate of 1 KB events: the worked examples of docs/sizing.md."""
-    return [size(Target(rate=rate, backend=backend), rates) for rate in rates_of]
+    return [size(Target(rate=rate, backend=backend), rates, live) for rate in rates_of]

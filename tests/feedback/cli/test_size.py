@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from feedback.cli.main import app
-from feedback.core.sizing import MeasuredRates, rates_path
+from feedback.core.sizing import MeasuredRates, live_cost_path, rates_path
 
 RATES = MeasuredRates(
     10_000, 1.0, 2.0, 2, 1, 20_000.0, "2026-11-26T10:00:00.000Z", "8 cores (x86_64), test CPU", "abc1234"
@@ -19,40 +19,67 @@ def run(tmp_path, *args: str):
     return CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", *args], catch_exceptions=False)
 
 
-def test_without_a_rates_file_it_says_the_rates_are_the_docs_fallback_and_how_to_measure(tmp_path):
+def test_without_the_benchs_files_it_says_the_figures_are_the_fallback_and_how_to_measure(tmp_path):
     result = run(tmp_path, "--rate", "500")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert (
-        "FALLBACK of docs/benchmarks.md" in text
-        and "Run `feedback bench pipeline` on a VM of the target node type" in text
-    )
+    for bench in ("feedback bench cpu", "feedback bench pipeline"):
+        assert (
+            f"no file of `{bench}` at {tmp_path}" in text and f"Run `{bench}` on a VM of the target node type" in text
+        )
+    assert "the FALLBACK figures" in text and "live costs: fallback: fallback_rates.json" in text
     assert "Event Hubs: standard, 2 throughput unit(s)" in text
     assert "pulumi config set feedback:eventhubsCapacity 2" in text
-    assert "Databricks pipeline job: 1 worker(s) of Standard_D4ds_v5 (a rough floor: measure)" in text
+    assert "Databricks pipeline job: 2 worker(s) of Standard_D4ds_v5 (a rough floor: measure)" in text
     assert "what this cannot know" in text
 
 
 def test_the_table_writers_tasks_short_of_the_rate_come_before_the_sizing(tmp_path):
     text = " ".join(run(tmp_path, "--rate", "10000").output.split())
-    short = text.index("at 10,000 events/s the table writer needs 3 tasks")
+    short = text.index("at 10,000 events/s the table writer needs 4 tasks")
     assert short < text.index("partitions per feedback topic")
     assert "Event Hubs: premium, 6 processing unit(s) (the low end of Microsoft's approximate 5-10 MB/s" in text
     assert "event storage: 7 days of retention keep about 16.2 TB" in text  # a limit, said before the sizing
     assert text.index("event storage: 7 days") < text.index("partitions per feedback topic")
-    assert "pulumi config set feedback:jobsTablesTasks 3" in text
+    assert "pulumi config set feedback:jobsTablesTasks 4" in text
     assert "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000" in text
 
 
-def test_the_rates_file_of_this_machine_is_read_by_default(tmp_path):
+def live_file(scorer: tuple[float, float]) -> dict:
+    """A file of `feedback bench cpu` whose scorer took `scorer` CPU s in 60 s at 200 and at 1,000 events/s."""
+    point = lambda rate, cpu: {  # noqa: E731
+        "rate": rate,
+        "events": rate * 60,
+        "seconds": 60,
+        "idle_s": 20,
+        "idle_cpu_s": {"scorer": 1.0, "dispatcher": 0.1, "tables": 1.0},
+        "sending_cpu_s": {"scorer": cpu, "dispatcher": 3.0, "tables": 9.0},
+    }
+    return {"measured_at": "2026-11-28", "commit": "abc1234", "machine": "8 cores (x86_64), test CPU",
+            "points": [point(200, scorer[0]), point(1000, scorer[1])]}  # fmt: skip
+
+
+def test_the_files_of_this_machine_are_read_by_default(tmp_path):
     path = rates_path(tmp_path)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(RATES.to_json()), encoding="utf-8")
+    # the scorer: 0.4 CPU s a second at 200 events/s and 1.2 at 1,000: 0.2 a second and 1 ms an event
+    live_cost_path(tmp_path).write_text(json.dumps(live_file((24.0, 72.0))), encoding="utf-8")
     text = " ".join(run(tmp_path, "--rate", "10000", "--backend", "hdinsight").output.split())
-    assert "per-core rates: measured," in text and "8 cores (x86_64), test CPU" in text and "FALLBACK" not in text
-    assert "the scorer: 5,000 events/s a core measured" in text  # 10,000 events in 1 s on 2 cores
+    assert "backlog rates: measured," in text and "live costs: measured," in text and "FALLBACK" not in text
+    assert "8 cores (x86_64), test CPU" in text
+    assert "the scorer, live: 0.20 CPU s a second at its trigger plus 1.00 a 1,000 events (measured," in text
     assert "HDInsight Kafka: 8 workers of Standard_E4_v3, 8 disks each" in text
     assert "(a rough floor" not in text  # measured rates
+
+
+def test_a_live_costs_file_given_that_cannot_be_read_fails_with_what_to_do(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(live_file((float("nan"), 72.0))), encoding="utf-8")
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--live-costs", str(bad)])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert f"cannot read {bad}" in text and "finite, non-negative" in text and "Traceback" not in text
 
 
 def test_a_rates_file_given_that_cannot_be_read_fails_with_what_to_do(tmp_path):
@@ -128,6 +155,6 @@ def test_a_dedicated_cluster_is_named_with_its_capacity_units_and_no_unused_capa
 
 def test_the_table_writers_tasks_stop_at_its_state_partitions_and_a_new_checkpoint_is_named(tmp_path):
     text = " ".join(run(tmp_path, "--rate", "100000").output.split())
-    assert "the table writer needs 25 tasks at the measured rate, but at most 4 run at once" in text
+    assert "the table writer needs 43 tasks, but at most 4 run at once" in text
     assert "raising it needs a new checkpoint" in text
-    assert "pulumi config set feedback:jobsTablesTasks 4" in text and "jobsTablesTasks 25" not in text
+    assert "pulumi config set feedback:jobsTablesTasks 4" in text and "jobsTablesTasks 43" not in text
