@@ -186,7 +186,7 @@ def measure(
                     process.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     process.kill()
-    return Point(rate, count, seconds, idle_s, idle, sending)
+    return Point(rate, count, round(sent_s, 3), idle_s, idle, sending)  # the window as it was
 
 
 def live_cost(

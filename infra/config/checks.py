@@ -416,7 +416,7 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
 
 def target_rate(keys: StackConfig) -> Found:
     """With targetEventsPerSecond: each resource below what that rate needs (feedback.core.sizing,
-    with the per-core rates of docs/benchmarks.md), the table writer's tasks (jobsTablesTasks) on
+    with the fallback costs, feedback/core/sizing/fallback_rates.json), the table writer's tasks (jobsTablesTasks) on
     the backend the jobs use among them, by how much, and the line that raises it; and,
     on HDInsight, no broker over Microsoft's recommended partitions per broker."""
     found = Found()

@@ -1,4 +1,4 @@
-"""How big a stack a target rate needs, from published limits and measured per-core rates. Pure.
+"""How big a stack a target rate needs, from published limits and measured costs. Pure.
 
     feedback size --rate 10000                         # the command that prints it
     plan = size(Target(rate=10_000, backend="eventhubs"), FALLBACK_RATES)
@@ -8,8 +8,8 @@ Four parts, each a module:
 
 - `limits`: the vendors' limits and figures, each with its source (Event Hubs' tiers, HDInsight
   Kafka, the Databricks node types, the largest Kafka record). infra/ reads its limits here.
-- `rates`: the measured per-core rates: the file `feedback bench pipeline` writes, or the
-  fallback figures of docs/benchmarks.md.
+- `rates`: the measured costs: each part's live CPU (`feedback bench cpu`) and the backlog rates
+  (`feedback bench pipeline`), from their files or the fallback file beside the module.
 - `model`: what is asked (`Target`), the pipeline's own figures, and the traffic a rate makes
   (`traffic`).
 - `plan`: `size` returns a `Sizing`: each number with the reasons for it, the stack keys that

@@ -74,7 +74,7 @@ DEFAULT_TABLES_STATE_PARTITIONS: int = Settings.model_fields["tables_state_parti
 # The mean size of the events the benchmarks send, key included: the 428 sample texts (81 bytes
 # of text on average) in the producers' envelope (252 bytes), computed 2026-11-26. The measured
 # rates are of events this size. An event's cost is in two parts: VADER's, which grows with the
-# text's length, and the rest (Kafka, JSON, Spark's rows), which does not (`scorer_event_cpu_s`).
+# text's length, and the rest (Kafka, JSON, Spark's rows), which does not (plan.py, `_per_text`).
 SAMPLE_EVENT_BYTES = 333
 SAMPLE_TEXT_BYTES = 81
 ENVELOPE_BYTES = SAMPLE_EVENT_BYTES - SAMPLE_TEXT_BYTES

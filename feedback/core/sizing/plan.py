@@ -149,7 +149,7 @@ class DatabricksSize:
     cores: int
     rough: bool  # from the fallback rates: a rough floor, to be measured on the node type
     reasons: tuple[str, ...]
-    tables_tasks_wanted: int = 0  # what the rate needs at the measured rate, before the state partitions' bound
+    tables_tasks_wanted: int = 0  # what the rate needs, before the state partitions' bound
     catch_up_s: Optional[float] = None  # until an hour's outage is read, the rate going on (None: never)
     dispatcher_cpu_s: float = 0.0  # CPU seconds a second of the dispatcher, one process
 
@@ -444,8 +444,9 @@ def _vader_s(rates: MeasuredRates) -> float:
 
 def _per_text(target: Target, cpu_s: float, vader_s: float) -> float:
     """An event's CPU seconds at the target's size, from `cpu_s` at the sample's: VADER's share
-    (`vader_s`) grown with the text, the rest (Kafka, JSON, Spark's rows) as it is."""
-    return max(0.0, cpu_s - vader_s) + vader_s * text_bytes(target.event_bytes) / SAMPLE_TEXT_BYTES
+    (`vader_s`, at most the whole) grown with the text, the rest (Kafka, JSON, Spark's rows) as it is."""
+    vader_s = min(vader_s, cpu_s)  # measured apart, raw VADER may come out slower than the scorer
+    return cpu_s - vader_s + vader_s * text_bytes(target.event_bytes) / SAMPLE_TEXT_BYTES
 
 
 def _record_ratio(target: Target) -> float:
@@ -499,22 +500,48 @@ def tables_capacity(target: Target, rates: MeasuredRates, live: LiveCosts, tasks
     return max(0.0, tasks - cost.fixed_s) / (cost.per_event_s * _record_ratio(target))
 
 
+def tables_backlog_rate(target: Target, rates: MeasuredRates) -> float:
+    """Events a second a table writer task takes through a backlog, for the target's scored records."""
+    return rates.tables_per_task / _record_ratio(target)
+
+
+def _read_rate(compute: float, cap: Optional[int], trigger: str) -> float:
+    """Events a second a part reads through a backlog: what its cores process, and at most a batch
+    of `cap` a trigger (a batch that takes longer than the trigger starts the next at once)."""
+    interval = trigger_interval_s(trigger)
+    if not cap or not interval:
+        return compute
+    return min(compute, cap / interval)
+
+
 def catch_up_s(target: Target, rates: MeasuredRates, scorer_cores: int, tables_tasks: int) -> Optional[float]:
     """Seconds until the scorer and the table writer have read an outage's backlog (OUTAGE_S of the
-    rate) while the rate goes on, at their backlog rates; None if either never does."""
-    backlog = target.rate * OUTAGE_S
-    spare = (
-        min(
-            scorer_rate_per_core(target, rates) * scorer_cores,
-            rates.tables_per_task / _record_ratio(target) * tables_tasks,
-        )
-        - target.rate
+    rate) while the rate goes on: each at its backlog rate on the cores planned, and at most its
+    batch cap a trigger, with the cap and triggers the sizing gives; None if either never does."""
+    sized = _with_cap(target)
+    triggers = triggers_needed(target)
+    scorer = _read_rate(
+        scorer_rate_per_core(target, rates) * scorer_cores,
+        sized.max_offsets_per_trigger,
+        triggers.get("jobsTrigger", target.trigger),
     )
-    return backlog / spare if spare > 0 else None
+    tables = _read_rate(
+        tables_backlog_rate(target, rates) * tables_tasks,
+        sized.max_offsets_per_trigger,
+        triggers.get("jobsTablesTrigger", target.tables_trigger),
+    )
+    spare = min(scorer, tables) - target.rate
+    return target.rate * OUTAGE_S / spare if spare > 0 else None
 
 
-def _minutes(seconds: Optional[float]) -> str:
-    return "never, at the cores planned" if seconds is None else f"{seconds / 60:,.0f} min"
+def _after(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return "the parts never catch up at the cores planned"
+    return f"the parts have read them, with the rate going on, after {_duration(seconds)}"
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:,.0f} s" if seconds < 90 else f"{seconds / 60:,.0f} min"
 
 
 def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> DatabricksSize:
@@ -531,7 +558,7 @@ def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> Databr
     costs = part_costs(target, rates, live)
     scorer, tables = costs["scorer"], costs["tables"]
     text = (
-        f"; VADER's share of an event grown with the text ({text_bytes(target.event_bytes):,} bytes against the "
+        f"; VADER's share of an event scaled with the text ({text_bytes(target.event_bytes):,} bytes against the "
         f"sample's {SAMPLE_TEXT_BYTES})"
         if target.event_bytes != SAMPLE_EVENT_BYTES
         else ""
@@ -557,8 +584,9 @@ def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> Databr
         f"cores planned {TARGET_UTILISATION:.0%} busy: the rest is for bursts, catching up after a stop, the "
         "scorer's replay after a restart, the JVM and the Kafka client",
         f"catching up: a stop of {OUTAGE_S / 3600:g} h leaves {_n(target.rate * OUTAGE_S)} events; at the backlog "
-        f"rates ({_n(scorer_rate_per_core(target, rates))} events/s a scorer core, {_n(rates.tables_per_task)} a "
-        f"table task; {rates.source}) the parts have read them, with the rate going on, after {_minutes(catch_up)}",
+        f"rates ({_n(scorer_rate_per_core(target, rates))} events/s a scorer core, "
+        f"{_n(tables_backlog_rate(target, rates))} a table task, for these events; {rates.source}), and at most a "
+        f"batch cap a trigger, {_after(catch_up)}",
         f"{node} has {NODE_VCPUS[node]} vCPUs; the scorer and the table writer share the job's one cluster, "
         f"{cores} cores; the driver runs no tasks and hosts the dispatcher: {workers} worker(s) (the same cores "
         f"as {others})",

@@ -531,6 +531,14 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
         "at most 2.8 MB/s": f"at most {sizing.dispatcher_writes(hundred.target) / 1e6:.1f} MB/s",
         "about 3,684 alerts": f"about {sizing.MESSAGE_RECORD_BYTES / sizing.RECORD_BYTES_PER_ALERT:,.0f} alerts",
         "past about 14,700 events/s": "past about 14,700 events/s",
+        "21 cores (10.4 CPU s a second)": (
+            f"{ten.databricks.scorer_cores} cores "
+            f"({sizing.part_loads(ten.target, FALLBACK_RATES, FALLBACK_LIVE_COSTS)['scorer'].cpu_s:.1f} CPU s a second)"
+        ),
+        "takes 0.56 CPU s a second": f"takes {ten.databricks.dispatcher_cpu_s:.2f} CPU s a second",
+        "would take 5.2 CPU s a second": f"would take {hundred.databricks.dispatcher_cpu_s:.1f} CPU s a second",
+        "in about 68 minutes": f"in about {ten.databricks.catch_up_s / 60:.0f} minutes",
+        "in about 60 minutes": f"in about {size(Target(rate=1000)).databricks.catch_up_s / 60:.0f} minutes",
     }
     limits = " ".join(ten.design_limits + hundred.design_limits)
     assert "about 10 GB, some 80 s and a peak of about 1.7 GB" in limits

@@ -110,7 +110,8 @@ def test_the_scorers_cost_grows_with_the_text_not_with_the_envelope():
 
 def test_each_part_pays_its_batches_cost_whatever_the_rate():
     loads = sizing.part_loads(Target(rate=1, event_bytes=sizing.SAMPLE_EVENT_BYTES), RATES, live(scorer=(0.9, 0.0)))
-    assert loads["scorer"].cores == 2  # 0.9 CPU s a second at half use
+    # 0.9 CPU s a second at 200 events/s, less the backlog's 0.5 ms an event: 0.8 for the batches
+    assert loads["scorer"].cpu_s == pytest.approx(0.8 + 0.0005) and loads["scorer"].cores == 2
     assert loads["tables"].cores == 1
 
 
@@ -125,6 +126,17 @@ def test_the_catch_up_time_is_the_backlog_over_the_spare_rate_and_none_without_o
     # 1 scorer core scores 2,000 a second through a backlog; 2 table tasks write 2,000: 1,000 spare
     assert sizing.catch_up_s(SAMPLE, RATES, scorer_cores=1, tables_tasks=2) == 3600
     assert sizing.catch_up_s(SAMPLE, RATES, scorer_cores=4, tables_tasks=1) is None  # 1,000 = the rate
+
+
+def test_the_catch_up_is_bounded_by_a_batch_cap_a_trigger_whatever_the_cores():
+    # at 1,000 events/s the sizing gives the table writer a 25 s trigger for the 50,000 cap, twice the
+    # rate: with any number of cores an hour's backlog drains at 1,000 spare a second, in an hour
+    assert sizing.catch_up_s(SAMPLE, RATES, scorer_cores=100, tables_tasks=100) == 3600
+
+
+def test_a_raw_vader_slower_than_the_scorer_is_taken_as_the_whole_of_its_cost():
+    slow_vader = MeasuredRates(2000, 0.5, 2.0, 2, 1, 1000.0, "2026-11-28", "test")  # 2 ms a text, 0.5 an event
+    assert sizing.scorer_rate_per_core(SAMPLE, slow_vader) == pytest.approx(2000)  # the measurement stands
 
 
 def test_the_cores_planned_come_from_the_live_costs_not_the_backlog():
