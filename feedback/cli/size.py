@@ -36,6 +36,7 @@ from feedback.core.sizing import (
     Sizing,
     Target,
     config_lines,
+    estimate,
     event_bytes_problem,
     live_cost_path,
     node_type_problem,
@@ -169,3 +170,19 @@ def print_sizing(sizing: Sizing, notes: tuple[str, ...]) -> None:
     for line in config_lines(sizing):
         console.print(f"  {escape(line)}", highlight=False)
     _section("what this cannot know", "", sizing.unknowns)
+    _print_estimate(sizing)
+
+
+def _print_estimate(sizing: Sizing) -> None:
+    cost = estimate(sizing)
+    hours = cost.hours_a_month
+    console.print(
+        f"\n[bold]monthly estimate[/bold]: about ${cost.per_hour:,.2f} an hour, ${cost.per_month:,.0f} a month of "
+        f"{hours} hours with the jobs running ({escape(cost.prices.describe())}; an estimate, not a quote)",
+        highlight=False,
+    )
+    for line in cost.lines:
+        price = "no price on record" if line.per_hour is None else f"${line.per_hour:,.2f} an hour"
+        console.print(f"  - {escape(line.what)}: {line.count:,.4g} x, {price}", highlight=False)
+    if cost.unpriced:
+        console.print(f"[yellow]not in the total: {escape(', '.join(cost.unpriced))}[/yellow]", highlight=False)

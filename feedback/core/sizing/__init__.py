@@ -18,6 +18,7 @@ Four parts, each a module:
   project's own design meets a limit at that rate, and what the arithmetic cannot know; and
   `shortfalls`, a stack's keys against a plan, which `pulumi up`'s config check uses
   (infra/config/checks.py).
+- `prices`: the monthly estimate of a plan, from the list prices held in prices.json.
 
 Cores are planned half busy (TARGET_UTILISATION) and disks at most 70% full
 (DISK_FILL_FACTOR), each for the reason given there. Rendering is the CLI's
@@ -27,4 +28,5 @@ Cores are planned half busy (TARGET_UTILISATION) and disks at most 70% full
 from feedback.core.sizing.limits import *  # noqa: F403
 from feedback.core.sizing.model import *  # noqa: F403
 from feedback.core.sizing.plan import *  # noqa: F403
+from feedback.core.sizing.prices import *  # noqa: F403
 from feedback.core.sizing.rates import *  # noqa: F403

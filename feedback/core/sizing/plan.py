@@ -791,7 +791,8 @@ UNKNOWNS: tuple[str, ...] = (
     "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at the range's low end this "
     "answer moves to Dedicated past about 80 MB/s in",
     "network bandwidth of the Kafka workers and the Databricks nodes, and the Delta tables' storage",
-    "prices",
+    "your prices: the estimate below is of list prices in one region (feedback/core/sizing/prices.json), "
+    "without traffic, storage and peering, which bill by use",
 )
 
 
