@@ -119,7 +119,7 @@ def start(settings: Settings, console: Console, rate: float, hours: float) -> in
     """Write the record of `hours` at `rate`, then time a dispatcher's start on it."""
     from feedback.clients.alerts import FileNotifier
     from feedback.clients.topics import ensure_topics
-    from jobs.dispatcher import Dispatcher
+    from jobs.dispatcher import connect_dispatcher
 
     ensure_topics(settings)
     group = f"bench-start-{uuid.uuid4().hex[:8]}"
@@ -136,13 +136,13 @@ def start(settings: Settings, console: Console, rate: float, hours: float) -> in
 
     with tempfile.TemporaryDirectory() as work:
         run = settings.replace(dispatcher_group=group, starting_offsets="latest")
-        dispatcher = Dispatcher(run, FileNotifier(Path(work) / "alerts.jsonl"))
+        dispatcher = connect_dispatcher(run, FileNotifier(Path(work) / "alerts.jsonl"))
         try:
             with console.status("a dispatcher reading its record back"), PeakMemory() as memory:
                 began = time.perf_counter()
                 dispatcher.load_record()
                 load_s = time.perf_counter() - began
-            remembered, unsent = len(dispatcher.repeats), len(dispatcher.unsent)
+            remembered, unsent = len(dispatcher.decider.repeats), len(dispatcher.decider.unsent)
         finally:
             dispatcher.close()
 

@@ -49,6 +49,7 @@ from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs import dispatcher, scorer, table_writer
+from jobs.alert_decisions import RoundReport
 
 log = logging.getLogger(__name__)
 
@@ -67,16 +68,16 @@ def _in_pool(spark: SparkSession, pool: str, start, *args):
 
 def run_backlog(
     spark: SparkSession, settings: Settings, notifier: Notifier, parts: Sequence[str] = PARTS
-) -> dispatcher.RoundReport:
+) -> RoundReport:
     """`available-now`: score the backlog, post its alerts and write its tables, then stop."""
-    report = dispatcher.RoundReport()
+    report = RoundReport()
     if "scorer" in parts:
         _await(scorer.start(spark, settings))
     threads: list[threading.Thread] = []
     failures: list[BaseException] = []
     if "dispatcher" in parts:
         until = end_offsets(settings, ALERTS_TOPIC)
-        alerts = dispatcher.Dispatcher(settings, notifier)
+        alerts = dispatcher.connect_dispatcher(settings, notifier)
 
         def dispatch() -> None:
             try:
@@ -264,7 +265,9 @@ def start(
             tables = tables_process(settings)
         else:
             queries.append(_in_pool(spark, "tables", table_writer.start, settings))
-    alerts = dispatcher.Dispatcher(settings, notifier or notifier_for(settings)) if "dispatcher" in parts else None
+    alerts = (
+        dispatcher.connect_dispatcher(settings, notifier or notifier_for(settings)) if "dispatcher" in parts else None
+    )
     return Running(queries, alerts, tables)
 
 

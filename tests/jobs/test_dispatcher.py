@@ -21,8 +21,8 @@ from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import utc_now_iso
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs.alerts_log import MessageRecord, read_log
-from jobs.dispatcher import Dispatcher, parse_alert, regrouped
-from tests.support.alerts import posted_alert_keys, posted_message_ids
+from jobs.dispatcher import Dispatcher, connect_dispatcher
+from tests.support.alerts import alert_value, posted_alert_keys, posted_message_ids
 from tests.support.kafka import produce, spark_offsets
 
 pytestmark = pytest.mark.kafka
@@ -30,23 +30,7 @@ pytestmark = pytest.mark.kafka
 
 def alert(prefix: str, n: int, channel: str = "#negative-feedback", score: float = 0.1) -> tuple[str, bytes, bytes]:
     """An alert record as the scorer writes it (keyed by its channel)."""
-    event_id = f"{prefix}-{n}"
-    value = {
-        "key": f"{event_id}|{channel}",
-        "event_id": event_id,
-        "channel": channel,
-        "source": "twitter",
-        "author": "mara_k",
-        "text": f"Terrible update number {n}",
-        "score": score,
-        "url": None,
-        "source_topic": "twitter-feedback",
-        "partition": 0,
-        "offset": n,
-        "kafka_timestamp": "2026-11-23T10:00:00.000Z",
-        "scored_at": "2026-11-23T10:00:00.500Z",
-    }
-    return ALERTS_TOPIC, channel.encode(), json.dumps(value).encode()
+    return ALERTS_TOPIC, channel.encode(), alert_value(f"{prefix}-{n}", n, channel, score)
 
 
 def keys(prefix: str, count: int, channel: str = "#negative-feedback") -> dict[str, int]:
@@ -70,7 +54,7 @@ def settings_for(settings, slack: SlackWebStandIn, **more):
 
 def dispatch(settings) -> None:
     """One dispatcher run until the alerts topic is read and nothing is pending (or an outage)."""
-    dispatcher = Dispatcher(settings, SlackNotifier(settings))
+    dispatcher = connect_dispatcher(settings, SlackNotifier(settings))
     try:
         dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
     finally:
@@ -80,7 +64,7 @@ def dispatch(settings) -> None:
 @contextmanager
 def running(settings) -> Iterator[Dispatcher]:
     """A dispatcher posting on a thread of its own while the block runs."""
-    dispatcher = Dispatcher(settings, SlackNotifier(settings))
+    dispatcher = connect_dispatcher(settings, SlackNotifier(settings))
     stop = threading.Event()
     thread = threading.Thread(target=dispatcher.run, args=(stop,))
     try:
@@ -238,9 +222,9 @@ def test_an_unknown_channel_fails_that_channels_message_only(topics_ready):
 def test_a_digest_slack_refuses_is_regrouped_and_each_alert_still_goes_out_once(topics_ready):
     with SlackWebStandIn(faults=["invalid_blocks"]) as slack:
         settings = settings_for(topics_ready, slack)
-        dispatcher = Dispatcher(settings, SlackNotifier(settings))
+        dispatcher = connect_dispatcher(settings, SlackNotifier(settings))
         try:  # a channel that has posted a moment ago: the burst waits, then goes out as one digest
-            dispatcher.pacer.posting("#negative-feedback", time.monotonic())
+            dispatcher.decider.pacer.posting("#negative-feedback", time.monotonic())
             produce(topics_ready, [alert("refused", n) for n in range(12)])
             dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
         finally:
@@ -292,14 +276,14 @@ def test_a_dispatcher_past_its_lease_posts_nothing_until_it_has_polled_again(top
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)
         produce(topics_ready, [alert("lease", n) for n in range(3)])
-        dispatcher = Dispatcher(settings, SlackNotifier(settings))
+        dispatcher = connect_dispatcher(settings, SlackNotifier(settings))
         try:
             dispatcher.lease_s = 0  # as if it had stalled since its last poll
             for _ in range(40):  # joining the group takes a few rounds
                 dispatcher.run_round(poll_timeout_ms=500)
-                if sum(len(q) for q in dispatcher.waiting.values()) == 3:
+                if sum(len(q) for q in dispatcher.decider.waiting.values()) == 3:
                     break
-            assert sum(len(q) for q in dispatcher.waiting.values()) == 3 and slack.posts == []
+            assert sum(len(q) for q in dispatcher.decider.waiting.values()) == 3 and slack.posts == []
             dispatcher.lease_s = 30
             dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
         finally:
@@ -310,7 +294,10 @@ def test_a_dispatcher_past_its_lease_posts_nothing_until_it_has_polled_again(top
 def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
     with SlackWebStandIn() as slack:
         settings = settings_for(topics_ready, slack)
-        first, second = Dispatcher(settings, SlackNotifier(settings)), Dispatcher(settings, SlackNotifier(settings))
+        first, second = (
+            connect_dispatcher(settings, SlackNotifier(settings)),
+            connect_dispatcher(settings, SlackNotifier(settings)),
+        )
         stop = threading.Event()
         threads = [threading.Thread(target=d.run, args=(stop,)) for d in (first, second)]
         produced = [alert("pair", n) for n in range(40)] + [
@@ -331,50 +318,4 @@ def test_two_dispatchers_in_one_group_post_each_alert_once(topics_ready):
             second.close()
     expected = {**keys("pair", 40), **{f"pair-{n}|#positive-feedback": 1 for n in range(40, 60)}}
     assert posted_alert_keys(slack, settings) == expected
-    assert first.owned.isdisjoint(second.owned)
-
-
-def test_an_alert_record_is_read_into_its_key_event_and_channel():
-    value = json.dumps(
-        {
-            "key": "e1|#negative-feedback",
-            "event_id": "e1",
-            "channel": "#negative-feedback",
-            "source": "slack",
-            "author": "ana",
-            "text": "broken",
-            "score": 0.1,
-        }
-    ).encode()
-    alert = parse_alert(value)
-    assert (alert.key, alert.event_id, alert.channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
-    assert alert.text == "broken" and alert.url is None
-
-
-@pytest.mark.parametrize(
-    "value, error",
-    [
-        (b"not json", ValueError),
-        (b"[1, 2]", TypeError),
-        (b'{"key": "k", "event_id": "e"}', KeyError),
-        (
-            b'{"key": "k", "event_id": "e", "channel": "#c", "source": "s", "author": "a", "text": 7, "score": 0.1}',
-            TypeError,
-        ),
-        (
-            b'{"key": "k", "event_id": "e", "channel": "#c", "source": "s", "author": "a", "text": "t", "score": "low"}',
-            TypeError,
-        ),
-    ],
-)
-def test_a_record_the_scorer_did_not_write_raises_so_the_round_skips_it(value, error):
-    with pytest.raises(error):
-        parse_alert(value)
-
-
-def test_a_refused_digest_is_regrouped_as_plain_text_then_in_halves_and_one_alert_not_at_all():
-    alerts = [{"key": f"e{n}"} for n in range(5)]
-    digest = MessageRecord("g", "m", "#n", 0, alerts)
-    assert regrouped(digest) == [alerts]
-    assert regrouped(MessageRecord("g", "m", "#n", 0, alerts, plain=True)) == [alerts[:2], alerts[2:]]
-    assert regrouped(MessageRecord("g", "m", "#n", 0, alerts[:1], plain=True)) == []
+    assert first.decider.owned.isdisjoint(second.decider.owned)

@@ -1,0 +1,276 @@
+"""The dispatcher's decisions (jobs/alert_decisions.py) without Kafka or Slack: alerts,
+answers and a clock in; messages, records and commits out. The same decisions on the real
+broker and a Slack stand-in are in tests/jobs/test_dispatcher.py."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import datetime, timezone
+
+import pytest
+
+from feedback.core.catalogue import MESSAGE_RECORD_BYTES
+from feedback.core.schema import utc_iso
+from jobs.alert_decisions import Clock, Decider, Outcome, RoundReport, parse_alert, regrouped
+from jobs.alerts_log import MessageRecord, PartitionMarks, decode
+from jobs.pacing import Pacer
+from tests.support.alerts import alert_value
+
+NEGATIVE, POSITIVE = "#negative-feedback", "#positive-feedback"
+NOW = 1_795_000_000.0  # 2026-11-18T11:06:40Z
+SOURCE = {"source_topic": "twitter-feedback", "partition": 0}
+
+
+class FakeClock:
+    """A clock the test moves; message ids m0, m1, ..."""
+
+    def __init__(self):
+        self.t = 0.0
+        self._ids = itertools.count()
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+    def clock(self) -> Clock:
+        return Clock(monotonic=lambda: self.t, wall=lambda: NOW + self.t, new_id=lambda: f"m{next(self._ids)}")
+
+
+def value(n: int, channel: str = NEGATIVE, event_id: str | None = None) -> bytes:
+    return alert_value(event_id or f"e{n}", n, channel)
+
+
+@pytest.fixture
+def time_():
+    return FakeClock()
+
+
+def decider(time_: FakeClock, channel_rate: float = 1.0, retry_s: float = 30.0) -> Decider:
+    d = Decider("g", Pacer.of_rates(channel_rate, None), repeat_window_s=3600, retry_s=retry_s, clock=time_.clock())
+    d.owned = {0, 1}
+    return d
+
+
+def written(d: Decider) -> list[MessageRecord | PartitionMarks | None]:
+    return [decode(w.value) if w.value is not None else None for w in d.take_writes()]
+
+
+def test_a_burst_goes_out_as_one_message_of_every_waiting_alert_in_order_recorded_before_it_is_posted(time_):
+    d, report = decider(time_), RoundReport()
+    for n in range(5):
+        d.accept(0, 100 + n, value(n), report)
+    record, look_up = d.next_post(NEGATIVE, time_.t)
+    assert [a["event_id"] for a in record.alerts] == [f"e{n}" for n in range(5)]
+    assert record.offsets == [100, 101, 102, 103, 104] and look_up is None
+    [attempt] = written(d)
+    assert (attempt.message_id, attempt.status, attempt.attempts) == ("m0", "attempted", 1)
+    d.posting(record, time_.t)
+    d.accept(0, 105, value(5), report)
+    time_.advance(1.0)  # the channel's interval has passed: only the post under way holds it
+    assert d.next_post(NEGATIVE, time_.t) is None
+    assert d.settle(NEGATIVE, Outcome("sent", ref="1.0", answered_at=0.0), report) is None
+    [sent] = written(d)
+    assert (sent.message_id, sent.status, sent.ref) == ("m0", "sent", "1.0")
+    assert (report.posted, report.messages) == (5, 1)
+    assert d.commits({0: 106}) == {0: 105}  # up to the alert still waiting
+    assert d.next_post(NEGATIVE, time_.t)[0].alerts[0]["event_id"] == "e5"
+
+
+def test_a_channel_posts_at_most_its_rate_and_the_others_are_not_held(time_):
+    d, report = decider(time_, channel_rate=1.0), RoundReport()
+    d.accept(0, 0, value(0), report)
+    d.accept(1, 0, value(1, POSITIVE), report)
+    for channel in (NEGATIVE, POSITIVE):
+        record, _ = d.next_post(channel, time_.t)
+        d.posting(record, time_.t)
+        d.settle(channel, Outcome("sent", answered_at=time_.t), report)
+    d.accept(0, 1, value(2), report)
+    assert d.next_post(NEGATIVE, time_.t) is None and d.wait_ms(1000, busy_ms=50) == 50
+    time_.advance(1.0)
+    assert d.next_post(NEGATIVE, time_.t)[0].alerts[0]["event_id"] == "e2"
+
+
+def test_an_event_that_already_alerted_and_a_record_that_is_not_an_alert_are_skipped(time_):
+    d, report = decider(time_), RoundReport()
+    d.accept(0, 0, value(0), report)
+    d.accept(0, 1, value(1, event_id="e0"), report)
+    d.accept(0, 2, b"not json", report)
+    assert report.repeats == 1
+    assert [w.offset for w in d.waiting[(0, NEGATIVE)]] == [0]
+
+
+def test_a_rate_limited_message_is_held_for_retry_after_and_tried_again_without_a_look_up(time_):
+    d, report = decider(time_), RoundReport()
+    d.accept(0, 0, value(0), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    d.settle(NEGATIVE, Outcome("rate-limited", retry_after_s=7, answered_at=time_.t), report)
+    assert report.rate_limited == 1 and [r.status for r in written(d)] == ["attempted", "attempted"]
+    time_.advance(6.9)
+    assert d.next_post(NEGATIVE, time_.t) is None
+    time_.advance(0.2)
+    again, look_up = d.next_post(NEGATIVE, time_.t)
+    assert (again.message_id, again.attempts, look_up) == ("m0", 2, None)
+
+
+def test_an_unknown_outcome_is_tried_again_after_the_retry_time_only_after_a_look_up_of_its_attempts(time_):
+    d, report = decider(time_, retry_s=30), RoundReport()
+    d.accept(0, 0, value(0), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    first_attempt = record.first_attempt_at
+    d.settle(NEGATIVE, Outcome("unknown", error="ReadTimeout"), report)
+    assert report.failed == 1 and d.settled([0])  # tried, waiting for its retry
+    time_.advance(29)
+    assert d.next_post(NEGATIVE, time_.t) is None
+    time_.advance(2)
+    again, look_up = d.next_post(NEGATIVE, time_.t)
+    assert again.message_id == "m0" and look_up == (first_attempt, first_attempt)
+    assert d.commits({0: 1}) == {0: 1}  # its alert is in a recorded message: past it
+
+
+def test_a_digest_slack_refuses_is_replaced_on_record_before_it_is_marked_refused(time_):
+    d, report = decider(time_), RoundReport()
+    for n in range(3):
+        d.accept(0, n, value(n), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    written(d)
+    refused = d.settle(NEGATIVE, Outcome("refused", error="invalid_blocks", payload=True), report)
+    [replacement] = written(d)
+    assert refused is record and record.message_id in d.unsent  # not refused until the replacement is on record
+    assert replacement.plain and [a["event_id"] for a in replacement.alerts] == ["e0", "e1", "e2"]
+    assert replacement.offsets == [0, 1, 2] and report.regrouped == 3
+    d.refused(refused)
+    [marked] = written(d)
+    assert (marked.message_id, marked.status) == ("m0", "refused") and "m0" not in d.unsent
+
+
+def test_one_alert_slack_refuses_is_refused_at_once(time_):
+    d, report = decider(time_), RoundReport()
+    d.accept(0, 0, value(0), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    assert d.settle(NEGATIVE, Outcome("refused", error="msg_too_long", payload=True), report) is None
+    assert [r.status for r in written(d)] == ["attempted", "refused"] and not d.unsent
+
+
+def test_a_message_carries_what_fits_its_record_and_the_rest_wait_uncommitted(time_):
+    d, report = decider(time_), RoundReport()
+    count = MESSAGE_RECORD_BYTES // 100  # each alert's row is longer than 100 bytes
+    for n in range(count):
+        d.accept(0, n, value(n), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    assert 0 < record.count < count
+    assert d.commits({0: count}) == {0: record.count}  # up to the first alert not in a message
+
+
+def test_commits_are_given_only_where_they_changed(time_):
+    d = decider(time_)
+    assert d.commits({0: 10, 1: 4}) == {0: 10, 1: 4}
+    d.committed.update({0: 10, 1: 4})
+    assert d.commits({0: 10, 1: 6}) == {1: 6}
+
+
+def test_the_record_read_back_gives_the_messages_to_settle_and_tombstones_those_sent_before_the_window(time_):
+    d = decider(time_)
+    old, recent, pending, elsewhere = (
+        MessageRecord(
+            "g",
+            "old",
+            NEGATIVE,
+            0,
+            [{"event_id": "e1", "offset": 1, **SOURCE}],
+            status="sent",
+            sent_at="2026-11-01T00:00:00.000Z",
+        ),
+        MessageRecord(
+            "g",
+            "recent",
+            NEGATIVE,
+            0,
+            [{"event_id": "e2", "offset": 2, **SOURCE}],
+            status="sent",
+            sent_at=utc_iso(datetime.fromtimestamp(NOW - 60, timezone.utc)),
+        ),
+        MessageRecord(
+            "g",
+            "pending",
+            NEGATIVE,
+            0,
+            [{"event_id": "e3", "text": "t", "offset": 3, **SOURCE}],
+            status="attempted",
+            attempts=1,
+        ),
+        MessageRecord(
+            "g", "theirs", NEGATIVE, 5, [{"event_id": "e4", "offset": 4, **SOURCE}], status="attempted", attempts=1
+        ),
+    )
+    log = [(r.message_id, r) for r in (old, recent, pending, elsewhere)]
+    d.reload(log, whole_alerts=lambda record: record.alerts)
+    assert set(d.unsent) == {"pending"} and d.not_posted == set()  # attempted: looked up before a post
+    writes = d.take_writes()
+    assert decode(writes[0].value) == PartitionMarks("g", 0, {"twitter-feedback:0": 3})  # the marks, then the tombstone
+    assert (writes[1].key, writes[1].value) == (b"g|old", None)
+    report = RoundReport()
+    d.accept(0, 9, value(9, event_id="e2"), report)  # past the mark, but its event alerted within the window
+    d.accept(0, 10, value(10), report)
+    assert report.repeats == 1 and [w.alert.event_id for w in d.waiting[(0, NEGATIVE)]] == ["e10"]
+
+
+def test_a_decider_is_settled_only_with_its_partitions_held_and_nothing_waiting(time_):
+    d, report = decider(time_), RoundReport()
+    assert d.settled([0, 1]) and not d.settled([0, 2])
+    d.accept(0, 0, value(0), report)
+    assert not d.settled([0])
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    assert not d.settled([0])
+    d.settle(NEGATIVE, Outcome("sent", answered_at=time_.t), report)
+    assert d.settled([0])
+
+
+def test_an_alert_record_is_read_into_its_key_event_and_channel():
+    value = json.dumps(
+        {
+            "key": "e1|#negative-feedback",
+            "event_id": "e1",
+            "channel": "#negative-feedback",
+            "source": "slack",
+            "author": "ana",
+            "text": "broken",
+            "score": 0.1,
+        }
+    ).encode()
+    alert = parse_alert(value)
+    assert (alert.key, alert.event_id, alert.channel) == ("e1|#negative-feedback", "e1", "#negative-feedback")
+    assert alert.text == "broken" and alert.url is None
+
+
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        (b"not json", ValueError),
+        (b"[1, 2]", TypeError),
+        (b'{"key": "k", "event_id": "e"}', KeyError),
+        (
+            b'{"key": "k", "event_id": "e", "channel": "#c", "source": "s", "author": "a", "text": 7, "score": 0.1}',
+            TypeError,
+        ),
+        (
+            b'{"key": "k", "event_id": "e", "channel": "#c", "source": "s", "author": "a", "text": "t", "score": "low"}',
+            TypeError,
+        ),
+    ],
+)
+def test_a_record_the_scorer_did_not_write_raises_so_the_round_skips_it(value, error):
+    with pytest.raises(error):
+        parse_alert(value)
+
+
+def test_a_refused_digest_is_regrouped_as_plain_text_then_in_halves_and_one_alert_not_at_all():
+    alerts = [{"key": f"e{n}"} for n in range(5)]
+    digest = MessageRecord("g", "m", "#n", 0, alerts)
+    assert regrouped(digest) == [alerts]
+    assert regrouped(MessageRecord("g", "m", "#n", 0, alerts, plain=True)) == [alerts[:2], alerts[2:]]
+    assert regrouped(MessageRecord("g", "m", "#n", 0, alerts[:1], plain=True)) == []
