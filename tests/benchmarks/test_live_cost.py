@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +22,8 @@ def test_a_process_trees_cpu_counts_the_children_under_it():
             "import subprocess, sys, time; "
             "child = subprocess.Popen([sys.executable, '-c', 'import time\\nt = time.process_time()\\n"
             "while time.process_time() - t < 1.5: pass\\ntime.sleep(30)']); time.sleep(30)",
-        ]
+        ],
+        start_new_session=True,  # its own process group, so that the child is killed with it
     )
     try:
         deadline = time.monotonic() + 30
@@ -32,7 +34,7 @@ def test_a_process_trees_cpu_counts_the_children_under_it():
         assert spent >= 1.2
         assert tree_cpu_s([os.getpid()])[os.getpid()] >= spent  # this test's tree holds the parent's
     finally:
-        parent.kill()
+        os.killpg(parent.pid, signal.SIGKILL)
         parent.wait()
 
 
