@@ -286,13 +286,13 @@ def test_pulumi_up_warns_when_the_table_writers_tasks_are_below_the_target_rate_
     monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
     run_program(targetEventsPerSecond="10000")
     [tasks] = [w for w in warned if "jobsTablesTasks 1 writes" in w]
-    assert tasks.startswith("feedback:targetEventsPerSecond 10,000 on hdinsight: jobsTablesTasks 1 writes about 8,000")
-    assert "run `pulumi config set feedback:jobsTablesTasks 3`" in tasks
+    assert tasks.startswith("feedback:targetEventsPerSecond 10,000 on hdinsight: jobsTablesTasks 1 writes about 4,131")
+    assert "run `pulumi config set feedback:jobsTablesTasks 4`" in tasks
     warned.clear()
-    stack = run_program(targetEventsPerSecond="10000", jobsTablesTasks="3")
+    stack = run_program(targetEventsPerSecond="10000", jobsTablesTasks="4")
     assert not [w for w in warned if "config set feedback:jobsTablesTasks" in w]
     [tables] = [t for t in jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"] if t["taskKey"] == "tables"]
-    assert tables["pythonWheelTask"]["parameters"][-2:] == ["--tables-tasks", "3"]
+    assert tables["pythonWheelTask"]["parameters"][-2:] == ["--tables-tasks", "4"]
 
 
 def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):
