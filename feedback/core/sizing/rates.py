@@ -4,10 +4,11 @@ commit and machine):
 
 - `LiveCosts` (`feedback bench cpu`): each part's CPU seconds a second while events arrive at a
   steady rate with the default triggers. The cores and tasks a rate needs come from these: a
-  live part pays its triggers' fixed cost several times a second, whatever the rate.
+  live part pays for its batches whatever they carry.
 - `MeasuredRates` (`feedback bench pipeline`): events a second a core through a backlog, where
-  one large batch spreads the fixed cost thin. Only how fast a backlog drains (the catch-up
-  time after a stop) comes from these.
+  one large batch spreads a batch's cost thin. From these come the least an event can cost
+  live (`PartCost.fitted`), VADER's share of it, and how fast a backlog drains (the catch-up
+  time after a stop).
 """
 
 from __future__ import annotations
