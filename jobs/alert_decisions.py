@@ -17,15 +17,16 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Optional
 
 from feedback.core.alert_messages import Alert, excerpt
 from feedback.core.catalogue import ALERTS_TOPIC, MESSAGE_RECORD_BYTES
 from feedback.core.schema import parse_utc, utc_iso
-from jobs.alerts_log import MessageRecord, PartitionMarks
+from jobs.alerts_log import MessageRecord, PartitionMarks, SilenceCount
 from jobs.pacing import Pacer
-from jobs.repeats import Repeats, source_of
+from jobs.repeats import Repeats, digest, source_of
+from jobs.silences import Silence, active_for, end_alert
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ class RoundReport:
     failed: int = 0  # posts refused or with an unknown outcome
     deferred: int = 0  # posts not made: the lease ran out, or the history could not be read
     regrouped: int = 0  # alerts of messages Slack refused, put in new messages
+    silenced: int = 0  # alerts held back by a silence: recorded, not posted
     errors: list[str] = field(default_factory=list)
 
     def add(self, other: "RoundReport") -> None:
@@ -80,7 +82,7 @@ class LogWrite:
     value: Optional[bytes]  # None: a tombstone
 
     @classmethod
-    def of(cls, record: MessageRecord | PartitionMarks) -> "LogWrite":
+    def of(cls, record: MessageRecord | PartitionMarks | SilenceCount) -> "LogWrite":
         return cls(record.log_key, record.encode())
 
 
@@ -97,7 +99,10 @@ class Clock:
     new_id: Callable[[], str] = _new_message_id
 
     def iso(self) -> str:
-        return utc_iso(datetime.fromtimestamp(self.wall(), timezone.utc))
+        return utc_iso(self.now())
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.wall(), timezone.utc)
 
 
 def parse_alert(value: bytes) -> Alert:
@@ -125,8 +130,27 @@ def regrouped(record: MessageRecord) -> list[list[dict]]:
 class Decider:
     """The dispatcher's state and decisions for the partitions of `feedback-alerts` it holds."""
 
-    def __init__(self, group: str, pacer: Pacer, repeat_window_s: float, retry_s: float, clock: Clock = Clock()):
+    def __init__(
+        self,
+        group: str,
+        pacer: Pacer,
+        repeat_window_s: float,
+        retry_s: float,
+        clock: Clock = Clock(),
+        notice_channel: str = "#negative-feedback",
+        partition_of: Callable[[str], int] = lambda channel: 0,
+    ):
         self.group = group
+        # Silences (jobs/silences.py), as the loop last read them: id -> silence. A silence's
+        # end line goes to its channel, or `notice_channel`, from the partition that channel's
+        # alerts are in (`partition_of`), so only that partition's owner posts it.
+        self.silences: dict[str, Silence] = {}
+        self.notice_channel = notice_channel
+        self.partition_of = partition_of
+        self.held_by: dict[tuple[str, int], int] = {}  # (silence id, partition) -> alerts held back, on record
+        self.seen_active: set[str] = set()  # silences seen in force while this decider ran
+        self._holding: dict[tuple[int, str, str], list[Waiting]] = {}  # (partition, silence, channel) -> to record
+
         self.pacer = pacer
         self.retry_s = retry_s
         self.clock = clock
@@ -145,6 +169,7 @@ class Decider:
 
     def take_writes(self) -> list[LogWrite]:
         """The records decided since the last call, in order, for the loop to write."""
+        self._record_held()
         writes, self._writes = self._writes, []
         return writes
 
@@ -152,7 +177,7 @@ class Decider:
         """Writes taken but not written: first in line again."""
         self._writes[:0] = writes
 
-    def _write(self, record: MessageRecord | PartitionMarks) -> None:
+    def _write(self, record: MessageRecord | PartitionMarks | SilenceCount) -> None:
         self._writes.append(LogWrite.of(record))
 
     def _tombstone(self, message_id: str) -> None:
@@ -172,11 +197,19 @@ class Decider:
         held = {m: r for m, r in self.unsent.items() if r.partition in self.owned}
         self.repeats = Repeats(self.repeats.window_s)
         self.unsent, self.sent, self.committed = {}, OrderedDict(), {}
+        self.held_by = {}
         expired: set[str] = set()  # sent before the window, with no tombstone yet
         in_log: set[str] = set()
         for message_id, record in log:
             if isinstance(record, PartitionMarks):
                 self.repeats.raise_marks(record.partition, record.marks)
+                continue
+            if message_id.startswith("silence|"):  # a SilenceCount, or its tombstone
+                _, silence, partition = message_id.split("|")
+                if isinstance(record, SilenceCount):
+                    self.held_by[(silence, int(partition))] = record.held
+                else:
+                    self.held_by.pop((silence, int(partition)), None)
                 continue
             in_log.add(message_id)
             self.unsent.pop(message_id, None)
@@ -185,11 +218,11 @@ class Decider:
             if record is None:
                 continue
             self._take_note(record, now)  # an expired message's marks count too
-            sent_at = epoch(record.sent_at)
+            sent_at = epoch(record.sent_at)  # a silenced message's: when it was decided
             if sent_at is not None and sent_at < now - self.repeats.window_s:
                 expired.add(message_id)
                 continue
-            if record.status == "sent":
+            if record.status in ("sent", "silenced"):
                 self.sent[message_id] = sent_at or now
             elif record.status != "refused" and record.partition in self.owned:
                 self.unsent[message_id] = record
@@ -225,8 +258,17 @@ class Decider:
             self._write(PartitionMarks(self.group, partition, dict(self.repeats.marks[partition])))
 
     def tombstone_old(self) -> None:
-        """Tombstone the messages sent before the repeat window (the marks first)."""
+        """Tombstone the messages sent (or silenced) before the repeat window (the marks first),
+        and the counts of the silences that ended before it (their end lines are decided)."""
         old = self.clock.wall() - self.repeats.window_s
+        for silence, partition in sorted(self.held_by):
+            known = self.silences.get(silence)
+            if known is not None and known.end.timestamp() < old and partition in self.owned:
+                del self.held_by[(silence, partition)]
+                self._writes.append(LogWrite(SilenceCount(self.group, silence, partition, 0).log_key, None))
+        # silences over long ago are of no more use here (the feed gives only what changes)
+        self.silences = {k: v for k, v in self.silences.items() if v.end.timestamp() >= old - self.repeats.window_s}
+        self.seen_active &= set(self.silences)
         if self.sent and next(iter(self.sent.values())) < old:
             self._keep_marks()
         while self.sent and next(iter(self.sent.values())) < old:
@@ -249,7 +291,77 @@ class Decider:
         if not self.repeats.accept(partition, alert, self.clock.wall(), epoch(alert.kafka_timestamp)):
             report.repeats += 1
             return
+        silence = active_for(self.silences, alert, self.clock.now())
+        if silence is not None:  # recorded as held back (`take_writes`), never posted
+            self._holding.setdefault((partition, silence.silence_id, alert.channel), []).append(Waiting(alert, offset))
+            report.silenced += 1
+            return
         self.waiting.setdefault((partition, alert.channel), []).append(Waiting(alert, offset))
+
+    # -- silences -----------------------------------------------------------------
+
+    def _record_held(self) -> None:
+        """The alerts held back since the last call, on record as silenced messages: one
+        record of as many as fit MESSAGE_RECORD_BYTES per partition, silence and channel."""
+        holding, self._holding = self._holding, {}
+        for (partition, silence, channel), queue in sorted(holding.items()):
+            while queue:
+                rows, size = [], 0
+                while len(rows) < len(queue):
+                    row = queue[len(rows)].alert.row()
+                    size += len(json.dumps(row, ensure_ascii=False)) + 1
+                    if rows and size > MESSAGE_RECORD_BYTES:
+                        break
+                    rows.append(row)
+                chosen, queue = queue[: len(rows)], queue[len(rows) :]
+                for row in rows:
+                    self._advance(partition, row)
+                decided = self.clock.iso()
+                record = MessageRecord(
+                    group=self.group,
+                    message_id=self.clock.new_id(),
+                    channel=channel,
+                    partition=partition,
+                    alerts=rows,
+                    status="silenced",
+                    decided_at=decided,
+                    sent_at=decided,  # done: tombstoned a repeat window later, as a sent message is
+                    marks=dict(self.repeats.marks.get(partition, {})),
+                    offsets=[item.offset for item in chosen],
+                    silence=silence,
+                )
+                self._write(record)
+                self.sent[record.message_id] = self.clock.wall()
+                count = self.held_by.get((silence, partition), 0) + record.count
+                self.held_by[(silence, partition)] = count
+                self._write(SilenceCount(self.group, silence, partition, count))
+
+    def held(self, silence_id: str) -> int:
+        """Alerts `silence_id` has held back, over the partitions whose counts are on record."""
+        return sum(n for (silence, _), n in self.held_by.items() if silence == silence_id)
+
+    def end_silences(self) -> None:
+        """For each silence that was in force for this group (seen active, or holding alerts on
+        record) and has ended within the repeat window, and whose end line this dispatcher owns
+        (the partition of its channel): that line, as a message of its own, once (its id is
+        deterministic: a restart finds it among the ids of the window)."""
+        self._record_held()  # every alert held so far is in the count
+        now = self.clock.now()
+        self.seen_active |= {s for s, silence in self.silences.items() if silence.active(now)}
+        for silence_id in sorted(self.silences):
+            silence = self.silences[silence_id]
+            if silence_id not in self.seen_active and not self.held(silence_id):
+                continue  # never in force for this group: another group's, or one from before it started
+            channel = silence.channel or self.notice_channel
+            partition = self.partition_of(channel)
+            ended = silence.end
+            if partition not in self.owned or not ended <= now < ended + timedelta(seconds=self.repeats.window_s):
+                continue
+            line = end_alert(silence, self.held(silence_id), channel)
+            if digest(line.event_id) in self.repeats:
+                continue
+            self.repeats.remember(line.event_id, self.clock.wall())
+            self._write(self._new_message(partition, channel, [line.row()], [-1]))
 
     def full_partitions(self) -> set[int]:
         """The partitions held with MAX_WAITING alerts waiting: not read until they drain."""
@@ -321,7 +433,8 @@ class Decider:
 
     def _decide(self, channel: str) -> Optional[MessageRecord]:
         """A new message of the alerts waiting for `channel` (of one partition), as many as fit
-        a record of MESSAGE_RECORD_BYTES, in the order they came."""
+        a record of MESSAGE_RECORD_BYTES, in the order they came; a shift alert is a message
+        of its own, never in a digest."""
         where = next((w for w in sorted(self.waiting) if w[1] == channel and self.waiting[w]), None)
         if where is None:
             return None
@@ -329,6 +442,8 @@ class Decider:
         rows: list[dict] = []
         size = 0
         while len(rows) < len(queue):
+            if rows and (queue[len(rows)].alert.alone or queue[0].alert.alone):
+                break
             row = queue[len(rows)].alert.row()
             size += len(json.dumps(row, ensure_ascii=False)) + 1
             if rows and size > MESSAGE_RECORD_BYTES:
@@ -444,7 +559,8 @@ class Decider:
         """The offset to commit for each partition held (`positions`: the consumer's), up to its
         first alert not yet in a recorded message, where it changed since the last commit."""
         first_waiting: dict[int, int] = {}
-        for (partition, _), queue in self.waiting.items():
+        held = [((partition, channel), queue) for (partition, _, channel), queue in self._holding.items()]
+        for (partition, _), queue in [*self.waiting.items(), *held]:
             if queue:
                 first_waiting[partition] = min(first_waiting.get(partition, queue[0].offset), queue[0].offset)
         offsets = {}

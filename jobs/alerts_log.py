@@ -29,10 +29,21 @@ from typing import Iterable, Iterator, Optional
 
 from feedback.clients.kafka_client import end_offsets, iter_range
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
-from feedback.core.schema import parse_utc
+from feedback.core.schema import SILENCE_END_KIND, parse_utc
 from feedback.core.settings import Settings
 
 COMPACT_FIELDS = ("key", "event_id", "score", "offset", "kafka_timestamp", "scored_at", "source_topic", "partition")
+
+
+def _compact(alert: dict) -> dict:
+    """COMPACT_FIELDS of an alert, and the kind of a shift alert (an event's alert has none); a
+    silence's end line whole, as no topic holds it to read it back from."""
+    if alert.get("kind") == SILENCE_END_KIND:
+        return dict(alert)
+    compact = {name: alert.get(name) for name in COMPACT_FIELDS}
+    if alert.get("kind", "event") != "event":
+        compact["kind"] = alert["kind"]
+    return compact
 
 
 @dataclass
@@ -42,7 +53,7 @@ class MessageRecord:
     channel: str
     partition: int  # the `feedback-alerts` partition of its alerts: its owner settles it
     alerts: list[dict]  # recorded with COMPACT_FIELDS; whole in the dispatcher's memory
-    status: str = "decided"  # decided | attempted | sent | refused
+    status: str = "decided"  # decided | attempted | sent | refused | silenced (held back, never posted)
     attempts: int = 0
     decided_at: Optional[str] = None
     first_attempt_at: Optional[str] = None
@@ -53,6 +64,7 @@ class MessageRecord:
     plain: bool = False  # text only: a regrouping of a digest Slack refused
     marks: dict[str, int] = field(default_factory=dict)
     offsets: list[int] = field(default_factory=list)  # of its alerts in `feedback-alerts`
+    silence: Optional[str] = None  # the silence that held its alerts back (status silenced)
 
     @property
     def count(self) -> int:
@@ -63,9 +75,9 @@ class MessageRecord:
         return f"{self.group}|{self.message_id}".encode("utf-8")
 
     def encode(self) -> bytes:
-        """The record as written: each alert reduced to COMPACT_FIELDS."""
+        """The record as written: each alert reduced to COMPACT_FIELDS (and a shift alert's kind)."""
         value = asdict(self)
-        value["alerts"] = [{name: alert.get(name) for name in COMPACT_FIELDS} for alert in self.alerts]
+        value["alerts"] = [_compact(alert) for alert in self.alerts]
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -84,6 +96,36 @@ class PartitionMarks:
 
     def encode(self) -> bytes:
         return json.dumps({"kind": "marks", **asdict(self)}, separators=(",", ":")).encode("utf-8")
+
+
+@dataclass
+class SilenceCount:
+    """How many alerts of one `feedback-alerts` partition a silence has held back for a group,
+    under `<group>|silence|<id>|<partition>`: its end line gives their sum. The silenced
+    messages themselves are tombstoned a repeat window after they were decided, as sent ones
+    are, so the record stays about a window long however long the silence; this record is
+    tombstoned a window after the silence ended."""
+
+    group: str
+    silence: str
+    partition: int
+    held: int
+
+    @property
+    def log_key(self) -> bytes:
+        return f"{self.group}|silence|{self.silence}|{self.partition}".encode("utf-8")
+
+    def encode(self) -> bytes:
+        return json.dumps({"kind": "silence-count", **asdict(self)}, separators=(",", ":")).encode("utf-8")
+
+
+def held_counts(records: Iterable) -> dict[str, int]:
+    """Silence id -> alerts it held back, from a group's records (`SilenceCount`)."""
+    held: dict[str, int] = {}
+    for record in records:
+        if isinstance(record, SilenceCount):
+            held[record.silence] = held.get(record.silence, 0) + record.held
+    return held
 
 
 def from_legacy(value: dict) -> MessageRecord:
@@ -105,10 +147,12 @@ def from_legacy(value: dict) -> MessageRecord:
     )
 
 
-def decode(value: bytes) -> MessageRecord | PartitionMarks:
+def decode(value: bytes) -> MessageRecord | PartitionMarks | SilenceCount:
     data = json.loads(value)
     if data.get("kind") == "marks":
         return PartitionMarks(data["group"], data["partition"], data["marks"])
+    if data.get("kind") == "silence-count":
+        return SilenceCount(data["group"], data["silence"], data["partition"], data["held"])
     if "message_id" not in data:
         return from_legacy(data)
     return MessageRecord(**data)
@@ -124,7 +168,7 @@ def latest_states(messages: Iterable, prefix: bytes) -> Iterator[tuple[str, Opti
 
 def iter_log(
     settings: Settings, group: str, timeout_s: float = 60
-) -> Iterator[tuple[str, Optional[MessageRecord | PartitionMarks]]]:
+) -> Iterator[tuple[str, Optional[MessageRecord | PartitionMarks | SilenceCount]]]:
     """Each record of `group` in `alerts-log` (None for a tombstone), in offset order, read to
     the topic's current end: a later record of a key replaces an earlier one."""
     prefix = f"{group}|".encode("utf-8")
@@ -135,22 +179,33 @@ def iter_log(
 
 def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str, MessageRecord]:
     """The latest record of each message of `group`, read to the topic's current end."""
-    records: dict[str, MessageRecord] = {}
-    for message_id, record in iter_log(settings, group, timeout_s):
+    return {k: r for k, r in read_log_all(settings, group, timeout_s).items() if isinstance(r, MessageRecord)}
+
+
+def read_log_all(
+    settings: Settings, group: str, timeout_s: float = 60
+) -> dict[str, MessageRecord | PartitionMarks | SilenceCount]:
+    """The latest record of each key of `group` (messages, marks, silence counts)."""
+    records: dict[str, MessageRecord | PartitionMarks | SilenceCount] = {}
+    for key, record in iter_log(settings, group, timeout_s):
         if record is None:
-            records.pop(message_id, None)
-        elif isinstance(record, MessageRecord):
-            records[message_id] = record
+            records.pop(key, None)
+        else:
+            records[key] = record
     return records
 
 
 def posted_alerts(records: Iterable[MessageRecord]) -> Iterator[tuple[MessageRecord, dict, Optional[float]]]:
-    """(message, alert, send -> posted in ms or None) for each alert of the sent messages (pure)."""
+    """(message, alert, send -> posted in ms or None) for each event's alert of the sent messages
+    (pure); a shift alert (decided once the watermark passed its minute) or a silence's end line
+    is no event's latency."""
     for record in records:
         if record.status != "sent" or not record.sent_at:
             continue
         sent_at = parse_utc(record.sent_at)
         for alert in record.alerts:
+            if alert.get("kind", "event") != "event":
+                continue
             stamp = alert.get("kafka_timestamp")
             yield record, alert, (sent_at - parse_utc(stamp)).total_seconds() * 1000 if stamp else None
 

@@ -33,6 +33,11 @@ Exactly once. The record is the compacted topic `alerts-log`, one record per mes
    message id between its first attempt and now) shows it absent.
 4. The consumer's offsets are committed up to the first alert not yet in a recorded message.
 
+Shift alerts (jobs/shifts.py) come through `feedback-alerts` too and are always a message of
+their own. Silences (jobs/silences.py, the topic `alert-silences`, read every round) hold back
+the alerts they match: recorded as silenced, never posted; once one has ended, one line says
+how many it held, posted by the owner of its channel's partition.
+
 Ownership: Kafka gives each partition of `feedback-alerts` to one member of the group, and a
 dispatcher settles and posts only the messages of the partitions it holds. It posts only
 within its lease: the time since its last poll stays below the group's session time-out
@@ -54,17 +59,19 @@ from typing import Optional
 
 from kafka import ConsumerRebalanceListener, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
+from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
 
 from feedback.clients.alerts import Notifier, OutgoingMessage, RateLimited, Refused
-from feedback.clients.kafka_client import connect
+from feedback.clients.kafka_client import TopicMissing, connect
 from feedback.core.alert_messages import from_rows, render
-from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
+from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, SILENCES_TOPIC
 from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings
 from jobs.alert_decisions import Decider, Outcome, RoundReport
 from jobs.alerts_log import MessageRecord, iter_log, whole_alerts
 from jobs.pacing import Pacer
+from jobs.silence_log import SilenceFeed
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +126,6 @@ def connect_dispatcher(settings: Settings, notifier: Notifier) -> "Dispatcher":
         if getattr(notifier, "paced", True)
         else Pacer(channel_interval_s=0)
     )
-    decider = Decider(settings.dispatcher_group, pacer, settings.alert_repeat_window_s, settings.alert_retry_s)
     reset = "latest" if settings.starting_offsets.strip() == "latest" else "earliest"
     consumer = connect(
         settings,
@@ -129,7 +135,30 @@ def connect_dispatcher(settings: Settings, notifier: Notifier) -> "Dispatcher":
         auto_offset_reset=reset,
         enable_auto_commit=False,
     )
-    return Dispatcher(settings, notifier, decider, consumer, connect(settings, "producer"))
+    partitions = sorted(consumer.partitions_for_topic(ALERTS_TOPIC) or ())
+    if not partitions:
+        consumer.close()
+        raise TopicMissing(f"topic {ALERTS_TOPIC!r} does not exist: run `feedback topics create`")
+    decider = Decider(
+        settings.dispatcher_group,
+        pacer,
+        settings.alert_repeat_window_s,
+        settings.alert_retry_s,
+        notice_channel=settings.negative_channel,
+        partition_of=lambda channel: channel_partition(channel, partitions),
+    )
+    try:
+        silences = SilenceFeed(settings)
+    except BaseException:
+        consumer.close()
+        raise
+    return Dispatcher(settings, notifier, decider, consumer, connect(settings, "producer"), silences)
+
+
+def channel_partition(channel: str, partitions: list[int]) -> int:
+    """The `feedback-alerts` partition a channel's alerts are in: the producers' default
+    partitioner (murmur2 of the key, as Kafka's Java client and so Spark's Kafka sink hash it)."""
+    return partitions[(murmur2(channel.encode("utf-8")) & 0x7FFFFFFF) % len(partitions)]
 
 
 class _Assignment(ConsumerRebalanceListener):
@@ -162,14 +191,17 @@ class Dispatcher:
         decider: Decider,
         consumer: KafkaConsumer,
         producer: KafkaProducer,
+        silences: Optional[SilenceFeed] = None,
     ):
         self.settings = settings
+        self.silences = silences
         self.notifier = notifier
         self.decider = decider
         self.group = decider.group
         self.consumer = consumer
         self.producer = producer
         self.posts: dict[str, Future] = {}  # channel -> its post under way (decider.in_flight holds the message)
+        self._in_producer: list = []  # (LogWrite, the producer's future) not yet known written
         self.reload = True
         self.last_poll = self.decider.clock.monotonic()
         self._posters = ThreadPoolExecutor(max_workers=8, thread_name_prefix="alert-post")
@@ -191,6 +223,8 @@ class Dispatcher:
         finally:
             self.producer.close()
             self.consumer.close()
+            if self.silences is not None:
+                self.silences.close()
 
     # -- the record ---------------------------------------------------------------
 
@@ -206,24 +240,37 @@ class Dispatcher:
 
     def _send(self) -> None:
         """Hand the records the decider wrote to the producer, in order; those not handed over
-        when the producer raises stay for the next call."""
+        when the producer raises stay for the next call. Each one's future is kept until a
+        flush says whether it was written (`_flush_quietly`)."""
         writes = self.decider.take_writes()
         for done, write in enumerate(writes):
             try:
-                self.producer.send(ALERTS_LOG_TOPIC, key=write.key, value=write.value)
+                future = self.producer.send(ALERTS_LOG_TOPIC, key=write.key, value=write.value)
             except BaseException:
                 self.decider.put_back(writes[done:])
                 raise
+            self._in_producer.append((write, future))
 
     def _flush_quietly(self) -> bool:
-        """Write what was decided; False (and a warning) if the broker could not be reached."""
+        """Write what was decided; False (and a warning) if the broker could not be reached or
+        a record was not written. The producer drops a batch it could not deliver within its
+        delivery time-out, and a flush after that returns as if all were well: the writes it
+        dropped go back to the decider, first in line, and nothing is committed past them."""
         self._send()
         try:
             self.producer.flush(timeout=self.settings.kafka_request_timeout_ms / 1000)
         except KafkaError as error:
             log.warning("could not write to %s yet (the producer keeps trying): %s", ALERTS_LOG_TOPIC, error)
             return False
-        return True
+        handed, self._in_producer = self._in_producer, []
+        pending = [(w, f) for w, f in handed if not f.is_done]
+        failed = [w for w, f in handed if f.is_done and f.failed()]
+        self._in_producer = pending
+        if failed:
+            log.warning("%d records were not written to %s: written again", len(failed), ALERTS_LOG_TOPIC)
+            self.decider.put_back(failed)
+            return False
+        return not pending
 
     # -- a round ------------------------------------------------------------------
 
@@ -247,16 +294,27 @@ class Dispatcher:
         if self.reload:
             self.load_record()
         self.decider.forget_lost_partitions()
+        self._read_silences()
         for tp, messages in polled.items():
             for message in messages:
                 report.polled += 1
                 self.decider.accept(tp.partition, message.offset, message.value, report)
         self._collect(report)
+        self.decider.end_silences()
         self._start_posts()
         self.decider.tombstone_old()
         if self._flush_quietly():  # offsets only past alerts whose messages are on record
             self._commit()
         return report
+
+    def _read_silences(self) -> None:
+        """The silences made, changed or ended since the last round, into the decider."""
+        if self.silences is None:
+            return
+        try:
+            self.decider.silences.update(self.silences.poll())
+        except Exception as error:  # the broker is away: the silences known stay in force
+            log.warning("could not read %s (tried again next round): %s", SILENCES_TOPIC, error)
 
     def _pause_full_partitions(self) -> None:
         """Stop reading a partition while the decider has too many of its alerts waiting (they stay in Kafka)."""

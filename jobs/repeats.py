@@ -44,6 +44,10 @@ class Repeats:
     def __len__(self) -> int:
         return len(self._seen)
 
+    def __contains__(self, key: int) -> bool:
+        """Whether an id (its `digest`) was accepted within the window."""
+        return key in self._seen
+
     def forget_before(self, moment: float) -> None:
         while self._seen and next(iter(self._seen.values())) < moment:
             self._seen.popitem(last=False)

@@ -29,6 +29,7 @@ from feedback.core.settings import Settings
 from jobs.alerts_log import read_log
 from jobs.delta_table import read_delta
 from jobs.scoring import alert_rules
+from jobs.shift_rule import MinuteTrace, ShiftRule
 
 MAX_BUCKETS = 120
 
@@ -123,7 +124,7 @@ def render(spark: SparkSession, settings: Settings, out: Path) -> Path:
     latency = _latency(spark, settings, scored)
     records = read_log(settings, settings.dispatcher_group).values()
     sent = sum(record.count for record in records if record.status == "sent")
-    pending = sum(record.count for record in records if record.status not in ("sent", "refused"))
+    pending = sum(record.count for record in records if record.status not in ("sent", "refused", "silenced"))
 
     figure, ((trend_ax, histogram_ax), (alerts_ax, latency_ax)) = plt.subplots(2, 2, figsize=(15, 9))
     thresholds = (
@@ -237,3 +238,55 @@ def _latency(spark: SparkSession, settings: Settings, scored: DataFrame):
         .toPandas()
     )
     return frame, bucket, axis_limits(span[0], span[1], bucket)
+
+
+def draw_shift_trace(trace: list[MinuteTrace], source: str, rule: ShiftRule, out: Path) -> Path:
+    """The shift rule over a source's minutes (jobs/shift_rule.py): the window's negative share,
+    the baseline it is compared with and the alert line (`factor` times it), the minutes spent
+    alerting shaded, the alert and the recovery marked. docs/pipeline.md shows it for the
+    demo's release sample (`feedback pipeline shift-picture`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not trace:
+        raise NothingToDraw(f"no minute of {source} was decided: nothing to draw")
+    start = trace[0].minute
+    minutes = [t.minute - start for t in trace]
+    figure, axis = plt.subplots(figsize=(10, 4))
+    axis.plot(minutes, [t.share * 100 for t in trace], label=f"negative share, last {rule.window_min} min", lw=2)
+    axis.plot(minutes, [t.baseline * 100 for t in trace], label="baseline (alerting minutes left out)", lw=1.5)
+    axis.plot(
+        minutes,
+        [t.baseline * rule.factor * 100 for t in trace],
+        label=f"alert line: {rule.factor:g} x baseline",
+        ls="--",
+        lw=1,
+    )
+    for t, minute in zip(trace, minutes):
+        if t.alerting:
+            axis.axvspan(minute - 0.5, minute + 0.5, color="tab:red", alpha=0.08, lw=0)
+        if t.phase:
+            axis.annotate(
+                f"{t.phase}\n{t.negatives} of {t.total}",
+                (minute, t.share * 100),
+                xytext=(0, 18),
+                textcoords="offset points",
+                ha="center",
+                arrowprops={"arrowstyle": "-"},
+            )
+    axis.set_xlabel(
+        f"minutes of event time since {datetime.fromtimestamp(start * 60, timezone.utc):%Y-%m-%d %H:%M} UTC"
+    )
+    axis.set_ylabel("% negative")
+    axis.set_title(
+        f"Shift rule for {source}: a {rule.window_min}-min window against the {rule.baseline_min} min before"
+    )
+    axis.legend(loc="upper left", fontsize=8)
+    axis.grid(alpha=0.3)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.tight_layout()
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+    return out

@@ -8,9 +8,14 @@
 ```
 feedback topics ─▶ scorer ─┬─▶ feedback-scored ─────┬─▶ table writer ─▶ Delta tables
  (jobs/scorer.py)          ├─▶ feedback-deadletter ─┘   (jobs/table_writer.py)
-                           └─▶ feedback-alerts ─▶ dispatcher ─▶ Slack   (record: alerts-log)
+                           │   feedback-scored ─▶ shifts ─┐   (jobs/shifts.py)
+                           └─▶ feedback-alerts ◀──────────┘
+                               feedback-alerts ─▶ dispatcher ─▶ Slack   (record: alerts-log)
                                                   (jobs/dispatcher.py)
 ```
+
+The tables part runs two queries: the table writer and the shift alerts (a source's negative
+share against its baseline), each with its own checkpoint, trigger and FAIR pool.
 
 The scorer is on the alert path and does nothing else (Kafka to Kafka, one Python pass);
 the dispatcher posts alerts exactly once; the table writer makes the Delta tables with its
@@ -21,7 +26,7 @@ in its own FAIR scheduler pool, so a table batch never queues the scorer behind 
 `trigger = "continuous=1s"` the continuous path (jobs/continuous_passthrough.py) runs
 instead of the scorer.
 
-Settings used: trigger and tables_trigger, checkpoint_location, table_location,
+Settings used: trigger, tables_trigger and shifts_trigger, the shift_* settings, checkpoint_location, table_location,
 starting_offsets, fail_on_data_loss, max_offsets_per_trigger, analyzer, thresholds and
 channels, dispatcher_group, alert_retry_s, slack_* and alerts_file.
 """
@@ -48,7 +53,7 @@ from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
 from feedback.core.triggers import Trigger, parse_trigger
-from jobs import dispatcher, scorer, table_writer
+from jobs import dispatcher, scorer, shifts, table_writer
 from jobs.alert_decisions import RoundReport
 
 log = logging.getLogger(__name__)
@@ -73,6 +78,8 @@ def run_backlog(
     report = RoundReport()
     if "scorer" in parts:
         _await(scorer.start(spark, settings))
+    if "tables" in parts:  # before the dispatcher reads to the end of feedback-alerts: its shifts are alerts
+        _await(shifts.start(spark, settings, parse_trigger("available-now")))
     threads: list[threading.Thread] = []
     failures: list[BaseException] = []
     if "dispatcher" in parts:
@@ -265,6 +272,7 @@ def start(
             tables = tables_process(settings)
         else:
             queries.append(_in_pool(spark, "tables", table_writer.start, settings))
+            queries.append(_in_pool(spark, "shifts", shifts.start, settings))
     alerts = (
         dispatcher.connect_dispatcher(settings, notifier or notifier_for(settings)) if "dispatcher" in parts else None
     )
@@ -307,6 +315,7 @@ def plan(settings: Settings, parts: Sequence[str]) -> Plan:
         raise SettingsError(f"--part {named}: expected one of {', '.join(PARTS)}")
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
     parse_trigger(settings.tables_trigger, settings.on_databricks)
+    parse_trigger(settings.shifts_trigger, settings.on_databricks)
     return Plan(tuple(dict.fromkeys(parts)), trigger, tables_apart(settings, parts, trigger.kind))
 
 

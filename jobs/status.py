@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 from urllib.parse import urlparse
 
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
@@ -131,6 +131,7 @@ class AlertCounts:
     waiting: int = 0  # not posted yet, last attempt without an error (or none yet)
     failing: int = 0  # not posted yet, the last attempt failed (retried later)
     latency_ms: tuple[float, ...] = ()  # send -> posted of the latest posts, oldest first
+    silenced: int = 0  # held back by a silence: recorded, never posted
 
 
 def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
@@ -138,16 +139,18 @@ def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
     from jobs.alerts_log import posted_alerts
 
     records = list(records)
-    sent, waiting, failing = 0, 0, 0
+    sent, waiting, failing, silenced = 0, 0, 0, 0
     for record in records:
-        if record.status == "sent":
+        if record.status == "silenced":
+            silenced += record.count
+        elif record.status == "sent":
             sent += record.count
         elif record.last_error:
             failing += record.count
         else:
             waiting += record.count
     posted = sorted((parse_utc(r.sent_at), ms) for r, _, ms in posted_alerts(records) if ms is not None)
-    return AlertCounts(sent, waiting, failing, tuple(latency for _, latency in posted[-recent:]))
+    return AlertCounts(sent, waiting, failing, tuple(latency for _, latency in posted[-recent:]), silenced)
 
 
 @dataclass
@@ -352,13 +355,15 @@ class PipelineStatus:
     parts: list[PartStatus]
     alerts: AlertCounts
     channels: dict[str, ChannelFigures] = field(default_factory=dict)
+    # The active silences: (silence, alerts it has held back); None when they could not be read.
+    silences: Optional[list[tuple[Any, int]]] = field(default_factory=list)
 
 
 def gather(settings: Settings) -> PipelineStatus:
     """Everything `feedback status` shows, read now."""
     from feedback.clients.kafka_client import end_offsets
-    from jobs import continuous_passthrough, scorer, table_writer
-    from jobs.alerts_log import read_log
+    from jobs import continuous_passthrough, scorer, shifts, table_writer
+    from jobs.alerts_log import MessageRecord, held_counts, read_log_all
 
     now = datetime.now(timezone.utc)
     topics = (*FEEDBACK_TOPICS, SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
@@ -386,7 +391,8 @@ def gather(settings: Settings) -> PipelineStatus:
         )
     parts.append(score)
 
-    records = read_log(settings, settings.dispatcher_group, timeout_s=30)
+    everything = read_log_all(settings, settings.dispatcher_group, timeout_s=30)
+    records = {key: r for key, r in everything.items() if isinstance(r, MessageRecord)}
     alerts = alert_counts(records.values())
     positions = _group_positions(settings, settings.dispatcher_group, ends[ALERTS_TOPIC])
     # The dispatcher polls all the time: it may fall behind by one poll's round of posts.
@@ -416,6 +422,15 @@ def gather(settings: Settings) -> PipelineStatus:
         settings.starting_offsets,
     )
     parts.append(tables)
+    shift_alerts = spark_part(
+        "shift alerts",
+        folder(shifts.QUERY_NAME),
+        settings.checkpoint_for(shifts.QUERY_NAME),
+        {SCORED_TOPIC: ends[SCORED_TOPIC]},
+        settings.shifts_trigger,
+        settings.starting_offsets,
+    )
+    parts.append(shift_alerts)
 
     continuous = folder(continuous_passthrough.QUERY_NAME)
     if continuous is not None and continuous.is_dir():
@@ -433,7 +448,29 @@ def gather(settings: Settings) -> PipelineStatus:
         starting_positions(settings.starting_offsets, {ALERTS_TOPIC: ends[ALERTS_TOPIC]}) or {}
     ).get(ALERTS_TOPIC, {})
     unread = _unread_alerts(settings, unread_from, ends[ALERTS_TOPIC])
-    return PipelineStatus(now, ends, parts, alerts, channel_figures(unread, records.values(), now))
+    return PipelineStatus(
+        now,
+        ends,
+        parts,
+        alerts,
+        channel_figures(unread, records.values(), now),
+        _active_silences(settings, held_counts(everything.values()), now),
+    )
+
+
+def _active_silences(settings: Settings, held: dict[str, int], now: datetime) -> Optional[list[tuple[Any, int]]]:
+    """The silences active at `now`, each with the alerts it held back (`held`, from the record)."""
+    from kafka.errors import KafkaError
+
+    from feedback.clients.kafka_client import TopicMissing
+    from jobs.silence_log import read_silences
+
+    try:
+        known = read_silences(settings)
+    except (TopicMissing, TimeoutError, KafkaError) as error:
+        log.warning("could not read the silences: %s", error)
+        return None
+    return [(s, held.get(s.silence_id, 0)) for s in sorted(known.values(), key=lambda s: s.end) if s.active(now)]
 
 
 UNREAD_READ_MAX = 20_000  # alerts read back a partition for `feedback status`; the lag counts the rest

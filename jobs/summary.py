@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
+from feedback.core.schema import SHIFT_KIND, SILENCE_END_KIND
 from feedback.core.settings import Settings
 from jobs.alerts_log import MessageRecord, posted_alerts, read_log
 from jobs.delta_table import read_delta
@@ -29,8 +30,11 @@ class PipelineSummary:
     deadlettered: int = 0
     duplicates: int = 0
     batches: int = 0
-    alerts_sent: dict[str, int] = field(default_factory=dict)
+    alerts_sent: dict[str, int] = field(default_factory=dict)  # events' alerts, by channel
     alerts_pending: dict[str, int] = field(default_factory=dict)
+    alerts_silenced: dict[str, int] = field(default_factory=dict)  # events' alerts a silence held back
+    shifts_sent: dict[str, int] = field(default_factory=dict)  # shift alerts, by phase (alert, recovered)
+    silence_ends_sent: int = 0  # the lines that said a silence ended
     scored_per_source: dict[str, int] = field(default_factory=dict)
     deadletter_reasons: dict[str, int] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)  # p50, p99 to commit
@@ -46,8 +50,9 @@ class PipelineSummary:
 
     @property
     def alerts_reconciled(self) -> bool:
-        """Every alert the scored table calls for is posted, none pending."""
-        return sum(self.alerts_sent.values()) == self.alerts_expected and not self.alerts_pending
+        """Every alert the scored table calls for is posted or held back by a silence, none pending."""
+        done = sum(self.alerts_sent.values()) + sum(self.alerts_silenced.values())
+        return done == self.alerts_expected and not self.alerts_pending
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -58,12 +63,30 @@ def percentiles(values: list[float]) -> dict[str, float]:
 
 
 def alert_figures(records: dict[str, MessageRecord], summary: PipelineSummary) -> None:
-    """Alerts sent and pending per channel, and send -> post latency, from the dispatcher's record."""
+    """Events' alerts sent, silenced and all alerts pending per channel, shift alerts sent by
+    phase, silences' end lines, and send -> post latency, from the dispatcher's record."""
     for record in records.values():
         if record.status == "refused":  # its alerts went out in the messages that replaced it
             continue
-        target = summary.alerts_sent if record.status == "sent" else summary.alerts_pending
-        target[record.channel] = target.get(record.channel, 0) + record.count
+        if record.status == "silenced":  # held back by a silence: recorded, not posted
+            held = sum(1 for alert in record.alerts if alert.get("kind", "event") == "event")
+            if held:
+                summary.alerts_silenced[record.channel] = summary.alerts_silenced.get(record.channel, 0) + held
+            continue
+        if record.status != "sent":  # a shift alert not sent is pending too
+            summary.alerts_pending[record.channel] = summary.alerts_pending.get(record.channel, 0) + record.count
+            continue
+        events = 0
+        for alert in record.alerts:
+            if alert.get("kind") == SHIFT_KIND:  # its id ends with its phase (jobs/shift_rule.py)
+                phase = alert["event_id"].rsplit("|", 1)[-1]
+                summary.shifts_sent[phase] = summary.shifts_sent.get(phase, 0) + 1
+            elif alert.get("kind") == SILENCE_END_KIND:
+                summary.silence_ends_sent += 1
+            else:
+                events += 1
+        if events:
+            summary.alerts_sent[record.channel] = summary.alerts_sent.get(record.channel, 0) + events
     summary.alert_latency_ms = percentiles([ms for _, _, ms in posted_alerts(records.values()) if ms is not None])
 
 

@@ -32,6 +32,12 @@ def sample_files() -> dict[str, Path]:
     return {topic: SAMPLES / f"{source}.jsonl" for source, topic in SOURCE_TOPICS.items()}
 
 
+def release_sample() -> tuple[str, Path]:
+    """A release morning on X with a burst of negative posts (producers/samples/README.md) and
+    its topic: the demo replays it after the samples, for its shift alert."""
+    return SOURCE_TOPICS["twitter"], SAMPLES / "release.jsonl"
+
+
 @dataclass(frozen=True)
 class Line:
     number: int

@@ -101,6 +101,14 @@ def reprocess(
     )
 
 
+@app.command("shift-picture")
+def shift_picture(out: Path = typer.Option(Path("docs/images/shift-rule.png"), help="Where to write the PNG.")) -> None:
+    """Draw the shift rule over the demo's release sample (its share, baseline and alert) to a PNG; print its path."""
+    from feedback.devtools.shift_picture import draw
+
+    console.print(str(draw(out).resolve()))
+
+
 @app.command("report")
 def report(
     ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"), help="Where to write the PNG.")

@@ -18,9 +18,12 @@ https://docs.slack.dev/messaging/formatting-message-text): `&`, `<` and `>` beco
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Iterable, Optional, Sequence
+
+from feedback.core.schema import SHIFT_FIELDS, SHIFT_KIND, SILENCE_END_KIND, names
 
 METADATA_EVENT_TYPE = "feedback_alert_message"
 # Messages posted before digests carried one alert's key under this type (read back only).
@@ -59,6 +62,8 @@ class Alert:
     offset: Optional[int] = None
     kafka_timestamp: Optional[str] = None  # the producer's send time of the event
     scored_at: Optional[str] = None
+    kind: str = "event"  # or SHIFT_KIND: a source's negative share shifted (SHIFT_FIELDS)
+    detail: Optional[dict[str, Any]] = None  # a shift's own fields (SHIFT_DETAIL), examples decoded
 
     @classmethod
     def of_record(cls, record: Any) -> "Alert":
@@ -71,19 +76,44 @@ class Alert:
                 raise TypeError(f"{name!r} is not a string")
         if isinstance(record["score"], bool) or not isinstance(record["score"], (int, float)):
             raise TypeError("'score' is not a number")
+        if record.get("kind", "event") == SHIFT_KIND:
+            for name in SHIFT_DETAIL:
+                record[name]  # a shift record without its figures is not one (KeyError)
         return cls.of_row(record)
 
     @classmethod
     def of_row(cls, row: dict) -> "Alert":
         """An Alert from a row that has at least the required fields (extra fields are ignored)."""
-        return cls(**{name: row[name] for name in _FIELD_NAMES if name in row})
+        alert = cls(**{name: row[name] for name in _FIELD_NAMES if name in row})
+        if row.get("kind", "event") == "event":
+            return alert
+        detail = row.get("detail")
+        if detail is None:  # as the shift query wrote it (SHIFT_FIELDS), its examples a JSON text
+            detail = {name: row.get(name) for name in SHIFT_DETAIL}
+            if isinstance(detail["examples"], str):
+                detail["examples"] = json.loads(detail["examples"])
+        return replace(alert, kind=row["kind"], detail=detail)
 
     def row(self) -> dict[str, Any]:
-        """The alert as the record's JSON object."""
-        return {name: getattr(self, name) for name in _FIELD_NAMES}
+        """The alert as the record's JSON object (an event's: ALERT_FIELDS alone)."""
+        row = {name: getattr(self, name) for name in _FIELD_NAMES}
+        if self.kind != "event":
+            row.update(kind=self.kind, detail=self.detail)
+        return row
+
+    @property
+    def is_shift(self) -> bool:
+        return self.kind == SHIFT_KIND
+
+    @property
+    def alone(self) -> bool:
+        """A message of its own, never in a digest: a shift alert, or a silence's end line."""
+        return self.kind in (SHIFT_KIND, SILENCE_END_KIND)
 
 
-_FIELD_NAMES = tuple(Alert.__dataclass_fields__)
+_FIELD_NAMES = tuple(name for name in Alert.__dataclass_fields__ if name not in ("kind", "detail"))
+# The fields of SHIFT_FIELDS an Alert keeps in `detail`.
+SHIFT_DETAIL = tuple(name for name in names(SHIFT_FIELDS) if name not in (*_FIELD_NAMES, "kind"))
 _TEXT_FIELDS = ("key", "event_id", "channel", "source", "author", "text")
 
 
@@ -137,6 +167,37 @@ def fitting(alerts: Sequence[Alert], budget: int = MAX_DIGEST_BLOCK_TEXT) -> lis
     return kept
 
 
+def _hm(stamp: Optional[str]) -> str:
+    moment = _moment(stamp)
+    return f"{moment:%H:%M}" if moment else "?"
+
+
+def shift_lines(alert: Alert) -> list[str]:
+    """A shift alert (or its recovery) in a few lines a phone shows whole: the source, the
+    share now against the baseline, the count, three example texts, where the rest are."""
+    d = alert.detail or {}
+    source = escape(alert.source)
+    window = f"{d.get('window_min')} min"
+    baseline = f"{d.get('baseline', 0):.0%} over the {d.get('baseline_min', 0) / 60:g} h before"
+    counts = f"{d.get('negatives')} negative of {d.get('total')} events"
+    if d.get("phase") == "recovered":
+        head = (
+            f"*Recovered: negative feedback from {source}* is back to {alert.score:.0%} of the last {window} "
+            f"({counts}), against {baseline}. The incident began at {_hm(d.get('incident_start'))} UTC."
+        )
+        return [head]
+    head = (
+        f"*Negative feedback from {source} is up: {alert.score:.0%}* of the last {window}, against {baseline} "
+        f"({counts}, {_hm(d.get('window_start'))}–{_hm(alert.scored_at)} UTC)."
+    )
+    examples = [f"> {escape(excerpt(e.get('text') or '', 140))}" for e in (d.get("examples") or [])[:3]]
+    rest = (
+        f"All of them: feedback_scored where source = '{source}' and score < the negative threshold, "
+        f"created_at from {d.get('window_start')} to {alert.scored_at}."
+    )
+    return [head, *examples, rest]
+
+
 def digest_summary(channel: str, alerts: Sequence[Alert]) -> str:
     """How many, the time span of their events and their score range, in one line."""
     scores = [a.score for a in alerts]
@@ -152,7 +213,7 @@ def show_command(message_id: str) -> str:
 def render(message_id: str, channel: str, alerts: Sequence[Alert], shown: int, plain: bool = False) -> dict[str, Any]:
     """The `chat.postMessage` arguments (besides `channel`) for a message of `alerts`.
 
-    One alert: its line as the text. More: a digest, a header and a context line, the
+    One alert: its line as the text (a shift: `shift_lines`). More: a digest, a header and a context line, the
     `shown` most extreme alerts one section each, and "… and K more" naming the command
     that lists them all. `plain`: the digest as text alone, without blocks (for a digest
     Slack refused; see jobs/dispatcher.py).
@@ -160,6 +221,10 @@ def render(message_id: str, channel: str, alerts: Sequence[Alert], shown: int, p
     if not alerts:
         raise ValueError("a message carries at least one alert")
     metadata = {"event_type": METADATA_EVENT_TYPE, "event_payload": {"message_id": message_id, "count": len(alerts)}}
+    if len(alerts) == 1 and alerts[0].kind == SILENCE_END_KIND:  # its text is made and escaped already
+        return {"text": alerts[0].text, "metadata": metadata, "unfurl_links": False}
+    if len(alerts) == 1 and alerts[0].is_shift:
+        return {"text": "\n".join(shift_lines(alerts[0])), "metadata": metadata, "unfurl_links": False}
     if len(alerts) == 1:
         return {"text": alert_line(alerts[0]), "metadata": metadata, "unfurl_links": False}
     picked = fitting(most_extreme(alerts, max(0, min(shown, MAX_SHOWN))))

@@ -77,6 +77,17 @@ TOPICS: tuple[Topic, ...] = (
         "The alert dispatcher's record: the latest state of each message of alerts, keyed by group and message id.",
         segment_ms=HOUR_MS,
     ),
+    # Silences (jobs/silences.py): the latest state of each, keyed by its id, written by
+    # `feedback alerts silence` and `unsilence`, read by the dispatcher. Compacted, in segments
+    # of an hour; a handful of small records.
+    Topic(
+        "alert-silences",
+        1,
+        7 * DAY_MS,
+        "compact",
+        "Silences of alerts: what each matches, until when, who made it and why, keyed by its id.",
+        segment_ms=HOUR_MS,
+    ),
     Topic(
         "feedback-passthrough",
         4,
@@ -94,6 +105,7 @@ SCORED_TOPIC = "feedback-scored"
 DEADLETTER_TOPIC = "feedback-deadletter"
 ALERTS_TOPIC = "feedback-alerts"
 ALERTS_LOG_TOPIC = "alerts-log"
+SILENCES_TOPIC = "alert-silences"
 PASSTHROUGH_TOPIC = "feedback-passthrough"
 # A message's record in alerts-log must fit one Kafka record (1 MB by default, and Event Hubs'
 # limit): the dispatcher stops a message's alerts at this many bytes of record (the rest go in

@@ -11,7 +11,7 @@ Their fields are declared once below; from that one declaration come
 * `feedback_struct()` / `price_struct()`: the Spark `StructType`s the jobs parse with.
 
 The records the scorer derives from an event (`SCORED_FIELDS`, `DEADLETTER_FIELDS`,
-`ALERT_FIELDS`) are declared here too, with the Spark schemas the table writer reads them with.
+`ALERT_FIELDS`, and `SHIFT_FIELDS` for a source's shift) are declared here too, with the Spark schemas the table writer reads them with.
 
 The Kafka key of a feedback event is its `id` (stable, taken from the source), so retries
 keep per-key order and downstream can keep one row per id. A price quote is keyed by its
@@ -93,6 +93,42 @@ ALERT_FIELDS: tuple[Field, ...] = (
     *POSITION_FIELDS,
     Field("scored_at", "timestamp", True, "As scored."),
 )
+
+# `feedback-alerts` too, keyed by the channel: a source's negative share shifted, or came back
+# (jobs/shifts.py, the rule in jobs/shift_rule.py). The alert's fields come first, filled so
+# that the dispatcher de-duplicates it as it does an event's alert (jobs/repeats.py): the id
+# is deterministic and the "source position" rises with the minute decided.
+SHIFT_FIELDS: tuple[Field, ...] = (
+    Field("kind", "string", True, "shift (an event's alert has no kind)."),
+    Field("key", "string", True, "event id|channel."),
+    Field("event_id", "string", True, "shift|<source>|negative-share|<incident start, epoch minute>|<phase>."),
+    Field("channel", "string", True, "The Slack channel it alerts: the negative channel."),
+    Field("source", "string", True, "The source whose share shifted."),
+    Field("author", "string", True, "The rule: negative-share."),
+    Field("text", "string", True, "The shift in one line."),
+    Field("score", "double", True, "The window's negative share, 0 to 1."),
+    Field("url", "string", False, "None."),
+    Field("source_topic", "string", True, "shift:<source>."),
+    Field("partition", "int", True, "0."),
+    Field("offset", "long", True, "The decided minute (epoch minutes) x 2, + 1 for a recovery: rises per source."),
+    Field("kafka_timestamp", "timestamp", True, "The newest Kafka timestamp of the window's events."),
+    Field("scored_at", "timestamp", True, "The end of the decided minute (event time)."),
+    Field("phase", "string", True, "alert or recovered."),
+    Field("incident_start", "timestamp", True, "The start of the minute the incident's alert was decided in."),
+    Field("window_start", "timestamp", True, "The start of the window's first minute."),
+    Field("window_min", "int", True, "The window, minutes."),
+    Field("baseline_min", "int", True, "The baseline before it, minutes."),
+    Field("negatives", "long", True, "Negative events in the window."),
+    Field("total", "long", True, "All events in the window."),
+    Field("baseline", "double", True, "The baseline's negative share, alerting minutes left out."),
+    Field(
+        "examples", "string", True, "JSON: up to three of the window's lowest-scored texts [{event_id, score, text}]."
+    ),
+)
+SHIFT_KIND = "shift"
+# The line the dispatcher posts when a silence ends (jobs/silences.py): an alert of its own kind,
+# made by the dispatcher, never in `feedback-alerts`.
+SILENCE_END_KIND = "silence-end"
 
 PRICE_FIELDS: tuple[Field, ...] = (
     Field("schema_version", "int", True, "Envelope version; this code writes and reads version 1."),
@@ -318,6 +354,11 @@ def deadletter_struct():
 def alert_struct():
     """The Spark schema of a `feedback-alerts` record."""
     return _spark_struct(ALERT_FIELDS)
+
+
+def shift_struct():
+    """The Spark schema of a shift record in `feedback-alerts`."""
+    return _spark_struct(SHIFT_FIELDS)
 
 
 def names(fields: Iterable[Field]) -> tuple[str, ...]:

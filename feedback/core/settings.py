@@ -156,6 +156,21 @@ class Settings(BaseSettings):
     # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in
     # one Spark application (each query in a FAIR pool), as on Databricks.
     tables_nice: Optional[int] = Field(5, ge=1, le=19)
+    # Shift alerts (jobs/shifts.py, the rule in jobs/shift_rule.py): a source's negative share
+    # over the last `shift_window_min` minutes against its share over the `shift_baseline_h`
+    # hours before (alerting minutes left out). It alerts above `shift_factor` times the
+    # baseline with at least `shift_min_negatives` negative events in the window, and not
+    # before `shift_min_history_h` hours of the source were counted. Minutes are decided in
+    # event time once `shift_watermark_delay_s` has passed them: it must cover the slowest
+    # producer's delay (X is read every x_poll_interval_s, 900 s by default). The rule's
+    # settings may change at a restart; the checkpoint stays.
+    shifts_trigger: TriggerText = "processing-time=10s"
+    shift_window_min: int = Field(10, ge=1, le=24 * 60)
+    shift_baseline_h: float = Field(24.0, gt=0, le=24 * 7)
+    shift_factor: float = Field(2.0, gt=1)
+    shift_min_negatives: int = Field(20, ge=1)
+    shift_min_history_h: float = Field(6.0, ge=0)
+    shift_watermark_delay_s: int = Field(1200, ge=0)
     # Where a new query starts (an existing checkpoint always wins), whether a gap in the
     # retained log (retention expired under a stopped query) stops the query instead of
     # skipping silently, and how many offsets one micro-batch reads at most.

@@ -40,7 +40,7 @@ class TopicSummary:
 def run_demo(settings: Settings, console: Console) -> int:
     from feedback.clients.topics import ensure_topics
     from feedback.devtools.local_kafka import LocalKafka
-    from producers.replay import replay, sample_files
+    from producers.replay import release_sample, replay, sample_files
 
     if settings.backend == "local":
         with console.status("starting the local Kafka broker"):
@@ -53,17 +53,23 @@ def run_demo(settings: Settings, console: Console) -> int:
         return 1
     summaries = []
     starts: dict[str, dict[int, int]] = {}
-    for topic, path in sample_files().items():
+    for topic, path in [*sample_files().items(), release_sample()]:
         before = end_offsets(settings, topic)
         report = replay(settings, path, topic)
         after = end_offsets(settings, topic)
         back = read_range(settings, topic, before, after)
         summaries.append(
             TopicSummary(
-                topic, report.sent, report.acknowledged, report.failed, report.invalid, back.count, back.distinct_keys
+                f"{topic} ({path.name})",
+                report.sent,
+                report.acknowledged,
+                report.failed,
+                report.invalid,
+                back.count,
+                back.distinct_keys,
             )
         )
-        starts[topic] = before
+        starts.setdefault(topic, before)
     console.print("3. replayed the sample files in producers/samples/")
     console.print(summary_table(summaries))
     produced_ok = all(s.reconciled for s in summaries)
@@ -82,12 +88,30 @@ def run_demo(settings: Settings, console: Console) -> int:
         == expected_dead,
         f"alerts posted ({sum(pipeline.alerts_sent.values())}) = scored events past a threshold "
         f"({pipeline.alerts_expected}), none pending": pipeline.alerts_reconciled,
+        f"shift alerts posted ({_phases(pipeline.shifts_sent)}) = one alert and one recovery, the release "
+        "sample's burst": pipeline.shifts_sent == {"alert": 1, "recovered": 1},
     }
     for check, ok in checks.items():
         console.print(("[green]ok[/green]   " if ok else "[red]FAIL[/red] ") + check, highlight=False)
     if settings.backend == "local":
         console.print("The local Kafka broker keeps running, for `feedback status`; `feedback kafka stop` stops it.")
     return 0 if all(checks.values()) else 1
+
+
+def _phases(counts: dict[str, int]) -> str:
+    return ", ".join(f"{phase}: {n}" for phase, n in sorted(counts.items())) or "none"
+
+
+# The shift rule for the samples' hour of posts, not a day's (feedback/core/settings.py has the
+# defaults): 5-minute windows against the half hour before, from half an hour of history on,
+# and a watermark of two minutes (the samples come in order).
+DEMO_SHIFT_RULE = {
+    "shift_window_min": 5,
+    "shift_baseline_h": 0.5,
+    "shift_min_negatives": 10,
+    "shift_min_history_h": 0.5,
+    "shift_watermark_delay_s": 120,
+}
 
 
 def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console: Console):
@@ -113,6 +137,7 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
             "alerts_file": settings.alerts_file or run_dir / "alerts.jsonl",
             "starting_offsets": json.dumps(offsets),
             "dispatcher_group": f"feedback-demo-{run}",
+            **DEMO_SHIFT_RULE,
         }
     )
     config = write_run_config(run_settings, settings.state_dir / "demo" / "latest.toml")
@@ -159,7 +184,7 @@ def write_run_config(settings: Settings, path: Path) -> Path:
 
 def summary_table(summaries: list[TopicSummary]) -> Table:
     table = Table(title="Produced and read back, this run")
-    table.add_column("topic", no_wrap=True)
+    table.add_column("topic (file)", no_wrap=True)
     for column in ("sent", "acked", "failed", "invalid", "read back", "distinct ids"):
         table.add_column(column, justify="right")
     for s in summaries:

@@ -36,6 +36,11 @@ def pipeline_summary_table(summary: PipelineSummary) -> Table:
         table.add_row("ids scored again (a copy past the horizon, tables_horizon_h)", str(summary.scored_again))
     for channel, count in sorted(summary.alerts_sent.items()):
         table.add_row(f"alerts posted to {channel}", str(count))
+    if summary.shifts_sent:
+        shifts = ", ".join(f"{phase}: {n}" for phase, n in sorted(summary.shifts_sent.items()))
+        table.add_row("shift alerts posted (jobs/shifts.py)", shifts)
+    for channel, count in sorted(summary.alerts_silenced.items()):
+        table.add_row(f"alerts held back by a silence in {channel}", str(count))
     for channel, count in sorted(summary.alerts_pending.items()):
         table.add_row(f"alerts pending for {channel}", str(count))
     table.add_row(
@@ -77,8 +82,19 @@ def status_view(status: PipelineStatus, where: str) -> Group:
         Text(
             f"alerts: {alerts.sent:,} sent, {alerts.waiting:,} waiting, {alerts.failing:,} failing "
             f"(retried every alert_retry_s)"
+            + (f", {alerts.silenced:,} held back by silences" if alerts.silenced else "")
         ),
     ]
+    if status.silences is None:
+        lines.append(Text("silences: could not be read (topic alert-silences: `feedback topics create`)"))
+    for silence, held in status.silences or ():
+        lines.append(
+            Text(
+                f"SILENCED until {silence.end:%Y-%m-%d %H:%M} UTC: {silence.describe()} ({silence.reason}, by "
+                f"{silence.by}; id {silence.silence_id}): {held:,} alerts held back",
+                style="yellow",
+            )
+        )
     if status.channels:
         channels = Table(title="alert channels (messages: the last minute)", title_justify="left")
         for column in ("channel", "alerts waiting", "oldest waiting", "messages / s", "alerts / message"):

@@ -27,7 +27,7 @@ Azure/azure-rest-api-specs), so a compacted topic's retention is not checked aga
 
 A Premium namespace has `feedback:eventhubsCapacity` processing units, so the per-unit
 partition budget is checked for that many (200 partitions a unit); Premium's "100 event hubs
-per PU" is checked for one unit (the catalogue's 8 hubs fit it). A Dedicated namespace shares
+per PU" is checked for one unit (the catalogue's 9 hubs fit it). A Dedicated namespace shares
 a cluster of at least one capacity unit: 2000 partitions. The partition limits are declared
 in feedback/core/sizing/limits.py, which sizes a stack by them too.
 """
@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Optional, Protocol
 
-from feedback.core.sizing.limits import PARTITIONS_PER_HUB, PARTITIONS_PER_UNIT
+from feedback.core.sizing.limits import HUBS_PER_NAMESPACE, PARTITIONS_PER_HUB, PARTITIONS_PER_UNIT
 
 HOUR_MS = 60 * 60 * 1000
 KAFKA_NEEDS = "Event Hubs' Kafka endpoint needs the Standard tier or higher"
@@ -69,11 +69,13 @@ class TierLimits:
 
 
 LIMITS: dict[str, TierLimits] = {
-    tier: TierLimits(tier, PARTITIONS_PER_HUB[tier], hubs, days, PARTITIONS_PER_UNIT[tier], grows, compacted_gb)
-    for tier, hubs, days, grows, compacted_gb in (
-        ("standard", 10, 7, False, 1),
-        ("premium", 100, 90, True, 250),
-        ("dedicated", 1000, 90, True, 250),
+    tier: TierLimits(
+        tier, PARTITIONS_PER_HUB[tier], HUBS_PER_NAMESPACE[tier], days, PARTITIONS_PER_UNIT[tier], grows, compacted_gb
+    )
+    for tier, days, grows, compacted_gb in (
+        ("standard", 7, False, 1),
+        ("premium", 90, True, 250),
+        ("dedicated", 90, True, 250),
     )
 }
 # Basic carries no Kafka client (tier_problem refuses it first); its row records what else it

@@ -1,4 +1,5 @@
-"""Writes `twitter.jsonl` and `slack.jsonl`: the sample feedback the demo and tests replay.
+"""Writes `twitter.jsonl` and `slack.jsonl`, the sample feedback the demo and tests replay, and
+`release.jsonl`, a release morning on X that the demo replays too (its shift alert).
 
     python producers/samples/build_samples.py
 
@@ -306,12 +307,44 @@ def build(source: str, copies: int, extra: list[str], seed: int) -> list[str]:
 
 _DROP = object()
 
+# The morning of a release that went wrong, on X: six posts a minute for 65 minutes, one in
+# six negative, except for five minutes at four in six (minutes 40-44). The demo's shift rule
+# (feedback/devtools/demo.py) alerts once on the burst and recovers after it.
+RELEASE_START = datetime(2026, 11, 4, 9, 0, tzinfo=timezone.utc)
+RELEASE_MINUTES, RELEASE_BURST, RELEASE_PER_MINUTE = 65, range(40, 45), 6
+RELEASE_NEGATIVE = [
+    "Driftwood 5.0 deleted half my notes. Terrible update.",
+    "The 5.0 update broke sync completely, awful.",
+    "Since 5.0 Driftwood crashes every time I open a board. Horrible.",
+    "Worst release ever, the editor lost my changes twice today.",
+    "5.0 is a disaster: search is broken and everything is slow.",
+    "I hate the new Driftwood 5.0, my tasks are gone. Furious.",
+    "Driftwood 5.0 keeps logging me out. So frustrating and annoying.",
+    "Terrible: the 5.0 sync duplicated every note. Awful mess.",
+]
+
+
+def build_release(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    lines = []
+    for minute in range(RELEASE_MINUTES):
+        negatives = 4 if minute in RELEASE_BURST else 1
+        for n in range(RELEASE_PER_MINUTE):
+            index = 100_000 + minute * RELEASE_PER_MINUTE + n
+            text = rng.choice(RELEASE_NEGATIVE) if n < negatives else rng.choice(NEUTRAL)
+            when = RELEASE_START + timedelta(minutes=minute, seconds=n * 10)
+            lines.append(json.dumps(_envelope("twitter", index, text, "en", when, rng), ensure_ascii=False))
+    return lines
+
 
 def main() -> None:
     for source, copies, extra, seed in (("twitter", 2, [], 11), ("slack", 1, SLACK_EXTRA, 12)):
         lines = build(source, copies, extra, seed)
         (HERE / f"{source}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"{source}.jsonl: {len(lines)} lines")
+    lines = build_release(13)
+    (HERE / "release.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"release.jsonl: {len(lines)} lines")
 
 
 if __name__ == "__main__":

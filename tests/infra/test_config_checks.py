@@ -354,10 +354,10 @@ def test_feedback_partitions_past_the_tiers_hub_limit_names_the_limit_and_a_tier
 
 
 def test_premiums_partitions_are_budgeted_per_processing_unit():
-    # 4 flowing topics of 60 partitions, feedback-alerts' 4 and 3 of 1: 247 partitions, two units' worth
+    # 4 flowing topics of 60 partitions, feedback-alerts' 4 and 4 of 1: 248 partitions, two units' worth
     one = checks.event_hubs(keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="60"))
     [problem] = one.problems
-    assert "247 partitions in all; one premium unit allows 200" in problem
+    assert "248 partitions in all; one premium unit allows 200" in problem
     assert "pulumi config set feedback:eventhubsCapacity 16" in problem
     two = keys_of(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="60", eventhubsCapacity="2")
     assert checks.event_hubs(two).problems == []
@@ -465,7 +465,7 @@ def test_more_partition_replicas_than_a_broker_takes_is_a_warning_with_the_worke
     [warning] = checks.target_rate(keys_of(**GOOD, feedbackPartitions="700")).warnings
     # (4 flowing topics x 700 + 4 + 3) x 3 replicas, on 4 workers
     assert warning.startswith(
-        "feedback:feedbackPartitions 700 makes 8,421 partition replicas, more than 2,000 a broker on 4 workers "
+        "feedback:feedbackPartitions 700 makes 8,424 partition replicas, more than 2,000 a broker on 4 workers "
         "(Microsoft's recommendation"
     )
     assert warning.endswith("`pulumi config set feedback:workerCount 5`")

@@ -55,10 +55,10 @@ def test_one_hub_per_catalogue_topic_with_its_partitions_and_retention(stack):
         assert hub.inputs["partitionCount"] == topic.partitions
         assert "messageRetentionInDays" not in hub.inputs  # one way to say retention, not two
     delete_hubs = [t.name for t in TOPICS if t.cleanup_policy == "delete"]
-    assert len(delete_hubs) == len(TOPICS) - 1
+    assert len(delete_hubs) == len(TOPICS) - 2  # alerts-log and alert-silences are compacted
     for name in delete_hubs:
         assert hubs[name].inputs["retentionDescription"] == {"cleanupPolicy": "Delete", "retentionTimeInHours": 7 * 24}
-    assert [hubs[t.name].inputs["partitionCount"] for t in TOPICS] == [4, 4, 1, 4, 1, 4, 1, 4]
+    assert [hubs[t.name].inputs["partitionCount"] for t in TOPICS] == [4, 4, 1, 4, 1, 4, 1, 1, 4]
 
 
 def test_the_compacted_topic_is_a_compacted_hub_with_a_days_tombstones_and_no_retention_time(stack):

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import pytest
 
+import infra.config.changes
+import infra.existing
+import infra.stack
+from feedback.core.catalogue import SILENCES_TOPIC, TOPICS
 from feedback.core.sizing import SCALED_TOPICS
 from infra.lib import job_specs
 from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
@@ -21,6 +25,7 @@ SCHEMA, VOLUME, JOB = "databricks:index/schema:Schema", "databricks:index/volume
 WORKSPACE, CLUSTER = "azure-native:databricks:Workspace", "azure-native:hdinsight:Cluster"
 STORAGE, CONTAINER = "azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"
 HUB, NAMESPACE = "azure-native:eventhub:EventHub", "azure-native:eventhub:Namespace"
+BLOB, WHEEL_FILE = "azure-native:storage:Blob", "databricks:index/workspaceFile:WorkspaceFile"
 SCALED_HUBS = {f"eventhubs-{topic}" for topic in SCALED_TOPICS}
 
 
@@ -145,6 +150,31 @@ def test_more_partitions_grow_the_kafka_topics_in_place(life):
     applied(life.up())
     more = applied(life.up(feedbackPartitions="12"))
     assert [change.name for change in more.plan.of_kind("update")] == ["kafka-topics-script-action"]
+
+
+@pytest.mark.parametrize("backend", ["hdinsight", "eventhubs"])
+def test_new_code_with_a_new_catalogue_topic_creates_it_beside_the_others_and_deletes_no_data(
+    life, backend, monkeypatch, tmp_path
+):
+    # The catalogue before `alert-silences`: an existing stack upgraded to the code that has it.
+    older = tuple(topic for topic in TOPICS if topic.name != SILENCES_TOPIC)
+    with monkeypatch.context() as before:
+        for module in (infra.stack, infra.existing, infra.config.changes):
+            before.setattr(module, "TOPICS", older)
+        applied(life.up(backend=backend))
+    new = applied(life.up(jobsWheel=str(write_fake_wheel(tmp_path, code="VERSION = 2\n"))))
+    assert new.plan.kinds(JOB) == {"update"} and new.plan.kinds(VOLUME) == {"same"}
+    if backend == "eventhubs":
+        assert [change.name for change in new.plan.of_kind("create")] == [f"eventhubs-{SILENCES_TOPIC}"]
+        assert new.plan.kinds(HUB) == {"same", "create"} and new.plan.kinds(NAMESPACE) == {"same"}
+        assert {change.type for change in new.plan.of_kind("replace", "delete")} == {WHEEL_FILE}  # the new wheel
+    else:  # a new script, run again on the cluster: `--create --if-not-exists` for each topic
+        assert [change.name for change in new.plan.of_kind("update") if change.type != JOB] == [
+            "kafka-topics-script-action"
+        ]
+        # the script's blob has the script's digest in its name: a new one (it holds no data)
+        assert {change.type for change in new.plan.of_kind("replace", "delete")} == {BLOB, WHEEL_FILE}
+        assert new.plan.kinds(CLUSTER) == {"same"}
 
 
 @pytest.mark.parametrize(("tier", "grown"), [("standard", set()), ("premium", SCALED_HUBS)])

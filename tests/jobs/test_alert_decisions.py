@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -15,6 +15,8 @@ from feedback.core.schema import utc_iso
 from jobs.alert_decisions import Clock, Decider, Outcome, RoundReport, parse_alert, regrouped
 from jobs.alerts_log import MessageRecord, PartitionMarks, decode
 from jobs.pacing import Pacer
+from jobs.shift_rule import Decision, shift_record
+from jobs.silences import Silence
 from tests.support.alerts import alert_value
 
 NEGATIVE, POSITIVE = "#negative-feedback", "#positive-feedback"
@@ -274,3 +276,123 @@ def test_a_refused_digest_is_regrouped_as_plain_text_then_in_halves_and_one_aler
     assert regrouped(digest) == [alerts]
     assert regrouped(MessageRecord("g", "m", "#n", 0, alerts, plain=True)) == [alerts[:2], alerts[2:]]
     assert regrouped(MessageRecord("g", "m", "#n", 0, alerts[:1], plain=True)) == []
+
+
+def shift_value(n: int) -> bytes:
+    decision = Decision("twitter", "alert", 29_919_512 + n, 29_919_512 + n, 10, 1440, 44, 100, 0.44, 0.2, (), 0)
+    return json.dumps(shift_record(decision, NEGATIVE)).encode()
+
+
+def test_a_shift_alert_is_a_message_of_its_own_between_the_digests_around_it(time_):
+    d, report = decider(time_), RoundReport()
+    for offset, data in enumerate([value(0), value(1), shift_value(0), value(2), shift_value(1), value(3)]):
+        d.accept(0, offset, data, report)
+    messages = []
+    while (decided := d.next_post(NEGATIVE, time_.t)) is not None:
+        record, _ = decided
+        d.posting(record, time_.t)
+        d.settle(NEGATIVE, Outcome("sent", ref="1", answered_at=time_.t), report)
+        messages.append([a["event_id"].split("|")[0] for a in record.alerts])
+        time_.advance(1.0)
+    assert messages == [["e0", "e1"], ["shift"], ["e2"], ["shift"], ["e3"]]
+
+
+def test_a_shift_alert_read_twice_is_posted_once(time_):
+    d, report = decider(time_), RoundReport()
+    d.accept(0, 0, shift_value(0), report)
+    d.accept(0, 1, shift_value(0), report)  # the shift query's batch written again
+    assert report.repeats == 1 and len(d.next_post(NEGATIVE, time_.t)[0].alerts) == 1
+
+
+def a_silence(time_: FakeClock, hours: float = 1.0, **match) -> Silence:
+    now = datetime.fromtimestamp(NOW + time_.t, timezone.utc)
+    return Silence.new(now, timedelta(hours=hours), "mara", "known", (NEGATIVE, POSITIVE), **match)
+
+
+def post_all(d: Decider, time_: FakeClock, report: RoundReport, channel: str = NEGATIVE) -> list[MessageRecord]:
+    posted = []
+    while (decided := d.next_post(channel, time_.t)) is not None:
+        record, _ = decided
+        d.posting(record, time_.t)
+        d.settle(channel, Outcome("sent", ref="1", answered_at=time_.t), report)
+        posted.append(record)
+        time_.advance(1.0)
+    return posted
+
+
+def test_a_silenced_alert_is_recorded_as_silenced_not_posted_and_its_offset_is_committed(time_):
+    d, report = decider(time_), RoundReport()
+    held = a_silence(time_, source="twitter")
+    d.silences = {held.silence_id: held}
+    d.accept(0, 7, value(1), report)  # alert_value's source is twitter
+    assert d.next_post(NEGATIVE, time_.t) is None and report.silenced == 1
+    record, count = written(d)
+    assert (record.status, record.silence, record.offsets, record.count) == ("silenced", held.silence_id, [7], 1)
+    assert (count.silence, count.partition, count.held) == (held.silence_id, 0, 1)
+    assert d.commits({0: 8}) == {0: 8} and d.held(held.silence_id) == 1
+    d.accept(0, 8, value(1), report)  # the same event again: a repeat, not held twice
+    assert report.repeats == 1 and d.held(held.silence_id) == 1
+
+
+def test_at_its_end_a_silence_posts_one_line_with_its_count_once_even_after_a_reload(time_):
+    d, report = decider(time_), RoundReport()
+    held = a_silence(time_, hours=0.5, source="twitter")
+    d.silences = {held.silence_id: held}
+    for n in range(3):
+        d.accept(0, n, value(n), report)
+    d.end_silences()
+    assert post_all(d, time_, report) == []  # not ended yet
+    time_.advance(1800)
+    d.accept(0, 3, value(3), report)  # after its end: posted as usual
+    d.end_silences()
+    messages = post_all(d, time_, report)
+    assert sorted(m.alerts[0]["event_id"] for m in messages) == ["e3", f"silence|{held.silence_id}|ended"]
+    line = next(m for m in messages if m.alerts[0]["event_id"].startswith("silence|"))
+    assert "held back 3 alerts" in line.alerts[0]["text"] and line.count == 1
+    log = [(w.key.decode().split("|", 1)[1], decode(w.value)) for w in d.take_writes() if w.value]
+    again = decider(time_)
+    again.silences = {held.silence_id: held}
+    again.reload(iter(log), lambda record: record.alerts)
+    again.end_silences()
+    assert post_all(again, time_, report) == [] and again.held(held.silence_id) == 3
+
+
+def test_silenced_messages_go_a_window_after_they_were_decided_and_the_count_a_window_after_the_end(time_):
+    d, report = decider(time_), RoundReport()
+    held = a_silence(time_, hours=2, text="terrible")
+    d.silences = {held.silence_id: held}
+    d.accept(0, 0, value(0), report)
+    [record, count] = written(d)
+    time_.advance(3601)  # the message is a window old; the silence goes on
+    d.tombstone_old()
+    tombstones = [w.key.decode() for w in d.take_writes() if w.value is None]
+    assert tombstones == [f"g|{record.message_id}"] and d.held(held.silence_id) == 1
+    time_.advance(2 * 3600)  # the silence ended more than a window ago
+    d.tombstone_old()
+    tombstones = [w.key.decode() for w in d.take_writes() if w.value is None]
+    assert tombstones == [f"g|silence|{held.silence_id}|0"] and d.held(held.silence_id) == 0
+
+
+def test_an_end_line_goes_out_only_from_the_partition_of_its_channel(time_):
+    d = Decider("g", Pacer.of_rates(1.0, None), 3600, 30, clock=time_.clock(), partition_of=lambda channel: 3)
+    d.owned = {0, 1}
+    held = a_silence(time_, hours=0.1, source="twitter")
+    d.silences = {held.silence_id: held}
+    d.end_silences()  # seen in force
+    time_.advance(400)
+    d.end_silences()
+    assert d.channels() == []
+
+
+def test_a_silence_never_in_force_for_this_dispatcher_posts_no_end_line(time_):
+    d = decider(time_)
+    held = a_silence(time_, hours=0.1, source="twitter")  # another group's, or before this one started
+    time_.advance(400)
+    d.silences = {held.silence_id: held}
+    d.end_silences()
+    assert d.channels() == []
+    seen = decider(time_)
+    seen.silences = {held.silence_id: held}
+    seen.seen_active.add(held.silence_id)  # it was in force while this one ran
+    seen.end_silences()
+    assert seen.channels() == [NEGATIVE]

@@ -33,6 +33,8 @@ def test_a_record_keeps_of_each_alert_only_what_repeats_and_figures_need():
     assert (written.message_id, written.offsets, written.partition) == ("m1", [7, 8, 9], 2)
     assert len(record.encode()) < 200 * record.count + 400
     assert record.log_key == b"g|m1"
+    shift = {**whole_alert(3), "kind": "shift", "detail": {"examples": ["long"]}}
+    assert decode(MessageRecord("g", "m2", "#n", 2, [shift]).encode()).alerts[0]["kind"] == "shift"
 
 
 def test_a_record_written_before_digests_reads_as_a_message_of_one_alert():

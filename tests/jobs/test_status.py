@@ -185,7 +185,7 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
         settings = pipeline_settings(topics_ready, tmp_path, slack, start)
         before_status = gather(settings)
         before_taken, before = before_status.taken_at, {part.name: part for part in before_status.parts}
-        assert list(before) == ["scorer", "dispatcher", "table writer"]
+        assert list(before) == ["scorer", "dispatcher", "table writer", "shift alerts"]
         # Not started: the lag counts from where starting_offsets starts each part.
         assert before["scorer"].lag == len(records) and "not started" in before["scorer"].note
         assert before["dispatcher"].lag == 0 and "committed nothing" in before["dispatcher"].note
@@ -196,7 +196,7 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
         sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
         after = gather(settings)
         parts = {part.name: part for part in after.parts}
-        assert [parts[name].lag for name in parts] == [0, 0, 0]
+        assert [parts[name].lag for name in parts] == [0, 0, 0, 0]
         assert all(parts[name].last_progress is not None for name in parts)
         assert not any(part.stalled(after.taken_at) for part in after.parts)
         assert "send -> scored p50 / p99" in parts["scorer"].figures

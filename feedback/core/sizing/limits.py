@@ -34,7 +34,7 @@ PREMIUM_MAX_UNITS = PREMIUM_UNITS[-1]
 # What a processing unit carries ("Scaling with Event Hubs", "Processing units", updated
 # 2026-02-05): a Premium namespace of 1 PU with one event hub of 100 partitions offers about 5-10
 # MB/s in and 10-20 MB/s out, for AMQP or Kafka (an example, "approximately"). A range, for one
-# unit and one hub (this stack has eight): that more units carry proportionally more
+# unit and one hub (this stack has nine): that more units carry proportionally more
 # is this project's assumption, not Microsoft's statement. Units are sized at the low end of the
 # range (a count ordered must not fall short) and the answer gives the count at the high end
 # beside it. Microsoft gives no events-a-second figure for a unit; the partitions bound that.
@@ -69,6 +69,8 @@ UNIT_NAMES: dict[str, str] = {"standard": "throughput", "premium": "processing",
 # (Dedicated) unit (quotas table). infra/lib/event_hubs_limits.py takes these from here.
 PARTITIONS_PER_HUB: dict[str, int] = {"standard": 32, "premium": 100, "dedicated": 1024}
 PARTITIONS_PER_UNIT: dict[str, Optional[int]] = {"standard": None, "premium": 200, "dedicated": 2000}
+# Event hubs a namespace holds (quotas table; Premium's is per processing unit, checked for one).
+HUBS_PER_NAMESPACE: dict[str, int] = {"standard": 10, "premium": 100, "dedicated": 1000}
 # What one partition carries: the scalability page ("Partitions") recommends balancing throughput
 # units and partitions 1:1, "a single partition has a guaranteed ingress and egress of up to one
 # throughput unit": 1 MB/s or 1,000 events/s in, whichever comes first.

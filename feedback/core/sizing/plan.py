@@ -24,6 +24,7 @@ from feedback.core.sizing.limits import (
     DISK_BYTES,
     DISK_WRITE_BYTES_PER_S,
     EVENTHUBS_TIERS,
+    HUBS_PER_NAMESPACE,
     LARGER_HEAD_VM_SIZE,
     MAX_DISKS_PER_WORKER,
     MIN_WORKERS,
@@ -337,8 +338,12 @@ def _eventhubs(target: Target, partitions: int, wanted_partitions: int) -> Event
             limits.append(problem)
         return EventHubsSize(tier, units, needed, pu, du, stored, wanted_partitions, tuple(reasons), tuple(limits))
 
+    hubs = len(scaled_topics(partitions))
     if standard_fits and partitions_fit and record_fits:
-        reasons.append(f"Standard: {needed} throughput unit(s) of at most {STANDARD_MAX_UNITS}")
+        reasons.append(
+            f"Standard: {needed} throughput unit(s) of at most {STANDARD_MAX_UNITS}; {hubs} hubs (one a topic, "
+            f"alert-silences among them) of the {HUBS_PER_NAMESPACE['standard']} a Standard namespace holds"
+        )
         return sized("standard", needed)
     why = []
     if not standard_fits:

@@ -1,5 +1,6 @@
-"""`feedback alerts show` (feedback/cli/alerts.py): every alert of a message, its texts read
-back from `feedback-alerts` at the offsets the dispatcher's record keeps."""
+"""`feedback alerts` (feedback/cli/alerts.py): every alert of a message, its texts read
+back from `feedback-alerts` at the offsets the dispatcher's record keeps; silences made,
+listed and ended through the topic, and the errors of one that cannot be made."""
 
 from __future__ import annotations
 
@@ -93,3 +94,43 @@ def test_alerts_show_without_a_broker_says_so_in_one_error_and_no_traceback(tmp_
     assert output.startswith(f"error: no Kafka broker answered at 127.0.0.1:{port}")
     assert "Traceback" not in output and "╭" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)  # no exception escaped
+
+
+def alerts_cli(settings, *args: str, group: str = "feedback-alert-dispatcher"):
+    return CliRunner().invoke(
+        app,
+        ["--state-dir", str(settings.state_dir), "--local-kafka-port", str(settings.local_kafka_port), "alerts", *args],
+        env={"COLUMNS": "200", "FEEDBACK_DISPATCHER_GROUP": group, "USER": "mara"},
+    )
+
+
+def test_silence_lists_and_unsilence_a_silence_through_the_topic(topics_ready):
+    made = alerts_cli(
+        topics_ready, "silence", "--source", "twitter", "--text", "sync", "--for", "2h", "--reason", "5.0"
+    )
+    assert made.exit_code == 0, made.output
+    silence_id = made.output.split()[1].rstrip(":")
+    assert "source twitter, text containing 'sync'" in made.output
+    listed = alerts_cli(topics_ready, "silences")
+    assert silence_id in listed.output and "mara" in listed.output and "5.0" in listed.output
+    ended = alerts_cli(topics_ready, "unsilence", silence_id)
+    assert ended.exit_code == 0 and f"silence {silence_id} ended" in ended.output
+    assert silence_id not in alerts_cli(topics_ready, "silences").output
+    again = alerts_cli(topics_ready, "unsilence", silence_id)
+    assert again.exit_code == 1 and f"no active silence '{silence_id}'" in " ".join(again.output.split())
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--source", "twitter", "--reason", "r"], "a silence needs an end: give --for"),
+        (["--for", "2h", "--reason", "r"], "a silence needs something to match"),
+        (["--text", "", "--for", "2h", "--reason", "r"], "a silence needs something to match"),
+        (["--channel", "#random", "--for", "2h", "--reason", "r"], "unknown channel '#random'"),
+        (["--source", "twitter", "--for", "forever", "--reason", "r"], "is not a duration"),
+    ],
+)
+def test_a_silence_that_cannot_be_made_gets_one_clear_error_and_writes_nothing(topics_ready, args, message):
+    result = alerts_cli(topics_ready, "silence", *args)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split()) and "Traceback" not in result.output

@@ -20,6 +20,7 @@ from feedback.core.alert_messages import (
     show_command,
 )
 from feedback.core.schema import ALERT_FIELDS, names
+from jobs.shift_rule import Decision, shift_record
 
 
 def an_alert(n: int, score: float = 0.1, text: str = "The sync broke again", **more) -> Alert:
@@ -112,8 +113,62 @@ def test_message_ids_are_read_from_metadata_and_old_single_alert_messages_by_the
     assert message_ids_in(messages) == {"m1", "e9|#negative-feedback"}
 
 
-def test_an_alert_has_the_fields_of_the_alert_record_in_their_order():
-    assert tuple(Alert.__dataclass_fields__) == names(ALERT_FIELDS)
+def test_an_alert_has_the_fields_of_the_alert_record_in_their_order_then_its_kind():
+    assert tuple(Alert.__dataclass_fields__) == (*names(ALERT_FIELDS), "kind", "detail")
+    assert "kind" not in an_alert(1).row()  # an event's alert is recorded as it always was
+
+
+def a_shift(phase: str = "alert", examples=(("0.05", "e1", "Everything is <!channel> broken"),)) -> dict:
+    decision = Decision(
+        source="twitter",
+        phase=phase,
+        incident_start=29_919_512,
+        minute=29_919_512 + (7 if phase == "recovered" else 0),
+        window_min=10,
+        baseline_min=1440,
+        negatives=44,
+        total=100,
+        share=0.44 if phase == "alert" else 0.2,
+        baseline=0.2,
+        examples=tuple((float(s), e, t) for s, e, t in examples),
+        newest_ms=1_795_170_000_000,
+    )
+    return shift_record(decision, "#negative-feedback")
+
+
+def test_a_shift_record_is_read_as_a_shift_alert_and_kept_whole_in_the_dispatchers_row():
+    alert = Alert.of_record(a_shift())
+    assert alert.is_shift and alert.detail["examples"][0]["event_id"] == "e1"
+    assert Alert.of_row(alert.row()) == alert  # as the dispatcher's record keeps it
+    assert Alert.of_row(a_shift()) == alert  # as whole_alerts reads it back from feedback-alerts
+    broken = a_shift()
+    del broken["baseline"]
+    with pytest.raises(KeyError):
+        Alert.of_record(broken)
+
+
+def test_a_shift_alert_says_source_share_baseline_count_examples_and_where_the_rest_are():
+    examples = [(f"0.0{n}", f"e{n}", f"bad {n}") for n in range(3)]
+    message = render("m1", "#negative-feedback", [Alert.of_record(a_shift(examples=examples))], 10)
+    lines = message["text"].split("\n")
+    assert lines[0] == (
+        "*Negative feedback from twitter is up: 44%* of the last 10 min, against 20% over the 24 h before "
+        "(44 negative of 100 events, 10:23–10:33 UTC)."
+    )
+    assert lines[1:4] == ["> bad 0", "> bad 1", "> bad 2"]
+    assert "feedback_scored where source = 'twitter'" in lines[4]
+    assert message["metadata"]["event_payload"] == {"message_id": "m1", "count": 1} and "blocks" not in message
+
+
+def test_a_shift_alerts_examples_cannot_mention_the_channel():
+    text = render("m1", "#negative-feedback", [Alert.of_record(a_shift())], 10)["text"]
+    assert "<!channel>" not in text and "&lt;!channel&gt;" in text
+
+
+def test_a_recovery_says_the_share_is_back_and_when_the_incident_began():
+    text = render("m2", "#negative-feedback", [Alert.of_record(a_shift("recovered"))], 10)["text"]
+    assert text.startswith("*Recovered: negative feedback from twitter* is back to 20% of the last 10 min")
+    assert text.endswith("The incident began at 10:32 UTC.")
 
 
 def test_an_alert_record_read_and_written_again_is_the_same_record():

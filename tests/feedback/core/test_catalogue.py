@@ -14,6 +14,7 @@ def test_the_catalogue_names_the_platforms_topics():
         "feedback-deadletter",
         "feedback-alerts",
         "alerts-log",
+        "alert-silences",
         "feedback-passthrough",
     }
     assert len({t.name for t in TOPICS}) == len(TOPICS)

@@ -188,6 +188,7 @@ def test_feedback_alerts_keeps_its_partitions_since_it_is_keyed_by_channel():
         "feedback-deadletter": 1,
         "feedback-alerts": 4,
         "alerts-log": 1,
+        "alert-silences": 1,
         "feedback-passthrough": 12,
     }
     assert sizing.scaled_topics(sizing.DEFAULT_PARTITIONS) == TOPICS  # the default changes nothing

@@ -3,8 +3,9 @@ it: through the CLI, here on the session's broker (already running in the state 
 the demo uses it) and the session's Spark. It replays the sample files, runs the pipeline's
 three parts over exactly those events and prints a summary whose counts must reconcile.
 
-The expected counts are producers/samples/README.md's table: 282 + 156 lines, of which
-272 + 146 valid with distinct ids, 2 + 2 sent again with an id seen before, 8 + 8 defects.
+The expected counts are producers/samples/README.md's table: 282 + 156 + 390 lines, of which
+272 + 146 + 390 valid with distinct ids, 2 + 2 sent again with an id seen before, 8 + 8
+defects; the release morning (release.jsonl, on X) gives one shift alert and its recovery.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typer.testing import CliRunner
 from feedback.cli.main import app
 from tests.support.repo import REPO
 
-SENT, VALID, DUPLICATES, DEAD = 282 + 156, 272 + 146, 2 + 2, 8 + 8
+SENT, VALID, DUPLICATES, DEAD = 282 + 156 + 390, 272 + 146 + 390, 2 + 2, 8 + 8
 
 
 def row(output: str, label: str) -> str:
@@ -52,7 +53,7 @@ def test_the_demo_replays_the_samples_runs_the_pipeline_and_every_count_reconcil
     }
     assert summary == {
         "events in": str(SENT),
-        "scored": f"slack: 146, twitter: 272 (total {VALID})",
+        "scored": f"slack: 146, twitter: {272 + 390} (total {VALID})",
         "dead-lettered": str(DEAD),
         "duplicates (id seen before)": str(DUPLICATES),
     }, result.output
@@ -62,6 +63,7 @@ def test_the_demo_replays_the_samples_runs_the_pipeline_and_every_count_reconcil
         f"ok events in ({SENT}) = events produced ({SENT})",
         "ok events in = scored + dead-lettered + duplicates",
         f"ok dead letters ({DEAD}) = events the producer's validator rejects ({DEAD})",
+        "ok shift alerts posted (alert: 1, recovered: 1) = one alert and one recovery, the release sample's burst",
     ):
         assert check in checks, result.output
     posted = re.search(r"ok alerts posted \((\d+)\) = scored events past a threshold \((\d+)\), none pending", checks)

@@ -1,0 +1,176 @@
+"""Shift alerts (jobs/shifts.py) on the real local broker and Spark: a replay in event time
+through the scorer and the shift query, in one batch and in many, across a restart, and on to
+Slack through the dispatcher; and a silence (jobs/silences.py) of the source during the burst."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from feedback.clients.alerts import SlackNotifier
+from feedback.clients.kafka_client import end_offsets, read_range
+from feedback.core.catalogue import ALERTS_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.core.schema import encode, feedback_envelope, utc_iso
+from feedback.devtools.slack_standin import SlackWebStandIn
+from jobs import scorer, sentiment_pipeline, shifts
+from jobs.alerts_log import read_log
+from jobs.silence_log import write_silence
+from jobs.silences import Silence
+from tests.support.events import NEGATIVE, NEUTRAL
+from tests.support.kafka import offsets_now, produce
+from tests.support.pipeline import pipeline_settings
+
+T0 = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
+CHANNELS = ("#negative-feedback", "#positive-feedback")
+# (source, topic): the burst is twitter's
+SOURCES = (("twitter", "twitter-feedback"), ("slack", "slack-feedback"), ("forum", "slack-feedback"))
+RULE_SETTINGS = dict(
+    shift_window_min=5,
+    shift_baseline_h=0.5,
+    shift_factor=2.0,
+    shift_min_negatives=30,
+    shift_min_history_h=20 / 60,
+    shift_watermark_delay_s=600,
+    # The scorer writes a batch partition by partition: small batches keep its output in
+    # about event-time order, as a scorer that keeps up does (a batch spans ~3 minutes here).
+    max_offsets_per_trigger=200,
+)
+
+
+def burst_records(prefix: str, minutes: range) -> list[tuple[str, bytes, bytes]]:
+    """20 events a minute per source, 4 negative (20%); twitter's minutes 30-34: 12 (60%).
+    Minute 32 alerts (its window, 28-32, holds 44 negatives of 100 against a 20% baseline) and
+    minute 39 recovers (its window holds no burst minute)."""
+    records = []
+    for minute in minutes:
+        for source, topic in SOURCES:
+            negatives = 12 if source == "twitter" and 30 <= minute < 35 else 4
+            for n in range(20):
+                at = utc_iso(T0 + timedelta(minutes=minute, seconds=3 * n))
+                text = NEGATIVE[n % len(NEGATIVE)] if n < negatives else NEUTRAL[n % len(NEUTRAL)]
+                event = feedback_envelope(
+                    id=f"{prefix}-{source}-{minute}-{n}",
+                    source=source,
+                    author=f"u{n}",
+                    text=text,
+                    created_at=at,
+                    ingested_at=at,
+                )
+                records.append((topic, event["id"].encode(), encode(event)))
+    return records
+
+
+def shift_records(settings, since: dict) -> list[dict]:
+    read = read_range(settings, ALERTS_TOPIC, since, end_offsets(settings, ALERTS_TOPIC))
+    values = [json.loads(r.value) for r in read.records]
+    return sorted((v for v in values if v.get("kind") == "shift"), key=lambda v: (v["offset"], v["source"]))
+
+
+def phases(records: list[dict]) -> list[tuple[str, str, str]]:
+    return [(r["source"], r["phase"], r["scored_at"]) for r in records]
+
+
+EXPECTED = [
+    ("twitter", "alert", "2026-11-20T10:33:00Z"),  # minute 32 decided: 44 of 100 against 20%
+    ("twitter", "recovered", "2026-11-20T10:40:00Z"),  # minute 39: the window holds no burst minute
+]
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_a_replayed_burst_gives_one_alert_and_one_recovery_in_one_batch_or_many(topics_ready, spark, tmp_path):
+    start = offsets_now(topics_ready, FEEDBACK_TOPICS)
+    scored_start = end_offsets(topics_ready, SCORED_TOPIC)
+    produce(topics_ready, burst_records("shift-batches", range(60)))
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, **RULE_SETTINGS)
+    scorer.start(spark, settings).awaitTermination()
+
+    found = []
+    for name, most in (("one", None), ("many", 400)):
+        since = end_offsets(settings, ALERTS_TOPIC)
+        run = settings.replace(
+            checkpoint_location=str(tmp_path / name),
+            starting_offsets=json.dumps({SCORED_TOPIC: {str(p): o for p, o in scored_start.items()}}),
+            max_offsets_per_trigger=most,
+        )
+        query = shifts.start(spark, run, sentiment_pipeline.parse_trigger("available-now"))
+        query.awaitTermination()
+        dropped = sum(op.numRowsDroppedByWatermark for p in query.recentProgress for op in p.stateOperators)
+        assert dropped == 0  # every event counted, in either run
+        batches = len(list((tmp_path / name / "shifts" / "commits").glob("[0-9]*")))
+        found.append((batches, shift_records(settings, since)))
+    (one_batches, one), (many_batches, many) = found
+    assert phases(one) == EXPECTED
+    assert many == one  # the same records, byte for byte, whatever the batches
+    assert many_batches > one_batches + 4
+    assert json.loads(one[0]["examples"])[0]["text"] in NEGATIVE
+    assert (one[0]["negatives"], one[0]["total"], one[0]["baseline"]) == (44, 100, 0.2)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_a_restart_during_the_burst_and_an_alert_written_twice_post_one_alert_and_one_recovery(
+    topics_ready, spark, tmp_path
+):
+    start = offsets_now(topics_ready, FEEDBACK_TOPICS)
+    alerts_start = end_offsets(topics_ready, ALERTS_TOPIC)
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, **RULE_SETTINGS)
+        produce(topics_ready, burst_records("shift-restart", range(44)))  # the alert is decided, not the recovery
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        assert phases(shift_records(settings, alerts_start)) == EXPECTED[:1]
+        # the Kafka sink writes at least once: a batch run again after a crash writes the alert again
+        alert = read_range(settings, ALERTS_TOPIC, alerts_start, end_offsets(settings, ALERTS_TOPIC)).records
+        produce(
+            topics_ready, [(ALERTS_TOPIC, r.key, r.value) for r in alert if json.loads(r.value).get("kind") == "shift"]
+        )
+        produce(topics_ready, burst_records("shift-restart", range(44, 60)))
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        written = shift_records(settings, alerts_start)
+        shift_posts = [p for p in slack.posts if "negative feedback from" in p.text.lower()]
+
+    assert [r["phase"] for r in written] == ["alert", "alert", "recovered"]  # the state held across the restart
+    assert [p.text.split("*")[1] for p in shift_posts] == [
+        "Negative feedback from twitter is up: 44%",
+        "Recovered: negative feedback from twitter",
+    ]
+    assert sum(1 for p in slack.posts if p.text.startswith("*Negative feedback")) == 1
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_a_silence_of_the_source_during_the_burst_holds_its_alerts_back_and_says_so_once_at_its_end(
+    topics_ready, spark, tmp_path
+):
+    start = offsets_now(topics_ready, FEEDBACK_TOPICS)
+    alerts_start = end_offsets(topics_ready, ALERTS_TOPIC)
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, **RULE_SETTINGS)
+        made = Silence.new(
+            datetime.now(timezone.utc), timedelta(hours=1), "mara", "release 5.0", CHANNELS, source="twitter"
+        )
+        write_silence(settings, made)
+        try:
+            produce(topics_ready, burst_records("shift-silence", range(44)))
+            sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+            posted_while_silenced = list(slack.posts)
+        finally:  # `feedback alerts unsilence` (the broker is the session's: twitter is not silenced for the others)
+            write_silence(settings, made.ended_early(datetime.now(timezone.utc)))
+        produce(topics_ready, burst_records("shift-silence", range(44, 60)))
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        posts = list(slack.posts)
+        records = read_log(settings, settings.dispatcher_group).values()
+
+    assert phases(shift_records(settings, alerts_start)) == EXPECTED  # decided as without the silence
+    held = [a for r in records if r.status == "silenced" and r.silence == made.silence_id for a in r.alerts]
+    assert {a["key"].split("-")[2] for a in held if a.get("kind") != "shift"} == {"twitter"}
+    alert_id = next(r["event_id"] for r in shift_records(settings, alerts_start) if r["phase"] == "alert")
+    assert [a["event_id"] for a in held if a.get("kind") == "shift"] == [alert_id]
+    assert not any("twitter" in p.text for p in posted_while_silenced)  # neither the shift nor its events
+    ends = [p for p in posts if p.text.startswith(f"Silence {made.silence_id}")]
+    assert len(ends) == 1 and f"it held back {len(held)} alerts, not posted" in ends[0].text
+    assert sum(1 for p in posts if p.text.startswith("*Recovered: negative feedback from twitter")) == 1
+    assert not any(p.text.startswith("*Negative feedback from twitter") for p in posts)  # held alerts stay unposted
