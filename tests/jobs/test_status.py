@@ -11,10 +11,12 @@ import pytest
 
 from feedback.devtools.pipeline_views import status_view
 from jobs.alerts_log import MessageRecord
+from jobs.silences import Silence
 from jobs.status import (
     Batch,
     PartitionLag,
     PartStatus,
+    PipelineStatus,
     alert_counts,
     channel_figures,
     lags,
@@ -101,6 +103,23 @@ def test_alerts_are_counted_sent_waiting_or_failing_with_the_latest_posts_latenc
     assert (counts.sent, counts.waiting, counts.failing) == (3, 2, 3)
     assert counts.latency_ms == (400.0, 400.0, 900.0)  # ordered by when they were posted
     assert alert_counts(records, recent=1).latency_ms == (900.0,)
+
+
+def test_silenced_alerts_are_counted_apart_and_the_view_shows_each_active_silence_with_its_count():
+    records = [_message("a", "sent", 900), _message("s", "silenced", count=4)]
+    counts = alert_counts(records)
+    assert (counts.sent, counts.waiting, counts.failing, counts.silenced) == (1, 0, 0, 4)
+    now = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
+    silence = Silence.new(now, timedelta(hours=2), "mara", "release 5.0", ("#negative-feedback",), source="twitter")
+    status = PipelineStatus(now, {}, [], counts, silences=[(silence, 4)])
+    text = " ".join(_text(status_view(status, "test")).split())
+    assert "4 held back by silences" in text
+    assert (
+        f"SILENCED until 2026-11-28 14:00 UTC: source twitter (release 5.0, by mara; id {silence.silence_id}): 4"
+        in text
+    )
+    unreadable = PipelineStatus(now, {}, [], counts, silences=None)
+    assert "silences: could not be read" in _text(status_view(unreadable, "test"))
 
 
 def test_each_channel_shows_what_waits_since_when_and_its_messages_of_the_last_minute():
