@@ -127,6 +127,22 @@ def regrouped(record: MessageRecord) -> list[list[dict]]:
     return [record.alerts[:half], record.alerts[half:]]
 
 
+def _rows_that_fit(queue: list[Waiting], alone_apart: bool = False) -> list[dict]:
+    """The rows of the first alerts of `queue` that fit one record of MESSAGE_RECORD_BYTES
+    (at least one); with `alone_apart`, an alert that goes alone (`Alert.alone`) only by itself."""
+    rows: list[dict] = []
+    size = 0
+    for item in queue:
+        if alone_apart and rows and (item.alert.alone or queue[0].alert.alone):
+            break
+        row = item.alert.row()
+        size += len(json.dumps(row, ensure_ascii=False)) + 1
+        if rows and size > MESSAGE_RECORD_BYTES:
+            break
+        rows.append(row)
+    return rows
+
+
 class Decider:
     """The dispatcher's state and decisions for the partitions of `feedback-alerts` it holds."""
 
@@ -306,28 +322,16 @@ class Decider:
         holding, self._holding = self._holding, {}
         for (partition, silence, channel), queue in sorted(holding.items()):
             while queue:
-                rows, size = [], 0
-                while len(rows) < len(queue):
-                    row = queue[len(rows)].alert.row()
-                    size += len(json.dumps(row, ensure_ascii=False)) + 1
-                    if rows and size > MESSAGE_RECORD_BYTES:
-                        break
-                    rows.append(row)
+                rows = _rows_that_fit(queue)
                 chosen, queue = queue[: len(rows)], queue[len(rows) :]
-                for row in rows:
-                    self._advance(partition, row)
                 decided = self.clock.iso()
-                record = MessageRecord(
-                    group=self.group,
-                    message_id=self.clock.new_id(),
-                    channel=channel,
-                    partition=partition,
-                    alerts=rows,
+                record = self._message_record(
+                    partition,
+                    channel,
+                    rows,
+                    [item.offset for item in chosen],
                     status="silenced",
-                    decided_at=decided,
                     sent_at=decided,  # done: tombstoned a repeat window later, as a sent message is
-                    marks=dict(self.repeats.marks.get(partition, {})),
-                    offsets=[item.offset for item in chosen],
                     silence=silence,
                 )
                 self._write(record)
@@ -439,16 +443,7 @@ class Decider:
         if where is None:
             return None
         queue = self.waiting[where]
-        rows: list[dict] = []
-        size = 0
-        while len(rows) < len(queue):
-            if rows and (queue[len(rows)].alert.alone or queue[0].alert.alone):
-                break
-            row = queue[len(rows)].alert.row()
-            size += len(json.dumps(row, ensure_ascii=False)) + 1
-            if rows and size > MESSAGE_RECORD_BYTES:
-                break
-            rows.append(row)
+        rows = _rows_that_fit(queue, alone_apart=True)
         chosen, self.waiting[where] = queue[: len(rows)], queue[len(rows) :]
         return self._new_message(where[0], channel, rows, [item.offset for item in chosen])
 
@@ -456,21 +451,26 @@ class Decider:
         """Raise `partition`'s mark by an alert of a recorded message (a row of its record)."""
         self.repeats.advance(partition, source_of(row.get("source_topic"), row.get("partition")), row.get("offset"))
 
-    def _new_message(self, partition: int, channel: str, alerts: list[dict], offsets: list[int], plain=False):
-        """A message of `alerts` (rows, as its record keeps them), decided now."""
+    def _message_record(self, partition: int, channel: str, alerts: list[dict], offsets: list[int], **more):
+        """The record of a message of `alerts` (rows, as its record keeps them), decided now;
+        the partition's marks raised by them first."""
         for alert in alerts:
             self._advance(partition, alert)
-        record = MessageRecord(
+        return MessageRecord(
             group=self.group,
             message_id=self.clock.new_id(),
             channel=channel,
             partition=partition,
             alerts=alerts,
             decided_at=self.clock.iso(),
-            plain=plain,
             marks=dict(self.repeats.marks.get(partition, {})),
             offsets=offsets,
+            **more,
         )
+
+    def _new_message(self, partition: int, channel: str, alerts: list[dict], offsets: list[int], plain=False):
+        """A message of `alerts` to post, decided now."""
+        record = self._message_record(partition, channel, alerts, offsets, plain=plain)
         self.unsent[record.message_id] = record
         self.not_posted.add(record.message_id)
         return record
