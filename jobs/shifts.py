@@ -20,7 +20,7 @@ read when a minute is decided, so a change of them takes effect at a restart wit
 checkpoint; a source silent for longer than the rule looks back is forgotten (its state
 cleared) and needs its minimum history again.
 
-Settings used: shifts_trigger, shift_window_min, shift_baseline_h, shift_factor,
+Settings used: shifts_trigger, shifts_max_offsets_per_trigger (not max_offsets_per_trigger), shift_window_min, shift_baseline_h, shift_factor,
 shift_min_negatives, shift_min_history_h, shift_watermark_delay_s, negative_threshold,
 negative_channel, checkpoint_location, starting_offsets, max_offsets_per_trigger.
 """
@@ -168,6 +168,7 @@ def shift_alerts(scored: DataFrame, settings: Settings) -> DataFrame:
 def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:
     """Start the shift query (`shifts_trigger` unless `trigger` is given)."""
     trigger = trigger or parse_trigger(settings.shifts_trigger, settings.on_databricks)
+    settings = settings.replace(max_offsets_per_trigger=settings.shifts_max_offsets_per_trigger)
     conf = {"spark.sql.shuffle.partitions": str(STATE_PARTITIONS)}
     if not settings.on_databricks:
         conf.update(LOCAL_STATE_STORE)

@@ -167,6 +167,10 @@ class Settings(BaseSettings):
     # Its trigger: a minute is decided once the watermark passes it, so a batch a minute decides
     # about as soon as more frequent ones would, and pays a batch's fixed costs a sixth as often.
     shifts_trigger: TriggerText = "processing-time=60s"
+    # The most offsets one of its batches reads (unset: all that came since the last). Not
+    # `max_offsets_per_trigger`, which is sized for the scorer's trigger: a cap a batch a minute
+    # would let the shift query fall behind for good at a rate the scorer keeps up with.
+    shifts_max_offsets_per_trigger: Optional[int] = Field(None, ge=1)
     shift_window_min: int = Field(10, ge=1, le=24 * 60)
     shift_baseline_h: float = Field(24.0, gt=0, le=24 * 7)
     shift_factor: float = Field(2.0, gt=1)

@@ -94,7 +94,7 @@ def test_a_replayed_burst_gives_one_alert_and_one_recovery_in_one_batch_or_many(
         run = settings.replace(
             checkpoint_location=str(tmp_path / name),
             starting_offsets=json.dumps({SCORED_TOPIC: {str(p): o for p, o in scored_start.items()}}),
-            max_offsets_per_trigger=most,
+            shifts_max_offsets_per_trigger=most,
         )
         query = shifts.start(spark, run, sentiment_pipeline.parse_trigger("available-now"))
         query.awaitTermination()
