@@ -2,8 +2,9 @@
 #   make demo   set everything up, then run the whole pipeline locally on the sample data
 #   make test   set everything up, scan for secrets, check the import layers (docs/architecture.md)
 #               and lint and format (ruff), then run the tests against a real local Kafka and Spark
-#   make deploy-setup   only what `pulumi up` and the `feedback databricks` commands need:
-#               .venv with this project, no JDK, Maven or jars (README.md, "Deploy to Azure")
+#   make deploy-setup   only what `pulumi up` and the `feedback databricks` commands need
+#               (requirements-deploy.txt): .venv with this project, no Spark, JDK, Maven or jars
+#               (README.md, "Deploy to Azure"); a later `make test` or `make demo` adds the rest
 # Set-up needs only what the machine ships: Python 3.11, a JDK 17 and Maven.
 
 PYTHON ?= python3
@@ -12,10 +13,17 @@ BIN := $(VENV)/bin
 
 .PHONY: setup deploy-setup demo test bench clean
 
-$(BIN)/.installed: requirements.txt pyproject.toml
+$(BIN)/.installed: requirements.txt requirements-deploy.txt pyproject.toml
 	scripts/check-prerequisites.sh python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --editable .
+	touch $(BIN)/.deploy-installed $@
+
+$(BIN)/.deploy-installed: requirements-deploy.txt pyproject.toml
+	scripts/check-prerequisites.sh python
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements-deploy.txt
 	$(BIN)/python -m pip install --quiet --no-deps --editable .
 	touch $@
 
@@ -23,7 +31,7 @@ setup: $(BIN)/.installed
 	scripts/check-prerequisites.sh
 	$(BIN)/feedback jars fetch
 
-deploy-setup: $(BIN)/.installed
+deploy-setup: $(BIN)/.deploy-installed
 
 demo: setup
 	$(BIN)/feedback demo

@@ -230,7 +230,7 @@ def jobs_args(
         jobs_backend=config.jobs_backend,
         bootstrap_servers=bootstrap_servers,
         wheel=built,
-        pypi_packages=job_specs.pinned_requirements((REPO / "requirements.txt").read_text()),
+        pypi_packages=job_specs.pinned_requirements(wheel.requirements_text(REPO / "requirements.txt")),
         notebooks=sorted((REPO / "notebooks").glob("*.py")),
         node_type=config.job_node_type,
         workers=config.job_workers,

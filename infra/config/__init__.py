@@ -15,7 +15,7 @@ Nothing else in the program reads Pulumi config.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Iterable, Optional, Protocol
 
 import pulumi
 
@@ -42,6 +42,7 @@ __all__ = [
     "WorkspaceNetwork",
     "check",
     "jobs_catalog",
+    "keys_set_in_stack",
     "load_config",
     "read_keys",
     "set_line",
@@ -56,13 +57,27 @@ class ConfigSource(Protocol):
     def get_object(self, key: str) -> Any: ...
 
 
-def read_keys(config: ConfigSource) -> dict[str, Any]:
+def keys_set_in_stack() -> tuple[str, ...]:
+    """Every key of the project's namespace the stack sets, known or not (`feedback:jobWorker`
+    as well as `feedback:jobWorkers`). The language host hands the program the stack's whole
+    config (PULUMI_CONFIG, read into pulumi.runtime.config.CONFIG; pulumi/pulumi,
+    sdk/python/cmd/pulumi-language-python-exec); `pulumi.Config` reads one key at a time."""
+    from pulumi.runtime import config as runtime_config
+
+    prefix = f"{NAMESPACE}:"
+    names = {*runtime_config.CONFIG.get(), *runtime_config.get_config_env()}
+    return tuple(sorted(name.removeprefix(prefix) for name in names if name.startswith(prefix)))
+
+
+def read_keys(config: ConfigSource, set_keys: Iterable[str] = ()) -> dict[str, Any]:
     """The keys that are set, by stack key: text, or an object for the keys that hold one.
 
-    An empty value counts as unset where the key has a default (as `pulumi config set key ""`
-    would otherwise stand for a value nobody means)."""
+    `set_keys` names every key the stack sets (keys_set_in_stack), so that a key this program
+    does not know is read too and refused by name instead of ignored. An empty value counts as
+    unset where the key has a default (as `pulumi config set key ""` would otherwise stand for
+    a value nobody means)."""
     raw: dict[str, Any] = {}
-    for key in (*FIELD_OF_KEY, *RETIRED_KEYS):
+    for key in dict.fromkeys((*FIELD_OF_KEY, *RETIRED_KEYS, *set_keys)):
         value = config.get_object(key) if key in OBJECT_KEYS else config.get(key)
         if value is None or (not value and key in KEYS_WITH_DEFAULTS):
             continue
@@ -85,7 +100,7 @@ def load_config(
         def is_secret(key: str) -> bool:
             return is_config_secret(f"{NAMESPACE}:{key}")
 
-    raw = read_keys(config)
+    raw = read_keys(config, keys_set_in_stack())
     # A public key is no secret: it may sit in the stack file in plain text.
     plain = [key for key in SECRET_KEYS if key in raw and key != "sshPublicKey" and not is_secret(key)]
     checked = check(raw, plain)

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Optional
 from feedback.core import sizing
 from feedback.core.catalogue import TOPICS, Topic
 from infra.config.errors import NAMESPACE
-from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, set_line
+from infra.config.keys import JOBS_BACKENDS, StackConfig, fix, parse_keys, placeholder_problem, set_line
 from infra.lib import azure_names, event_hubs_limits, job_specs, network_rules, passwords, replication, vm_sizes
 
 # Microsoft Learn, "Deploy Azure Databricks in your Azure virtual network (VNet injection)":
@@ -33,7 +33,6 @@ MIN_SUBNET_PREFIX = 26
 # holds a home address, an office's outbound range or a small NAT pool; anything wider opens
 # the gateway (Ambari's REST API behind the cluster login) to other people's networks.
 OPERATOR_WIDEST_PREFIX = 24
-OPERATOR_CIDR_EXAMPLE = '"$(curl -s https://api.ipify.org)/32"'
 EVENTHUBS_CLUSTER_ID = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.EventHub/clusters/[^/]+$", re.IGNORECASE
 )
@@ -59,7 +58,7 @@ def names(keys: StackConfig) -> Found:
             )
         )
     elif problem := azure_names.prefix_problem(keys.prefix):
-        found.problems.append(fix("prefix", problem))
+        found.problems.append(fix("prefix", f"{NAMESPACE}:{problem}"))
     else:
         for problem in (
             azure_names.hdinsight_cluster_name_problem(keys.cluster_name),
@@ -68,8 +67,14 @@ def names(keys: StackConfig) -> Found:
         ):
             if problem:
                 found.problems.append(fix("prefix", problem))
-    if keys.storage_account_name and (problem := azure_names.storage_account_name_problem(keys.storage_account_name)):
-        found.problems.append(fix("storageAccountName", problem))
+    # Unset, the storage account's name is made from the prefix: only a good prefix makes one worth checking.
+    named = "storage_account_name" in keys.model_fields_set or (keys.prefix and not found.problems)
+    if (
+        named
+        and keys.storage_account_name
+        and (problem := azure_names.storage_account_name_problem(keys.storage_account_name))
+    ):
+        found.problems.append(fix("storageAccountName", f"{NAMESPACE}:storageAccountName: {problem}"))
     return found
 
 
@@ -121,7 +126,7 @@ def operator_range_problem(network: ipaddress.IPv4Network, allowed: bool) -> Opt
     return (
         f"{NAMESPACE}:operatorCidr {network} is a /{network.prefixlen} ({network.num_addresses} addresses); the "
         f"cluster's HTTPS gateway (Ambari behind the cluster login) is opened only to your own addresses, at most a "
-        f"/{OPERATOR_WIDEST_PREFIX}: run `{set_line('operatorCidr', OPERATOR_CIDR_EXAMPLE)}`, or to open it this wide "
+        f"/{OPERATOR_WIDEST_PREFIX}: run `{set_line('operatorCidr')}`, or to open it this wide "
         f"on purpose `{set_line('allowWideOperatorCidr', 'true')}`"
     )
 
@@ -145,7 +150,16 @@ def operator_access(keys: StackConfig) -> Found:
     except ValueError as error:
         found.problems.append(fix("operatorCidr", str(error)))
         return found
-    if problem := operator_range_problem(network, keys.allow_wide_operator_cidr is True):
+    if purpose := network_rules.special_purpose(network):
+        found.problems.append(
+            fix(
+                "operatorCidr",
+                f"{NAMESPACE}:operatorCidr {network} lies in {purpose}: no request from the internet comes from "
+                "there, so the gateway would admit nobody and `pulumi up` would stop at its Ambari step with the "
+                "cluster built and billing; give your own public address",
+            )
+        )
+    elif problem := operator_range_problem(network, keys.allow_wide_operator_cidr is True):
         found.problems.append(problem)
     elif network.prefixlen < OPERATOR_WIDEST_PREFIX:
         found.warnings.append(
@@ -284,10 +298,10 @@ def cluster_credentials(keys: StackConfig) -> Found:
                 f"{NAMESPACE}:clusterLoginPassword is not set (the HDInsight cluster login, used by Ambari's REST API)",
             )
         )
-    else:
-        password = keys.cluster_login_password.get_secret_value()
-        for problem in passwords.cluster_password_problems(password, login_user, ssh_user):
-            found.problems.append(fix("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword {problem}"))
+    elif problems := passwords.cluster_password_problems(
+        keys.cluster_login_password.get_secret_value(), login_user, ssh_user
+    ):
+        found.problems.append(fix("clusterLoginPassword", f"{NAMESPACE}:clusterLoginPassword {_all(problems)}"))
     ssh_password, ssh_key = keys.ssh_password, keys.ssh_public_key
     if ssh_password is None and ssh_key is None:
         found.problems.append(
@@ -303,11 +317,16 @@ def cluster_credentials(keys: StackConfig) -> Found:
             )
         )
     elif ssh_password is not None:
-        for problem in passwords.ssh_password_problems(ssh_password.get_secret_value(), login_user):
-            found.problems.append(fix("sshPassword", f"{NAMESPACE}:sshPassword {problem}"))
+        if problems := passwords.ssh_password_problems(ssh_password.get_secret_value(), login_user):
+            found.problems.append(fix("sshPassword", f"{NAMESPACE}:sshPassword {_all(problems)}"))
     elif ssh_key is not None and not ssh_key.get_secret_value().strip().startswith(SSH_KEY_TYPES):
         found.problems.append(fix("sshPublicKey", f"{NAMESPACE}:sshPublicKey does not look like an OpenSSH public key"))
     return found
+
+
+def _all(rules: list[str]) -> str:
+    """Every rule a value breaks, in one phrase: "has no digit, has no symbol and contains ..."."""
+    return rules[0] if len(rules) == 1 else f"{', '.join(rules[:-1])} and {rules[-1]}"
 
 
 def capacity_problem(tier: str, capacity: int) -> Optional[str]:
@@ -585,7 +604,11 @@ def check(raw: Mapping[str, Any], plain_secrets: Iterable[str] = (), topics: tup
     an object for `tags` and `producerSettings`); `plain_secrets` the secret keys set without
     `--secret`; `topics` the catalogue the Event Hubs namespace must hold.
     """
-    keys, problems = parse_keys(raw)
+    # A value still holding an example's placeholder gets that one line; whatever its own rule
+    # would say of the placeholder's text is left out.
+    unfilled = {key: line for key, value in raw.items() if (line := placeholder_problem(key, value))}
+    keys, parsed = parse_keys(raw)
+    problems = [*unfilled.values(), *(line for line in parsed if not _about(line, unfilled))]
     warnings: list[str] = []
     for found in (
         names(keys),
@@ -600,6 +623,11 @@ def check(raw: Mapping[str, Any], plain_secrets: Iterable[str] = (), topics: tup
         jobs(keys),
         stored_in_plain_text(plain_secrets),
     ):
-        problems.extend(found.problems)
+        problems.extend(line for line in found.problems if not _about(line, unfilled))
         warnings.extend(found.warnings)
     return Checked(problems, warnings, None if problems else keys)
+
+
+def _about(line: str, keys: Iterable[str]) -> bool:
+    """Whether problem `line` is about one of `keys` (each line starts with the key it is about)."""
+    return any(line.startswith((f"{NAMESPACE}:{key} ", f"{NAMESPACE}:{key}:")) for key in keys)

@@ -16,6 +16,8 @@ fixes it; `parse_keys` turns pydantic's ValidationError back into those lines.
 
 from __future__ import annotations
 
+import difflib
+import re
 import shlex
 from pathlib import PurePath
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional, get_args, get_origin
@@ -37,7 +39,7 @@ from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from feedback.core import sizing
 from feedback.core.settings import Settings
-from infra.config.errors import NAMESPACE, command
+from infra.config.errors import NAMESPACE, PLACEHOLDER, command
 from infra.config.workspace import WorkspaceNetwork
 from infra.lib import event_hubs_limits, job_specs, network_rules, replication, wheel
 
@@ -191,7 +193,7 @@ def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
         )
     lines = [
         f"{NAMESPACE}:{key}.{name}: {problem}; fix it with "
-        f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' <value>` "
+        f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' '<value>'` "
         f"or `pulumi config rm --path '{NAMESPACE}:{key}.{name}'`"
         for name, setting in value.items()
         if (problem := job_specs.producer_settings_problem(str(name), setting))
@@ -299,8 +301,9 @@ class StackConfig(BaseModel):
     # -- The Kafka network, and who may reach the cluster's HTTPS gateway
     kafka_vnet_cidr: Cidr = "10.10.0.0/16"
     kafka_subnet_cidr: Cidr = "10.10.0.0/24"
-    # No default on purpose: your own address range (checks.operator_access).
-    operator_cidr: Optional[str] = Field(None, examples=["203.0.113.10/32"])
+    # No default on purpose: your own public address range (checks.operator_access); the example
+    # asks a public echo service for this machine's address, quoted for the shell.
+    operator_cidr: Optional[str] = Field(None, examples=['"$(curl -s https://api.ipify.org)/32"'])
     # true only to open the gateway to a range wider than checks.OPERATOR_WIDEST_PREFIX (a /24).
     allow_wide_operator_cidr: Switch = False
 
@@ -331,9 +334,11 @@ class StackConfig(BaseModel):
     replication_factor: WholeNumber = Field(default_factory=_replication_factor_default)
     cluster_login_user: str = "admin"
     ssh_user: str = "sshuser"
-    cluster_login_password: Optional[SecretStr] = Field(None, examples=["<password>"])
+    cluster_login_password: Optional[SecretStr] = Field(
+        None, examples=["<10+ characters: upper, lower, digit, symbol>"]
+    )
     # Set one of the two (checks.cluster_credentials).
-    ssh_password: Optional[SecretStr] = Field(None, examples=["<password>"])
+    ssh_password: Optional[SecretStr] = Field(None, examples=["<6-72 characters: upper, lower, digit>"])
     ssh_public_key: Optional[SecretStr] = Field(None, examples=['"$(cat ~/.ssh/id_rsa.pub)"'])
 
     # -- The Databricks workspace
@@ -595,11 +600,56 @@ def _lines(key: str, detail: Any) -> tuple[str, ...]:
     if key in RETIRED_KEYS:
         return (f"{NAMESPACE}:{key} is no longer read: {RETIRED_KEYS[key]}. Run `pulumi config rm {NAMESPACE}:{key}`",)
     if key not in FIELD_OF_KEY:
-        return (
-            f"{NAMESPACE}:{key} is not a key of this stack (infra/config/keys.py lists them): run "
-            f"`pulumi config rm {NAMESPACE}:{key}`",
-        )
+        return (unknown_key_line(key),)
     if detail["type"] == "literal_error":
         choices = get_args(StackConfig.model_fields[FIELD_OF_KEY[key]].annotation)
         return (fix(key, f"{NAMESPACE}:{key} is {detail['input']!r}, expected one of {', '.join(choices)}"),)
     return (fix(key, f"{NAMESPACE}:{key} is {detail['input']!r}: {detail['msg']}"),)
+
+
+def nearest_key(key: str) -> Optional[str]:
+    """The known key `key` was most likely meant to be (`jobWorker` -> `jobWorkers`), or None."""
+    by_lower = {known.lower(): known for known in FIELD_OF_KEY}
+    near = difflib.get_close_matches(key.lower(), by_lower, n=1, cutoff=0.75)
+    return by_lower[near[0]] if near else None
+
+
+def unknown_key_line(key: str) -> str:
+    """The problem line of a key this program does not read: a misspelt key would otherwise be
+    ignored in silence, and the stack deployed without the setting its author meant."""
+    line = f"{NAMESPACE}:{key} is not a key of this stack (infra/config/keys.py lists them)"
+    near = nearest_key(key)
+    if near is None:
+        return f"{line}: run `pulumi config rm {NAMESPACE}:{key}`"
+    if near in OBJECT_KEYS:  # an object: set one of its entries at a time
+        setting = f"pulumi config set --path '{NAMESPACE}:{near}.<name>' '<value>'"
+    else:
+        setting = command(near, "<value>", secret=_is_secret(StackConfig.model_fields[FIELD_OF_KEY[near]]))
+    return f"{line}; did you mean {NAMESPACE}:{near}? Run `pulumi config rm {NAMESPACE}:{key}` and `{setting}`"
+
+
+def placeholder_problem(key: str, value: Any) -> Optional[str]:
+    """The problem line of a known key's value that still holds a documented example's placeholder,
+    or None. An unknown key is left to its own line (unknown_key_line), and objects (`tags`,
+    `producerSettings`) to their own rules: a tag may say `<none>` on purpose.
+
+    A secret is refused only when it is all placeholder and reads as one: `<password>`,
+    `<bearer-token>`, or words with spaces, `<10+ characters: upper, lower, digit, symbol>` (a real
+    password may well hold `<Kafka2024!>`, and its text is never printed). Any other value is
+    refused when a placeholder is in it anywhere (in a shell, `fbk<initials>01` is a redirect, and
+    `<subscription>` in a resource id is nobody's subscription)."""
+    if key not in FIELD_OF_KEY or key in OBJECT_KEYS:
+        return None
+    field = StackConfig.model_fields[FIELD_OF_KEY[key]]
+    text = str(value).strip()
+    if _is_secret(field):
+        match = PLACEHOLDER.fullmatch(text)
+        if not match or not re.fullmatch(r"[a-z-]+|.*\s.*", text[1:-1]):
+            return None
+        shown = "a placeholder"
+    else:
+        match = PLACEHOLDER.search(text)
+        if not match:
+            return None
+        shown = f"the placeholder {match.group(0)}"
+    return f"{NAMESPACE}:{key} holds {shown} from an example; put your own value in its place: run `{set_line(key)}`"

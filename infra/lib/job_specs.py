@@ -351,7 +351,7 @@ def producers_env(backend: str, eventhubs_tier: Optional[str], settings: Optiona
         if problem := env_value_problem(env[env_var(name)]):
             raise ValueError(
                 f"producerSettings.{name} is {value!r}: {problem}; run "
-                f"`pulumi config set --path 'feedback:producerSettings.{name}' <value>`"
+                f"`pulumi config set --path 'feedback:producerSettings.{name}' '<value>'`"
             )
     return env
 

@@ -17,6 +17,38 @@ def parse_cidr(value: str, key: str) -> ipaddress.IPv4Network:
     return network
 
 
+# IPv4 blocks that hold no address a person's traffic can come from on the internet: IANA's
+# special-purpose registry (RFC 6890 and its updates) with documentation's three (RFC 5737),
+# and multicast and the reserved 240/4 (RFC 1112). An NSG rule admitting only such a range
+# admits nobody from outside Azure.
+SPECIAL_PURPOSE: dict[str, str] = {
+    "0.0.0.0/8": "'this network' (RFC 6890)",
+    "10.0.0.0/8": "private-use (RFC 1918)",
+    "100.64.0.0/10": "shared address space behind carrier-grade NAT (RFC 6598)",
+    "127.0.0.0/8": "loopback (RFC 6890)",
+    "169.254.0.0/16": "link-local (RFC 3927)",
+    "172.16.0.0/12": "private-use (RFC 1918)",
+    "192.0.0.0/24": "IETF protocol assignments (RFC 6890)",
+    "192.0.2.0/24": "documentation, TEST-NET-1 (RFC 5737)",
+    "192.88.99.0/24": "the retired 6to4 relay anycast (RFC 7526)",
+    "192.168.0.0/16": "private-use (RFC 1918)",
+    "198.18.0.0/15": "benchmarking (RFC 2544)",
+    "198.51.100.0/24": "documentation, TEST-NET-2 (RFC 5737)",
+    "203.0.113.0/24": "documentation, TEST-NET-3 (RFC 5737)",
+    "224.0.0.0/4": "multicast (RFC 1112)",
+    "240.0.0.0/4": "reserved (RFC 1112)",
+}
+
+
+def special_purpose(network: ipaddress.IPv4Network) -> str | None:
+    """What the special-purpose block that holds all of `network` is for, or None when `network`
+    holds an address of the public internet. Pure."""
+    for block, purpose in SPECIAL_PURPOSE.items():
+        if network.subnet_of(ipaddress.IPv4Network(block)):
+            return f"{block}, {purpose}"
+    return None
+
+
 def managed_vnet_prefix(cidr: str) -> str:
     """A workspace's managed network /16 as the workspace API's `vnetAddressPrefix` takes it:
     its first two octets ("10.139.0.0/16" -> "10.139"). Microsoft's quickstart templates:

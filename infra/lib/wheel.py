@@ -182,6 +182,18 @@ def wheel_for(prebuilt: Optional[str], project: Path, out_dir: Path) -> Wheel:
     return describe_wheel(Path(prebuilt)) if prebuilt else build_wheel(project, out_dir)
 
 
+def requirements_text(path: Path) -> str:
+    """The requirements file at `path` with each file it takes whole (`-r FILE`, relative to it,
+    as pip reads it) in that line's place: requirements.txt holds requirements-deploy.txt's pins."""
+    lines = []
+    for line in path.read_text().splitlines():
+        if match := re.match(r"^\s*(?:-r|--requirement)\s+(\S+)", line):
+            lines.append(requirements_text(path.parent / match.group(1)))
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     """`python -m infra.lib.wheel [OUT_DIR]`: the jobs' wheel, built as `pulumi up` builds it, for
     `pulumi config set feedback:jobsWheel <the path it prints>`."""

@@ -39,7 +39,10 @@ def test_a_good_config_gives_defaults_and_secret_outputs():
 
 def test_a_missing_secret_names_the_exact_command():
     message = problems_of(clusterLoginPassword=None)
-    assert "`pulumi config set --secret feedback:clusterLoginPassword <password>`" in message
+    assert (
+        "`pulumi config set --secret feedback:clusterLoginPassword '<10+ characters: upper, lower, digit, symbol>'`"
+        in message
+    )
 
 
 def test_a_password_stored_in_plain_text_is_refused():
@@ -51,7 +54,7 @@ def test_a_password_stored_in_plain_text_is_refused():
 def test_without_ssh_credentials_both_ways_are_offered():
     message = problems_of(sshPassword=None)
     assert "pulumi config set --secret feedback:sshPublicKey" in message
-    assert "pulumi config set --secret feedback:sshPassword <password>" in message
+    assert "pulumi config set --secret feedback:sshPassword '<6-72 characters: upper, lower, digit>'" in message
 
 
 def test_overlapping_networks_are_refused():
@@ -79,12 +82,14 @@ def test_subnet_outside_its_network_is_refused():
 
 
 def test_operator_range_is_required_and_must_be_narrow():
-    assert "pulumi config set feedback:operatorCidr 203.0.113.10/32" in problems_of(operatorCidr=None)
+    assert 'pulumi config set feedback:operatorCidr "$(curl -s https://api.ipify.org)/32"' in problems_of(
+        operatorCidr=None
+    )
     assert "feedback:operatorCidr 0.0.0.0/0 is a /0" in problems_of(operatorCidr="0.0.0.0/0")
     assert "not a CIDR block" in problems_of(operatorCidr="my-laptop")
 
 
-@pytest.mark.parametrize("cidr", ["198.51.0.0/16", "198.51.100.0/23", "10.0.0.0/8", "0.0.0.0/0"])
+@pytest.mark.parametrize("cidr", ["198.51.0.0/16", "198.51.100.0/23", "11.0.0.0/8", "0.0.0.0/0"])
 def test_an_operator_range_wider_than_a_slash_24_is_refused_with_both_fixes(cidr):
     message = problems_of(operatorCidr=cidr)
     assert f"feedback:operatorCidr {cidr} is a /" in message and "at most a /24" in message
@@ -92,7 +97,7 @@ def test_an_operator_range_wider_than_a_slash_24_is_refused_with_both_fixes(cidr
     assert "`pulumi config set feedback:allowWideOperatorCidr true`" in message
 
 
-@pytest.mark.parametrize("cidr", ["203.0.113.10/32", "203.0.113.0/24", "203.0.113.64/26"])
+@pytest.mark.parametrize("cidr", ["81.2.69.160/32", "81.2.69.0/24", "81.2.69.128/26"])
 def test_an_operator_range_of_a_slash_24_or_narrower_is_taken_without_a_warning(cidr):
     use_config(base_config(operatorCidr=cidr, slackBotToken="xoxb-test"))
     config = load_config()
@@ -259,7 +264,7 @@ def test_basic_tier_is_refused_because_kafka_needs_standard():
 def test_dedicated_needs_an_existing_clusters_resource_id():
     message = problems_of(**EVENTHUBS_ONLY, eventhubsTier="dedicated")
     assert "feedback:eventhubsClusterId is not set" in message
-    assert "pulumi config set feedback:eventhubsClusterId /subscriptions/<subscription>/" in message
+    assert "pulumi config set feedback:eventhubsClusterId '/subscriptions/<subscription>/" in message
     assert "not an Event Hubs cluster's resource id" in problems_of(
         **EVENTHUBS_ONLY, eventhubsTier="dedicated", eventhubsClusterId="my-cluster"
     )
@@ -316,7 +321,7 @@ def test_hdinsight_stacks_do_not_check_the_catalogue_against_event_hubs():
     keys = {
         "prefix": "fbk01",
         "backend": "hdinsight",
-        "operatorCidr": "203.0.113.10/32",
+        "operatorCidr": "81.2.69.160/32",
         "clusterLoginPassword": LOGIN_PASSWORD,
         "sshPassword": SSH_PASSWORD,
     }
@@ -414,3 +419,129 @@ def test_new_ranges_for_an_injected_workspace_are_refused_with_the_lines_that_ke
 def test_a_catalog_that_cannot_hold_a_volume_is_refused():
     assert "hive_metastore is the legacy Hive metastore" in problems_of(jobsCatalog="hive_metastore")
     assert "is not a Unity Catalog catalog name" in problems_of(jobsCatalog="main.feedback")
+
+
+# -- The mistakes a first deploy makes: each one line with its fix, no traceback -------------------
+
+
+def test_a_config_problem_is_a_run_error_so_pulumi_prints_it_without_a_traceback():
+    # The language host logs a RunError's message alone; any other exception as "Program failed
+    # with an unhandled exception" and its traceback (pulumi-language-python-exec).
+    import pulumi
+
+    use_config(base_config(workerCount="many"))
+    with pytest.raises(pulumi.RunError) as raised:
+        load_config()
+    assert str(raised.value).splitlines()[1:] == [
+        "  feedback:workerCount is 'many', expected a whole number: run `pulumi config set feedback:workerCount 4`"
+    ]
+
+
+def test_a_misspelt_key_is_refused_with_the_key_it_was_probably_meant_to_be():
+    message = problems_of(jobWorker="2")
+    assert (
+        "feedback:jobWorker is not a key of this stack (infra/config/keys.py lists them); did you mean "
+        "feedback:jobWorkers? Run `pulumi config rm feedback:jobWorker` and "
+        "`pulumi config set feedback:jobWorkers '<value>'`"
+    ) in message
+    # A secret's near miss offers the secret's command; a key like no other only its removal.
+    assert "`pulumi config set --secret feedback:slackBotToken '<value>'`" in problems_of(slackBotTokn="xoxb-1")
+    assert "feedback:colour is not a key of this stack (infra/config/keys.py lists them): run" in problems_of(
+        colour="blue"
+    )
+
+
+def test_keys_of_other_namespaces_are_not_ours_to_refuse():
+    use_config({**base_config(slackBotToken="xoxb-test"), "azure-native:location": "westeurope"})
+    assert load_config().location == "westeurope"
+
+
+@pytest.mark.parametrize(
+    ("cidr", "purpose"),
+    [
+        ("203.0.113.10/32", "203.0.113.0/24, documentation, TEST-NET-3 (RFC 5737)"),
+        ("198.51.100.0/24", "198.51.100.0/24, documentation, TEST-NET-2 (RFC 5737)"),
+        ("192.0.2.7/32", "192.0.2.0/24, documentation, TEST-NET-1 (RFC 5737)"),
+        ("192.168.1.20/32", "192.168.0.0/16, private-use (RFC 1918)"),
+        ("100.64.3.4/32", "100.64.0.0/10, shared address space behind carrier-grade NAT (RFC 6598)"),
+        ("127.0.0.1/32", "127.0.0.0/8, loopback (RFC 6890)"),
+    ],
+)
+def test_an_operator_range_nobody_on_the_internet_comes_from_is_refused_at_preview(cidr, purpose):
+    message = problems_of(operatorCidr=cidr)
+    assert f"feedback:operatorCidr {cidr} lies in {purpose}: no request from the internet comes from there" in message
+    assert message.endswith("""run `pulumi config set feedback:operatorCidr "$(curl -s https://api.ipify.org)/32"`""")
+    assert message.count("\n") == 1  # one problem, one line
+
+
+def test_a_wide_range_that_holds_public_addresses_is_still_taken_when_allowed():
+    use_config(base_config(operatorCidr="0.0.0.0/0", allowWideOperatorCidr="true", slackBotToken="xoxb-test"))
+    assert load_config().operator_cidr == "0.0.0.0/0"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "line"),
+    [
+        (
+            "prefix",
+            "fbk<initials>01",
+            "feedback:prefix holds the placeholder <initials> from an example; put your own value in its place: "
+            "run `pulumi config set feedback:prefix 'fbk<initials>01'`",
+        ),
+        (
+            "clusterLoginPassword",
+            "<10+ chars: upper, lower, digit, symbol>",
+            "feedback:clusterLoginPassword holds a placeholder from an example; put your own value in its place: "
+            "run `pulumi config set --secret feedback:clusterLoginPassword "
+            "'<10+ characters: upper, lower, digit, symbol>'`",
+        ),
+        (
+            "jobsCheckpointLocation",
+            "/Volumes/<catalog>/feedback/state/checkpoints",
+            "feedback:jobsCheckpointLocation holds the placeholder <catalog> from an example",
+        ),
+    ],
+)
+def test_a_placeholder_left_in_a_value_is_one_line_naming_it(key, value, line):
+    message = problems_of(**{key: value})
+    assert line in message
+    assert message.count("\n") == 1  # the key's own rules say nothing more about the placeholder's text
+
+
+def test_a_password_may_hold_angle_brackets_of_its_own_and_a_tag_may_say_none():
+    use_config(
+        base_config(clusterLoginPassword="<Kafka2024!Login>", tags='{"owner": "<none>"}', slackBotToken="xoxb-test")
+    )
+    config = load_config()
+    assert config.cluster_login_password is not None and config.tags == {"owner": "<none>"}
+
+
+def test_a_misspelt_secret_key_never_shows_its_value():
+    message = problems_of(clusterLoginPasword="Kafka<Login>2024!")
+    assert "Login" not in message.replace("clusterLoginPas", "")
+    assert "did you mean feedback:clusterLoginPassword?" in message
+
+
+def test_a_misspelt_object_key_is_offered_the_path_form():
+    assert "`pulumi config set --path 'feedback:tags.<name>' '<value>'`" in problems_of(tag="x")
+
+
+def test_a_weak_password_is_one_line_listing_every_rule_it_breaks():
+    message = problems_of(clusterLoginPassword="admin")
+    assert message.count("\n") == 1
+    assert (
+        "feedback:clusterLoginPassword has fewer than 10 characters, has no digit, has no upper-case letter, "
+        "has no non-alphanumeric character and contains 3 consecutive characters of the user name 'admin': run "
+    ) in message
+    ssh = problems_of(sshPassword="abc")
+    assert ssh.count("\n") == 1
+    assert "feedback:sshPassword must have 6-72 characters, has no digit and has no upper-case letter: run" in ssh
+
+
+def test_a_placeholder_storage_name_is_one_line_and_a_channel_fix_is_quoted_for_the_shell():
+    message = problems_of(storageAccountName="fbk<initials>store")
+    assert message.count("\n") == 1 and "feedback:storageAccountName holds the placeholder <initials>" in message
+    # Unquoted, a shell would read `#positive-feedback` as a comment and set nothing.
+    assert "`pulumi config set feedback:positiveChannel '#positive-feedback'`" in problems_of(
+        positiveChannel="#<channel>"
+    )

@@ -13,7 +13,7 @@ from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD
 
 GOOD = {
     "prefix": "fbk01",
-    "operatorCidr": "203.0.113.10/32",
+    "operatorCidr": "81.2.69.160/32",
     "clusterLoginPassword": LOGIN_PASSWORD,
     "sshPassword": SSH_PASSWORD,
 }
@@ -30,16 +30,17 @@ def keys_of(**raw: Any) -> StackConfig:
 def test_names_need_a_prefix():
     assert checks.names(keys_of()).problems == [
         "feedback:prefix is not set (it starts every resource name; cluster and storage names are global): run "
-        "`pulumi config set feedback:prefix fbk<initials>01`"
+        "`pulumi config set feedback:prefix 'fbk<initials>01'`"
     ]
     assert checks.names(keys_of(prefix="fbk01")).problems == []
 
 
-def test_a_bad_prefix_is_reported_with_the_storage_name_made_from_it():
-    problems = checks.names(keys_of(prefix="Feedback_Prod")).problems
-    assert problems[0].startswith("prefix 'Feedback_Prod' must be 3-12 lower-case letters or digits")
+def test_a_bad_prefix_is_one_line_and_a_storage_name_set_on_its_own_is_checked_too():
+    [problem] = checks.names(keys_of(prefix="Feedback_Prod")).problems
+    assert problem.startswith("feedback:prefix 'Feedback_Prod' must be 3-12 lower-case letters or digits")
+    problems = checks.names(keys_of(prefix="Feedback_Prod", storageAccountName="Feedback_Prodkafkastore")).problems
     assert problems[1] == (
-        "storage account name 'Feedback_Prodkafkastore' must be 3-24 lower-case letters and "
+        "feedback:storageAccountName: storage account name 'Feedback_Prodkafkastore' must be 3-24 lower-case letters and "
         "digits: run `pulumi config set feedback:storageAccountName fbk01kafka7q2`"
     )
 
@@ -74,7 +75,7 @@ def test_kafkas_subnet_lies_in_its_network_and_the_peered_networks_do_not_overla
 def test_the_operator_range_is_needed_only_where_hdinsight_is_built():
     [problem] = checks.operator_access(keys_of()).problems
     assert problem.startswith("feedback:operatorCidr is not set")
-    assert problem.endswith("run `pulumi config set feedback:operatorCidr 203.0.113.10/32`")
+    assert problem.endswith("""run `pulumi config set feedback:operatorCidr "$(curl -s https://api.ipify.org)/32"`""")
     assert checks.operator_access(keys_of(backend="eventhubs")).problems == []
 
 
@@ -168,10 +169,10 @@ def test_the_cluster_needs_its_login_password_and_one_way_into_ssh():
     found = checks.cluster_credentials(keys_of())
     assert found.problems == [
         "feedback:clusterLoginPassword is not set (the HDInsight cluster login, used by Ambari's REST API): run "
-        "`pulumi config set --secret feedback:clusterLoginPassword <password>`",
+        "`pulumi config set --secret feedback:clusterLoginPassword '<10+ characters: upper, lower, digit, symbol>'`",
         "neither feedback:sshPublicKey nor feedback:sshPassword is set (SSH to the cluster nodes): run "
         '`pulumi config set --secret feedback:sshPublicKey "$(cat ~/.ssh/id_rsa.pub)"` or '
-        "`pulumi config set --secret feedback:sshPassword <password>`",
+        "`pulumi config set --secret feedback:sshPassword '<6-72 characters: upper, lower, digit>'`",
     ]
     assert checks.cluster_credentials(keys_of(backend="eventhubs")).problems == []
 
@@ -244,21 +245,21 @@ ENDPOINT = "https://fbk01-language.cognitiveservices.azure.com/"
             [
                 "feedback:azureLanguageKey is set but feedback:azureLanguageEndpoint is not (the pipeline scores with Azure AI "
                 "Language only with both): run `pulumi config set feedback:azureLanguageEndpoint "
-                "https://<name>.cognitiveservices.azure.com/`"
+                "'https://<name>.cognitiveservices.azure.com/'`"
             ],
         ),
         (
             {"azureLanguageEndpoint": ENDPOINT},
             [
                 "feedback:azureLanguageEndpoint is set but feedback:azureLanguageKey is not: run "
-                "`pulumi config set --secret feedback:azureLanguageKey <key>`"
+                "`pulumi config set --secret feedback:azureLanguageKey '<key>'`"
             ],
         ),
         (
             {"azureLanguageEndpoint": "http://x", "azureLanguageKey": "lang-fake-4"},
             [
                 "feedback:azureLanguageEndpoint 'http://x' is not an https:// URL: run "
-                "`pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/`"
+                "`pulumi config set feedback:azureLanguageEndpoint 'https://<name>.cognitiveservices.azure.com/'`"
             ],
         ),
         ({"azureLanguageEndpoint": ENDPOINT, "azureLanguageKey": "lang-fake-4"}, []),
@@ -279,7 +280,7 @@ def test_the_slack_app_token_alone_is_a_warning():
 def test_a_secret_in_plain_text_is_refused_with_the_encrypted_line():
     assert checks.stored_in_plain_text(["xBearerToken"]).problems == [
         "feedback:xBearerToken is stored in plain text in the stack file; store it encrypted: run "
-        "`pulumi config set --secret feedback:xBearerToken <bearer-token>`"
+        "`pulumi config set --secret feedback:xBearerToken '<bearer-token>'`"
     ]
 
 

@@ -129,7 +129,7 @@ def _field(key: str) -> str:
         (
             {"replicationFactor": "x"},
             "feedback:replicationFactor is 'x', expected a whole number: run "
-            "`pulumi config set feedback:replicationFactor <value>`",
+            "`pulumi config set feedback:replicationFactor '<value>'`",
         ),
         (
             {"disksPerWorker": "17"},
@@ -159,7 +159,7 @@ def _field(key: str) -> str:
             {"jobsStateDir": ".state"},
             "feedback:jobsStateDir '.state' is not a /dbfs/ or /Volumes/ path (the producers' "
             "positions must outlive the job cluster): run "
-            "`pulumi config set feedback:jobsStateDir /Volumes/<catalog>/feedback/state/producers-state`",
+            "`pulumi config set feedback:jobsStateDir '/Volumes/<catalog>/feedback/state/producers-state'`",
         ),
         (
             {"jobsWheel": "dist/feedback-0.1.0.tar.gz"},
@@ -181,8 +181,9 @@ def _field(key: str) -> str:
         ),
         (
             {"workerCont": "3"},
-            "feedback:workerCont is not a key of this stack (infra/config/keys.py lists them): run "
-            "`pulumi config rm feedback:workerCont`",
+            "feedback:workerCont is not a key of this stack (infra/config/keys.py lists them); did you mean "
+            "feedback:workerCount? Run `pulumi config rm feedback:workerCont` and "
+            "`pulumi config set feedback:workerCount '<value>'`",
         ),
     ],
 )
@@ -217,9 +218,12 @@ def test_tags_become_text():
     [
         ("workerCount", "pulumi config set feedback:workerCount 4"),  # its default
         ("allowWideOperatorCidr", "pulumi config set feedback:allowWideOperatorCidr false"),
-        ("prefix", "pulumi config set feedback:prefix fbk<initials>01"),  # no default: its example
-        ("replicationFactor", "pulumi config set feedback:replicationFactor <value>"),  # follows faultDomains
-        ("clusterLoginPassword", "pulumi config set --secret feedback:clusterLoginPassword <password>"),
+        ("prefix", "pulumi config set feedback:prefix 'fbk<initials>01'"),  # no default: its example
+        ("replicationFactor", "pulumi config set feedback:replicationFactor '<value>'"),  # follows faultDomains
+        (
+            "clusterLoginPassword",
+            "pulumi config set --secret feedback:clusterLoginPassword '<10+ characters: upper, lower, digit, symbol>'",
+        ),
         ("slackBotToken", "pulumi config set --secret feedback:slackBotToken xoxb-..."),
     ],
 )
@@ -253,10 +257,10 @@ def test_read_keys_takes_an_empty_value_as_unset_only_where_the_key_has_a_defaul
             {
                 "workerCount": "",
                 "prefix": "",
-                "operatorCidr": "203.0.113.10/32",
+                "operatorCidr": "81.2.69.160/32",
                 "tags": {},
                 "producerSettings": {"x_query": "Driftwood"},
             }
         )
     )
-    assert raw == {"prefix": "", "operatorCidr": "203.0.113.10/32", "producerSettings": {"x_query": "Driftwood"}}
+    assert raw == {"prefix": "", "operatorCidr": "81.2.69.160/32", "producerSettings": {"x_query": "Driftwood"}}

@@ -315,7 +315,7 @@ def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
     wheel_file = stack.one(WORKSPACE_FILE).inputs
     pins = [
         line
-        for line in (REPO / "requirements.txt").read_text().splitlines()
+        for line in wheel.requirements_text(REPO / "requirements.txt").splitlines()
         if line.split("==")[0].split("[")[0].lower().replace("_", "-")
         in {name.lower().replace("_", "-") for name in job_specs.PYPI_LIBRARIES}
     ]
@@ -409,7 +409,7 @@ def test_a_state_dir_outside_a_volume_is_refused_with_the_fix_when_the_config_is
     message = str(raised.value)
     assert "feedback:jobsStateDir '/Volumes/main/feedback' is not in a volume" in message
     assert "/Volumes/<catalog>/<schema>/<volume>/<folder>" in message
-    assert "`pulumi config set feedback:jobsStateDir /Volumes/<catalog>/feedback/state/producers-state`" in message
+    assert "`pulumi config set feedback:jobsStateDir '/Volumes/<catalog>/feedback/state/producers-state'`" in message
 
 
 def test_producers_keep_their_positions_off_the_cluster_and_get_the_stacks_producer_settings(run_program):
@@ -465,7 +465,7 @@ def test_a_single_quote_never_reaches_the_clusters_environment():
     with pytest.raises(ValueError) as raised:
         job_specs.producers_env("hdinsight", None, {"x_query": "Driftwood's"})
     assert "contains a single quote" in str(raised.value)
-    assert "pulumi config set --path 'feedback:producerSettings.x_query' <value>" in str(raised.value)
+    assert "pulumi config set --path 'feedback:producerSettings.x_query' '<value>'" in str(raised.value)
 
 
 def test_a_state_dir_on_the_clusters_own_disk_is_refused():
@@ -681,7 +681,7 @@ def jobs_check(**changes) -> tuple[list[str], list[str]]:
     """`check` (pure) on a good HDInsight stack's keys with `changes`."""
     keys = {
         "prefix": "fbk01",
-        "operatorCidr": "203.0.113.10/32",
+        "operatorCidr": "81.2.69.160/32",
         "jobsTableLocation": "/Volumes/main/feedback/tables",
         "clusterLoginPassword": LOGIN_PASSWORD,
         "sshPassword": SSH_PASSWORD,
@@ -718,12 +718,12 @@ def jobs_check(**changes) -> tuple[list[str], list[str]]:
         (
             {"jobsTableLocation": "tables"},
             "is not a dbfs:/, abfss:// or /Volumes/ path",
-            "pulumi config set feedback:jobsTableLocation /Volumes/<catalog>/feedback/state/tables",
+            "pulumi config set feedback:jobsTableLocation '/Volumes/<catalog>/feedback/state/tables'",
         ),
         (
             {"jobsCheckpointLocation": "/Volumes/main/feedback"},
             "'/Volumes/main/feedback' is not in a volume: use /Volumes/<catalog>/<schema>/<volume>",
-            "pulumi config set feedback:jobsCheckpointLocation /Volumes/<catalog>/feedback/state/checkpoints",
+            "pulumi config set feedback:jobsCheckpointLocation '/Volumes/<catalog>/feedback/state/checkpoints'",
         ),
         (
             {"jobsCheckpointLocation": "abfss://fbk01lake.dfs.core.windows.net/checkpoints"},
@@ -739,12 +739,12 @@ def jobs_check(**changes) -> tuple[list[str], list[str]]:
         (
             {"azureLanguageKey": "lang-fake-4"},
             "azureLanguageEndpoint is not",
-            "pulumi config set feedback:azureLanguageEndpoint https://<name>.cognitiveservices.azure.com/",
+            "pulumi config set feedback:azureLanguageEndpoint 'https://<name>.cognitiveservices.azure.com/'",
         ),
         (
             {"azureLanguageEndpoint": LANGUAGE_ENDPOINT},
             "azureLanguageKey is not",
-            "pulumi config set --secret feedback:azureLanguageKey <key>",
+            "pulumi config set --secret feedback:azureLanguageKey '<key>'",
         ),
     ],
 )
@@ -773,7 +773,7 @@ def test_a_token_stored_in_plain_text_is_refused_and_workers_must_be_a_number():
         use_config({}, [])
     message = str(raised.value)
     assert "feedback:xBearerToken is stored in plain text" in message
-    assert "pulumi config set --secret feedback:xBearerToken <bearer-token>" in message
+    assert "pulumi config set --secret feedback:xBearerToken '<bearer-token>'" in message
     assert "feedback:jobWorkers is 'two', expected a whole number" in message
 
 

@@ -10,6 +10,8 @@ default catalog (tests/support/lifecycle.py, CatalogAnswer). What holds for all 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import infra.config.changes
@@ -20,6 +22,7 @@ from feedback.core.sizing import SCALED_TOPICS
 from infra.lib import job_specs
 from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
 from tests.support.pulumi_mocks import write_fake_wheel
+from tests.support.repo import REPO
 
 SCHEMA, VOLUME, JOB = "databricks:index/schema:Schema", "databricks:index/volume:Volume", "databricks:index/job:Job"
 WORKSPACE, CLUSTER = "azure-native:databricks:Workspace", "azure-native:hdinsight:Cluster"
@@ -353,3 +356,84 @@ def test_teardown_keeps_what_holds_data_until_it_is_unprotected(life):
     life.unprotect(*life.state)
     life.destroy()
     assert life.state == {}
+
+
+# -- The documented teardowns, step by step (docs/deploy-azure.md, "Teardown") -----------------------
+
+
+def teardown_steps(heading: str) -> list[str]:
+    """The commands of the first `sh` block under `### heading` in the Teardown section."""
+    guide = (REPO / "docs" / "deploy-azure.md").read_text()
+    section = guide[guide.index("## Teardown\n") : guide.index("## Troubleshooting\n")]
+    part = section[section.index(f"### {heading}\n") :]
+    block = part[part.index("```sh\n") + len("```sh\n") : part.index("\n```", part.index("```sh\n"))]
+    return [line for line in block.splitlines() if line and not line.startswith("#")]
+
+
+def run_teardown(life: Lifecycle, steps: list[str]) -> list[str]:
+    """Each documented command on the stack, with the Pulumi CLI's steps stubbed by the harness;
+    the commands that reach past Pulumi's state (Azure's CLI) are returned, not run."""
+    outside = []
+    for step in steps:
+        if step == "pulumi state unprotect --all --yes":
+            life.unprotect(*life.state)
+        elif step == "pulumi destroy --yes":
+            life.destroy()
+        elif step == "pulumi destroy --exclude-protected --yes":
+            life.destroy(exclude_protected=True)
+        elif step == "pulumi stack rm --yes":  # Pulumi refuses a stack that still has resources
+            assert life.state == {}, f"`pulumi stack rm` would refuse: {sorted(life.state)}"
+        elif step.startswith("az "):
+            outside.append(step)
+        else:
+            raise AssertionError(f"a documented teardown step the harness does not know: {step!r}")
+    return outside
+
+
+@pytest.mark.parametrize("config", [{"backend": "both"}, {"backend": "hdinsight", "databricksNetwork": "managed"}])
+def test_the_documented_delete_everything_leaves_no_resource_and_deletes_what_azure_keeps_of_the_workspace(
+    life, config
+):
+    first = applied(life.up(**config))
+    managed_group = first.stack.one(WORKSPACE).inputs["managedResourceGroupId"].rsplit("/", 1)[-1]
+    outside = run_teardown(life, teardown_steps("Delete everything"))
+    assert life.state == {}
+    # The workspace's managed resource group is not in Pulumi's state: the sequence deletes it by name.
+    assert managed_group == "fbk01-databricks-managed"
+    assert outside == ['az group delete --name "$(pulumi config get feedback:prefix)-databricks-managed" --yes']
+
+
+def test_the_documented_keep_the_data_keeps_exactly_what_holds_data_and_what_it_stands_on(life):
+    applied(life.up(backend="both"))
+    before = dict(life.state)
+    assert run_teardown(life, teardown_steps("Keep the data")) == []
+    kept_types = {r.type for r in life.state.values()}
+    assert kept_types >= set(DATA_BEARING)
+    # Nothing is kept that neither holds data nor is something a kept resource stands on.
+    for urn, resource in life.state.items():
+        assert resource.protect or any(urn in life._depends_on(other) for other in life.state.values()), urn
+    gone = {r.type for urn, r in before.items() if urn not in life.state}
+    assert {JOB, "azure-native:network:VirtualNetworkPeering"} <= gone
+    # And it comes back: the next `pulumi up` makes the rest again and deletes no data.
+    back = applied(life.up())
+    assert back.plan.kinds(JOB) == {"create"} and back.plan.kinds(WORKSPACE) == {"same"}
+
+
+def test_the_documented_hourly_bill_of_kept_data_is_the_price_lists():
+    from feedback.core.sizing.prices import PRICES
+
+    guide = (REPO / "docs" / "deploy-azure.md").read_text()
+    section = guide[guide.index("### Keep the data\n") : guide.index("## Troubleshooting\n")]
+    rows = {row.split("|")[1].strip(): row.split("|")[3:5] for row in section.splitlines() if row.startswith("| `")}
+    nodes = PRICES.hdinsight_node("Standard_E4_v3") * (2 + 4) + PRICES.hdinsight_node("Standard_A4_v2") * 3
+    raw = json.loads((REPO / "feedback" / "core" / "sizing" / "prices.json").read_text())
+    nat, disks = raw["nat_gateway_per_hour"], raw["s30_disk_per_hour"] * 4 * 2
+    hdinsight = nodes + disks + nat
+    eventhubs = raw["eventhubs_unit_per_hour"]["standard"] + nat
+    month = raw["hours_a_month"]
+    assert [cell.strip() for cell in rows["`hdinsight`"]] == [f"{hdinsight:.2f}", f"{hdinsight * month:,.0f}"]
+    assert [cell.strip() for cell in rows["`eventhubs` (Standard, 1 throughput unit)"]] == [
+        f"{eventhubs:.2f}",
+        f"{eventhubs * month:,.0f}",
+    ]
+    assert f"about ${hdinsight:.2f} an hour" in (REPO / "README.md").read_text()

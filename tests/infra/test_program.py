@@ -184,13 +184,13 @@ def test_kafka_is_reachable_only_from_its_subnet_and_databricks_and_https_only_f
     assert nsg_verdict(rules, "10.10.1.5", 9092, peered) == "Deny"  # elsewhere in the Kafka network
     assert nsg_verdict(rules, "10.50.0.9", 9092, peered) == "Deny"  # another peered network
     assert nsg_verdict(rules, "198.51.100.7", 9092, peered) == "Deny"  # the internet
-    assert nsg_verdict(rules, "203.0.113.10", 443, peered) == "Allow"  # the operator, for Ambari
+    assert nsg_verdict(rules, "81.2.69.160", 443, peered) == "Allow"  # the operator, for Ambari
     assert nsg_verdict(rules, "198.51.100.7", 443, peered) == "Deny"
     assert nsg_verdict(rules, "10.10.0.12", 2181, peered) == "Allow"  # ZooKeeper inside the network
 
     allowed = {(r["sourceAddressPrefix"], r["destinationPortRange"]) for r in rules if r["access"] == "Allow"}
     assert {src for src, port in allowed if port == "9092"} == {"10.10.0.0/24", "10.139.0.0/16"}
-    assert {src for src, port in allowed if port == "443"} == {"HDInsight", "203.0.113.10/32"}
+    assert {src for src, port in allowed if port == "443"} == {"HDInsight", "81.2.69.160/32"}
     assert ("168.63.129.16", "53") in allowed
     assert all(src not in ("*", "Internet", "0.0.0.0/0") for src, _ in allowed)
     [deny] = [r for r in rules if r["access"] == "Deny"]
@@ -417,7 +417,7 @@ def test_the_ssh_recipe_in_the_deploy_guide_uses_a_priority_no_rule_of_the_progr
     )
     assert recipe, "the SSH recipe is gone from docs/deploy-azure.md"
     taken = {
-        rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"), "203.0.113.10/32")
+        rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"), "81.2.69.160/32")
     }
     assert {int(priority) for priority in recipe}.isdisjoint(taken)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.config import SECRET_KEYS, load_config
+from infra.config import SECRET_KEYS, ConfigError, load_config
 from tests.support.pulumi_mocks import LOGIN_PASSWORD, use_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,6 +27,7 @@ def test_the_example_stack_config_takes_another_backend_by_that_one_line(backend
     example = yaml.safe_load((REPO / "Pulumi.example.yaml").read_text())["config"]
     values = {key: json.dumps(value) if isinstance(value, dict) else str(value) for key, value in example.items()}
     values.update({"feedback:backend": backend, "feedback:clusterLoginPassword": LOGIN_PASSWORD})
+    values["feedback:operatorCidr"] = "81.2.69.160/32"
     values["feedback:sshPublicKey"] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@laptop"
     use_config(values)
     try:
@@ -36,10 +37,22 @@ def test_the_example_stack_config_takes_another_backend_by_that_one_line(backend
     assert config.jobs_backend == ("eventhubs" if backend == "eventhubs" else "hdinsight")
 
 
-def test_the_example_stack_config_is_valid_once_the_secrets_are_set():
+def test_the_example_stack_config_is_valid_once_the_secrets_and_the_operators_address_are_set():
     example = yaml.safe_load((REPO / "Pulumi.example.yaml").read_text())["config"]
     assert not any(key.split(":")[1] in SECRET_KEYS for key in example)  # no secrets in the example
     values = {key: json.dumps(value) if isinstance(value, dict) else str(value) for key, value in example.items()}
+    use_config(values)
+    try:
+        with pytest.raises(ConfigError) as raised:  # as copied, only the address is left to fill in
+            load_config()
+    finally:
+        use_config({}, [])
+    assert [line.split()[0] for line in str(raised.value).splitlines()[1:]] == [
+        "feedback:operatorCidr",
+        "feedback:clusterLoginPassword",
+        "neither",
+    ]
+    values["feedback:operatorCidr"] = "81.2.69.160/32"
     values["feedback:clusterLoginPassword"] = LOGIN_PASSWORD
     values["feedback:sshPublicKey"] = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIExample user@laptop"
     use_config(values)

@@ -36,4 +36,4 @@ def test_a_workspace_without_its_own_catalog_never_falls_back_to_dbfs_by_itself(
     message = str(raised.value)
     assert "has no catalog of its own" in message
     assert '`pulumi config set feedback:jobsCatalog ""`' in message
-    assert "`pulumi config set feedback:jobsCatalog <catalog>`" in message
+    assert "`pulumi config set feedback:jobsCatalog '<catalog>'`" in message

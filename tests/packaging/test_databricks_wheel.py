@@ -24,7 +24,6 @@ can be found there, or is on `NOT_INSTALLED` with the reason.
 from __future__ import annotations
 
 import email
-import importlib.metadata
 import json
 import os
 import subprocess
@@ -36,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from infra.lib import wheel as jobs_wheel
+from tests.support.distributions import installed_closure, link_distribution, pinned_versions
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("wheel_probe.py")
@@ -69,52 +68,6 @@ class Environment:
         return subprocess.run(command, cwd=self.home, env=env, capture_output=True, text=True, timeout=timeout_s)
 
 
-def pinned_versions(requirements: str) -> dict[str, str]:
-    """requirements.txt's `name[extras]==version` pins, by canonical name."""
-    pins = {}
-    for line in requirements.splitlines():
-        if line := line.split("#", 1)[0].strip():
-            requirement = Requirement(line)
-            pins.update(
-                (canonicalize_name(requirement.name), spec.version)
-                for spec in requirement.specifier
-                if spec.operator == "=="
-            )
-    return pins
-
-
-def installed_closure(requirements: list[str]) -> list[importlib.metadata.Distribution]:
-    """The distributions `requirements` name and, transitively, what they require (with the
-    extras asked for), as installed in this, the test's, environment."""
-    found: dict[str, importlib.metadata.Distribution] = {}
-    done: set[tuple[str, str]] = set()
-    wanted = [
-        (requirement.name, ("", *requirement.extras))
-        for requirement in map(Requirement, requirements)
-        if requirement.marker is None or requirement.marker.evaluate({"extra": ""})
-    ]
-    while wanted:
-        name, extras = wanted.pop()
-        name = canonicalize_name(name)
-        if name not in found:
-            try:
-                found[name] = importlib.metadata.distribution(name)
-            except importlib.metadata.PackageNotFoundError:
-                pytest.fail(
-                    f"{name} is required ({requirements}) but not installed in the test's environment: "
-                    "pin it in requirements.txt and run `make`"
-                )
-        for extra in extras:
-            if (name, extra) in done:
-                continue
-            done.add((name, extra))
-            for line in found[name].requires or ():
-                requirement = Requirement(line)
-                if requirement.marker is None or requirement.marker.evaluate({"extra": extra}):
-                    wanted.append((requirement.name, ("", *requirement.extras)))
-    return list(found.values())
-
-
 def wheel_requirements(path: Path) -> list[str]:
     """The wheel's `Requires-Dist` lines."""
     with zipfile.ZipFile(path) as archive:
@@ -122,27 +75,12 @@ def wheel_requirements(path: Path) -> list[str]:
         return email.message_from_bytes(archive.read(metadata)).get_all("Requires-Dist") or []
 
 
-def link_distribution(distribution: importlib.metadata.Distribution, site_packages: Path) -> None:
-    """Make `distribution` installed in `site_packages` by linking each of its files (RECORD).
-
-    File by file, never a folder: were pip ever to remove one of these, it would remove the
-    link, not the test environment's file. Scripts outside site-packages are left out.
-    """
-    for file in distribution.files or ():
-        if file.parts[0] == "..":
-            continue
-        source, link = Path(distribution.locate_file(file)), site_packages / file
-        if source.exists() and not link.exists():
-            link.parent.mkdir(parents=True, exist_ok=True)
-            link.symlink_to(source)
-
-
 @pytest.fixture(scope="module")
 def environment(tmp_path_factory) -> Environment:
     root = tmp_path_factory.mktemp("databricks-wheel")
     built = jobs_wheel.build_wheel(REPO, root / "dist")
     provided = installed_closure([*RUNTIME_PACKAGES, *wheel_requirements(built.path)])
-    pins = pinned_versions((REPO / "requirements.txt").read_text())
+    pins = pinned_versions(jobs_wheel.requirements_text(REPO / "requirements.txt"))
     off_pin = {d.name: d.version for d in provided if pins.get(canonicalize_name(d.name), d.version) != d.version}
     assert not off_pin, f"the test's environment has {off_pin}, not requirements.txt's pins: run `make`"
 

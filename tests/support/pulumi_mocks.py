@@ -428,7 +428,7 @@ class Stack:
 def base_config(**overrides: Optional[str]) -> dict[str, str]:
     values = {
         "feedback:prefix": "fbk01",
-        "feedback:operatorCidr": "203.0.113.10/32",
+        "feedback:operatorCidr": "81.2.69.160/32",
         "feedback:clusterLoginPassword": LOGIN_PASSWORD,
         "feedback:sshPassword": SSH_PASSWORD,
         "feedback:jobsWheel": str(fake_wheel()),
