@@ -41,7 +41,7 @@ test: setup
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/ruff format --check --no-cache .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=30
 
 bench: setup
 	$(BIN)/feedback bench producer

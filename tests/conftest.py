@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from feedback.core.settings import Settings, load_settings
+from tests.support.groups import JVM_FIXTURES, JVM_GROUP
 from tests.support.repo import REPO
 from tests.support.settings import isolate, own_broker_settings
 
@@ -20,11 +23,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The console's width follows what each test sets (COLUMNS): a width in the environment when
+    the CLI's console is made would fix it for the whole run (a pytest-xdist worker has one)."""
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A long variant may run past the default per-test time-out (pyproject.toml): an hour."""
-    if config.getoption("--long"):
-        for item in items:
+    """A long variant may run past the default per-test time-out (pyproject.toml): an hour. A test
+    that uses the broker or Spark joins their group (JVM_FIXTURES)."""
+    for item in items:
+        if config.getoption("--long"):
             item.add_marker(pytest.mark.timeout(3600))
+        if JVM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(JVM_GROUP))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Figures a scenario recorded, also when it ran in a pytest-xdist worker (they come back with
+    the report's user properties)."""
+    if report.when == "call":
+        _FIGURES.extend(
+            (report.nodeid.split("::")[-1], value) for name, value in report.user_properties if name == "figures"
+        )
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
@@ -45,7 +68,7 @@ def record_figures(request):
     """Record a scenario's figures; they are printed in the run's summary."""
 
     def record(**values) -> None:
-        _FIGURES.append((request.node.name, values))
+        request.node.user_properties.append(("figures", values))
 
     return record
 

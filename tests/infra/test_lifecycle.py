@@ -1,7 +1,9 @@
 """Every config change docs/deploy-azure.md offers, run as consecutive `pulumi up`s under mocks.
 
-Each sequence runs three times, once for each answer Azure may give about the workspace's
-default catalog (tests/support/lifecycle.py, CatalogAnswer). What holds for all of them:
+The sequences that make, remove or look for the workspace's catalog run three times, once for
+each answer Azure may give about the workspace's default catalog (tests/support/lifecycle.py,
+CatalogAnswer; fixture `each_answer`); the program reads nothing else of that answer, so the
+other sequences run once, with the echoed answer (fixture `life`). What holds for all of them:
 - the same config again sends the same inputs to every resource;
 - no step but a teardown deletes, replaces or points elsewhere a resource that holds data
   (lifecycle.DATA_BEARING), unless the program refuses the step first, with its message;
@@ -32,8 +34,14 @@ BLOB, WHEEL_FILE = "azure-native:storage:Blob", "databricks:index/workspaceFile:
 SCALED_HUBS = {f"eventhubs-{topic}" for topic in SCALED_TOPICS}
 
 
+@pytest.fixture()
+def life() -> Lifecycle:
+    return Lifecycle(CatalogAnswer.ECHOED)
+
+
 @pytest.fixture(params=list(CatalogAnswer), ids=[answer.value for answer in CatalogAnswer])
-def life(request) -> Lifecycle:
+def each_answer(request) -> Lifecycle:
+    """A stack whose reads of the workspace find Azure's each possible answer about its catalog."""
     return Lifecycle(request.param)
 
 
@@ -65,12 +73,12 @@ def test_every_resource_that_holds_data_is_protected(life):
     assert [r.urn for r in holding if not r.protect] == []
 
 
-def test_jobs_off_then_on_keeps_the_jobs_state_where_it_was(life):
-    first = applied(life.up())
-    off = applied(life.up(deployJobs="false"))
+def test_jobs_off_then_on_keeps_the_jobs_state_where_it_was(each_answer):
+    first = applied(each_answer.up())
+    off = applied(each_answer.up(deployJobs="false"))
     assert off.plan.kinds(JOB) == {"delete"}
     assert off.plan.kinds(SCHEMA) == off.plan.kinds(VOLUME) == {"same"}
-    on = applied(life.up(deployJobs="true"))
+    on = applied(each_answer.up(deployJobs="true"))
     assert on.plan.kinds(JOB) == {"create"}
     assert locations(on) == locations(first)
     assert locations(first)[0].startswith("/Volumes/")
@@ -272,67 +280,67 @@ def test_hdinsight_then_both_then_event_hubs_deletes_kafka_only_through_the_docu
         {"databricksNetwork": "managed", "databricksVnetCidr": "10.200.0.0/16"},
     ],
 )
-def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keeps_the_jobs_state(life, change):
-    first = applied(life.up(databricksNetwork="managed"))
-    switch = life.up(**change)
+def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keeps_the_jobs_state(each_answer, change):
+    first = applied(each_answer.up(databricksNetwork="managed"))
+    switch = each_answer.up(**change)
     assert switch.refused is not None and "'Moving the workspace to another network'" in switch.refused
     assert "`pulumi config set feedback:databricksNetwork managed`" in switch.refused or (
         "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in switch.refused
     )
-    life.up(databricksNetwork="managed", databricksVnetCidr=None)  # the config back as it was
+    each_answer.up(databricksNetwork="managed", databricksVnetCidr=None)  # the config back as it was
     # docs/deploy-azure.md, "Moving the workspace to another network":
     # 1. pause the jobs and copy the state volume out (the Databricks CLI; nothing of Pulumi's).
     # 2. the jobs go; the workspace and the state store stay.
-    off = applied(life.up(deployJobs="false"))
+    off = applied(each_answer.up(deployJobs="false"))
     assert off.plan.kinds(JOB) == {"delete"} and off.plan.kinds(WORKSPACE) == {"same"}
     # 3. the workspace and its state store leave Azure and the stack.
-    held = [life.urn_of(type_) for type_ in (WORKSPACE, SCHEMA, VOLUME)]
-    life.unprotect(*held)
-    gone = life.destroy(targets=[held[0]], dependents=True)
+    held = [each_answer.urn_of(type_) for type_ in (WORKSPACE, SCHEMA, VOLUME)]
+    each_answer.unprotect(*held)
+    gone = each_answer.destroy(targets=[held[0]], dependents=True)
     assert {WORKSPACE, SCHEMA, VOLUME} <= {c.type for c in gone.changes}
     assert not {CLUSTER, STORAGE, "azure-native:resources:ResourceGroup"} & {c.type for c in gone.changes}
     # 4. the new network: a new workspace, its catalog's schema and volume.
-    moved = applied(life.up(**change))
+    moved = applied(each_answer.up(**change))
     assert moved.plan.kinds(WORKSPACE) == moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"create"}
     # 5. copy the state back (the Databricks CLI); 6. the jobs, in the new workspace, where they were.
-    on = applied(life.up(deployJobs="true"))
+    on = applied(each_answer.up(deployJobs="true"))
     assert on.plan.kinds(JOB) == {"create"} and locations(on) == locations(first)
 
 
-def test_new_ranges_for_an_injected_workspace_are_refused_until_the_workspace_has_moved(life):
-    applied(life.up())
-    narrower = life.up(databricksHostSubnetCidr="10.139.192.0/18")
+def test_new_ranges_for_an_injected_workspace_are_refused_until_the_workspace_has_moved(each_answer):
+    applied(each_answer.up())
+    narrower = each_answer.up(databricksHostSubnetCidr="10.139.192.0/18")
     assert narrower.refused is not None and "'Moving the workspace to another network'" in narrower.refused
     assert "InUsePrefixCannotBeDeleted" in narrower.refused
 
 
-def test_a_workspace_made_without_a_catalog_of_its_own_stops_until_jobs_catalog_says_where_the_state_is(life):
-    applied(life.up(jobsCatalog=""))
-    life.created_with = {"initialType": "HiveMetastore"}  # made by hand, or before the program gave it one
-    unset = life.up(jobsCatalog=None)
+def test_a_workspace_made_without_a_catalog_of_its_own_stops_until_jobs_catalog_says_where_the_state_is(each_answer):
+    applied(each_answer.up(jobsCatalog=""))
+    each_answer.created_with = {"initialType": "HiveMetastore"}  # made by hand, or before the program gave it one
+    unset = each_answer.up(jobsCatalog=None)
     assert unset.refused is not None and "has no catalog of its own" in unset.refused
     assert '`pulumi config set feedback:jobsCatalog ""`' in unset.refused
-    kept = applied(life.up(jobsCatalog=""))
+    kept = applied(each_answer.up(jobsCatalog=""))
     assert {change.kind for change in kept.plan.changes} == {"same"}
     assert locations(kept) == job_specs.DBFS_LOCATIONS
 
 
-def test_moving_the_jobs_state_to_another_catalog_is_refused_until_the_old_volume_is_unprotected(life):
-    life.outside.catalogs = ("analytics",)
-    applied(life.up())
-    moved = life.up(jobsCatalog="analytics")
+def test_moving_the_jobs_state_to_another_catalog_is_refused_until_the_old_volume_is_unprotected(each_answer):
+    each_answer.outside.catalogs = ("analytics",)
+    applied(each_answer.up())
+    moved = each_answer.up(jobsCatalog="analytics")
     assert moved.refused is not None and moved.refused.startswith(PROTECTED)
     assert moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"replace"}  # catalogName replaces them
     # docs/deploy-azure.md, "Where the jobs keep their state": copy the volume out, unprotect, up.
-    life.unprotect(life.urn_of(SCHEMA), life.urn_of(VOLUME))
-    again = life.up()
+    each_answer.unprotect(each_answer.urn_of(SCHEMA), each_answer.urn_of(VOLUME))
+    again = each_answer.up()
     assert again.refused is None and again.plan.kinds(SCHEMA) == {"replace"}
     assert locations(again)[0] == "/Volumes/analytics/feedback/state/checkpoints"
 
 
-def test_jobs_on_dbfs_move_into_a_catalog_without_deleting_anything(life):
-    applied(life.up(jobsCatalog=""))
-    moved = applied(life.up(jobsCatalog=None))
+def test_jobs_on_dbfs_move_into_a_catalog_without_deleting_anything(each_answer):
+    applied(each_answer.up(jobsCatalog=""))
+    moved = applied(each_answer.up(jobsCatalog=None))
     assert moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"create"}
     assert moved.plan.of_kind("delete") == []
     assert locations(moved)[0] == "/Volumes/fbk01_databricks/feedback/state/checkpoints"
