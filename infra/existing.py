@@ -187,4 +187,5 @@ def existing_event_hubs(resource_group_name: str, namespace_name: str) -> Option
         if hub is not None and hub.partition_count is not None:
             counts[topic.name] = int(hub.partition_count)
     tier = str(getattr(found.sku, "tier", None) or getattr(found.sku, "name", "") or "").lower()
-    return DeployedEventHubs(tier=tier, dedicated=bool(getattr(found, "cluster_arm_id", None)), partitions=counts)
+    cluster = getattr(found, "cluster_arm_id", None) or None
+    return DeployedEventHubs(tier=tier, dedicated=bool(cluster), cluster_id=cluster, partitions=counts)

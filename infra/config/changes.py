@@ -25,6 +25,7 @@ from infra.lib import event_hubs_limits
 ROLE_SIZE_KEYS = {"headnode": "headVmSize", "workernode": "workerVmSize", "zookeepernode": "zookeeperVmSize"}
 REMOVAL_SECTION = "docs/deploy-azure.md, 'Removing a backend'"
 SHAPE_SECTION = "docs/deploy-azure.md, 'Changing the cluster's shape'"
+TIER_SECTION = "docs/deploy-azure.md, 'Event Hubs', \"The tier is chosen once\""
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class DeployedEventHubs:
 
     tier: str  # its SKU tier, lower case: basic, standard, premium (a Dedicated namespace says standard)
     dedicated: bool = False  # in an Event Hubs Dedicated cluster
+    cluster_id: Optional[str] = None  # that cluster's resource id (the namespace's clusterArmId)
     partitions: dict[str, int] = field(default_factory=dict)  # catalogue hub -> partition count, for those that exist
 
 
@@ -142,6 +144,8 @@ def event_hubs_problems(config: StackConfig, hubs: Optional[DeployedEventHubs]) 
             f"it with its events, follow {REMOVAL_SECTION}"
         ]
     tier = "dedicated" if hubs.dedicated else hubs.tier
+    if moved := namespace_move_problem(config, hubs, tier):
+        return [moved]
     if not event_hubs_limits.LIMITS.get(tier, event_hubs_limits.LIMITS["standard"]).can_add_partitions:
         return []  # Standard keeps each hub's count (components/event_hubs.py ignores a new one)
     wanted = {topic.name: topic.partitions for topic in scaled_topics(config.feedback_partitions, TOPICS)}
@@ -154,3 +158,31 @@ def event_hubs_problems(config: StackConfig, hubs: Optional[DeployedEventHubs]) 
         f"{NAMESPACE}:feedbackPartitions is {config.feedback_partitions}: Event Hubs adds partitions to a hub but "
         f"never removes them. Run `{command('feedbackPartitions', str(most))}`"
     ]
+
+
+def namespace_move_problem(config: StackConfig, hubs: DeployedEventHubs, tier: str) -> Optional[str]:
+    """Another tier, or another Dedicated cluster, than the namespace has. azure-native would plan
+    either as an in-place update of the namespace's `sku` or `clusterArmId`, which Azure does not
+    make ("The tier is chosen once": no in-place tier change, Event Hubs FAQ), and Pulumi's protect
+    would not stop an update; a new tier or cluster means a new namespace (TIER_SECTION)."""
+    name = config.eventhubs_namespace_name
+    # Basic (which only Standard replaces in place) is no tier of this stack's, and a namespace
+    # without a SKU in Azure's answer leaves nothing to compare.
+    if tier in event_hubs_limits.TIERS and config.eventhubs_tier and config.eventhubs_tier != tier:
+        keep = [command("eventhubsTier", tier)]
+        if tier == "dedicated" and hubs.cluster_id and config.eventhubs_cluster_id != hubs.cluster_id:
+            keep.append(command("eventhubsClusterId", hubs.cluster_id))
+        return (
+            f"the Event Hubs namespace {name} is {tier}, and {NAMESPACE}:eventhubsTier is {config.eventhubs_tier}: "
+            f"a namespace's tier is chosen when it is created. To keep it, run `{'` and `'.join(keep)}`; "
+            f"another tier means a new namespace ({TIER_SECTION})"
+        )
+    wanted = config.eventhubs_cluster_id
+    if tier == "dedicated" and hubs.cluster_id and wanted and wanted.lower() != hubs.cluster_id.lower():
+        return (
+            f"the Event Hubs namespace {name} is in the Dedicated cluster {hubs.cluster_id}, and "
+            f"{NAMESPACE}:eventhubsClusterId is {wanted}: a namespace stays in the cluster it was created in. To "
+            f"keep it, run `{command('eventhubsClusterId', hubs.cluster_id)}`; another cluster means a new "
+            f"namespace ({TIER_SECTION})"
+        )
+    return None

@@ -216,6 +216,40 @@ def test_units_on_a_dedicated_namespace_change_nothing_and_are_warned_of(life, c
     assert "eventhubsCapacity 4 is not used with tier 'dedicated'" in caplog.text
 
 
+@pytest.mark.parametrize(("before", "after"), [("standard", "premium"), ("premium", "standard")])
+def test_another_event_hubs_tier_is_refused_with_the_line_that_keeps_the_namespace(life, before, after):
+    applied(life.up(backend="eventhubs", eventhubsTier=before))
+    moved = life.up(eventhubsTier=after)
+    assert moved.refused is not None and moved.plan.changes == []
+    assert (
+        f"the Event Hubs namespace fbk01-eventhubs is {before}, and feedback:eventhubsTier is {after}: a namespace's "
+        f"tier is chosen when it is created. To keep it, run `pulumi config set feedback:eventhubsTier {before}`"
+    ) in moved.refused
+    assert "docs/deploy-azure.md, 'Event Hubs', \"The tier is chosen once\"" in moved.refused
+    assert applied(life.up(eventhubsTier=before)).plan.kinds(NAMESPACE) == {"same"}
+
+
+def test_another_dedicated_cluster_is_refused_with_the_line_that_keeps_the_namespace(life):
+    cluster = "/subscriptions/1/resourceGroups/g/providers/Microsoft.EventHub/clusters/c"
+    applied(life.up(backend="eventhubs", eventhubsTier="dedicated", eventhubsClusterId=cluster))
+    moved = life.up(eventhubsClusterId=cluster.replace("clusters/c", "clusters/d"))
+    assert moved.refused is not None
+    assert f"is in the Dedicated cluster {cluster}, and feedback:eventhubsClusterId is" in moved.refused
+    assert f"`pulumi config set feedback:eventhubsClusterId {cluster}`" in moved.refused
+    # The same cluster in other letters is the same cluster (Azure's resource ids ignore case).
+    assert applied(life.up(eventhubsClusterId=cluster.upper())).refused is None
+    # Leaving Dedicated, with the cluster id removed too: the line that keeps it gives both keys.
+    left = life.up(eventhubsTier="standard", eventhubsClusterId=None)
+    assert (
+        left.refused is not None
+        and (
+            "run `pulumi config set feedback:eventhubsTier dedicated` and "
+            f"`pulumi config set feedback:eventhubsClusterId {cluster.upper()}`"
+        )
+        in left.refused
+    )
+
+
 def test_fewer_partitions_on_premium_are_refused_with_the_count_the_hubs_have(life):
     applied(life.up(backend="eventhubs", eventhubsTier="premium", feedbackPartitions="12"))
     fewer = life.up(feedbackPartitions="4")
@@ -445,3 +479,15 @@ def test_the_documented_hourly_bill_of_kept_data_is_the_price_lists():
         f"{eventhubs * month:,.0f}",
     ]
     assert f"about ${hdinsight:.2f} an hour" in (REPO / "README.md").read_text()
+
+
+@pytest.mark.parametrize("deployed_tier", ["basic", ""])
+def test_a_tier_this_stack_does_not_make_or_azure_does_not_say_is_not_compared(deployed_tier):
+    # Basic (Standard replaces it in place) is no tier of this stack's; an answer without a SKU
+    # leaves nothing to keep.
+    from infra.config import check
+    from infra.config.changes import DeployedEventHubs, event_hubs_problems
+
+    config = check({"prefix": "fbk01", "backend": "eventhubs", "eventhubsTier": "standard"}).config
+    assert config is not None
+    assert event_hubs_problems(config, DeployedEventHubs(tier=deployed_tier)) == []
