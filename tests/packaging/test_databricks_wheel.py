@@ -29,7 +29,6 @@ import os
 import subprocess
 import sys
 import tomllib
-import venv
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,7 @@ import pytest
 from packaging.utils import canonicalize_name
 
 from infra.lib import wheel as jobs_wheel
-from tests.support.distributions import installed_closure, link_distribution, pinned_versions
+from tests.support.distributions import bare_environment, installed_closure, link_distribution, pinned_versions
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("wheel_probe.py")
@@ -84,13 +83,7 @@ def environment(tmp_path_factory) -> Environment:
     off_pin = {d.name: d.version for d in provided if pins.get(canonicalize_name(d.name), d.version) != d.version}
     assert not off_pin, f"the test's environment has {off_pin}, not requirements.txt's pins: run `make`"
 
-    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(root / "venv")
-    python = root / "venv" / "bin" / "python"
-    site_packages = Path(
-        subprocess.check_output(
-            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
-        ).strip()
-    )
+    python, site_packages = bare_environment(root / "venv")
     for distribution in provided:
         link_distribution(distribution, site_packages)
     install = subprocess.run(

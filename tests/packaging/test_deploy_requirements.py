@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import venv
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from infra.lib import wheel as jobs_wheel
-from tests.support.distributions import installed_closure, link_distribution, pinned_versions
+from tests.support.distributions import bare_environment, installed_closure, link_distribution, pinned_versions
 
 REPO = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).with_name("deploy_probe.py")
@@ -42,13 +41,7 @@ def deploy_requirements() -> list[str]:
 @pytest.fixture(scope="module")
 def probe(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("deploy")
-    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(root / "venv")
-    python = root / "venv" / "bin" / "python"
-    site_packages = Path(
-        subprocess.check_output(
-            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
-        ).strip()
-    )
+    python, site_packages = bare_environment(root / "venv")
     for distribution in installed_closure(deploy_requirements()):
         link_distribution(distribution, site_packages)
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}

@@ -5,6 +5,8 @@ into another environment file by file."""
 from __future__ import annotations
 
 import importlib.metadata
+import subprocess
+import venv
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,14 @@ def link_distribution(distribution: importlib.metadata.Distribution, site_packag
         if source.exists() and not link.exists():
             link.parent.mkdir(parents=True, exist_ok=True)
             link.symlink_to(source)
+
+
+def bare_environment(folder: Path) -> tuple[Path, Path]:
+    """A new virtual environment at `folder` with no pip and no system site packages: its Python
+    and its site-packages folder, for distributions linked in by `link_distribution`."""
+    venv.EnvBuilder(with_pip=False, system_site_packages=False).create(folder)
+    python = folder / "bin" / "python"
+    site_packages = subprocess.check_output(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+    ).strip()
+    return python, Path(site_packages)
