@@ -182,10 +182,22 @@ class KafkaCluster(pulumi.ComponentResource):
                 # `pulumi destroy`) loses them. VM sizes and disks per worker are chosen at
                 # creation (docs/deploy-azure.md, "Changing the cluster's shape").
                 protect=True,
-                # The worker count of a cluster that exists follows Azure: it is resized with
-                # `az hdinsight resize` (infra/config/changes.py says why), and a `PUT` with
-                # another count must never be sent. Roles are declared head, worker, zookeeper.
-                ignore_changes=["properties.computeProfile.roles[1].targetInstanceCount"],
+                # An update of the cluster is a `PUT` of its whole definition, which the REST API
+                # documents as Clusters_Create, "Creates a new HDInsight cluster": no change of
+                # a cluster that exists is sent that way. Each has its own call, made outside
+                # Pulumi, as docs/deploy-azure.md says in
+                # "Changing the cluster's tags, passwords or storage key":
+                # the worker count with `az hdinsight resize` (infra/config/changes.py says why);
+                # the tags with Clusters_Update (PATCH); the cluster login with
+                # Clusters_UpdateGatewaySettings; the SSH credentials and the storage key with
+                # Microsoft's script actions. Roles are declared head, worker, zookeeper.
+                ignore_changes=[
+                    "tags",
+                    "properties.computeProfile.roles[1].targetInstanceCount",
+                    "properties.clusterDefinition.configurations",
+                    *(f"properties.computeProfile.roles[{n}].osProfile" for n in range(3)),
+                    "properties.storageProfile.storageaccounts[0].key",
+                ],
                 # Creation takes 20-40 minutes and sometimes more; scaling and deletion are slow too.
                 custom_timeouts=pulumi.CustomTimeouts(create="120m", update="120m", delete="90m"),
             ),

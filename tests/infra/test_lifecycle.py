@@ -23,7 +23,7 @@ from feedback.core.catalogue import SILENCES_TOPIC, TOPICS
 from feedback.core.sizing import SCALED_TOPICS
 from infra.lib import job_specs
 from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
-from tests.support.pulumi_mocks import write_fake_wheel
+from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD, write_fake_wheel
 from tests.support.repo import REPO
 
 SCHEMA, VOLUME, JOB = "databricks:index/schema:Schema", "databricks:index/volume:Volume", "databricks:index/job:Job"
@@ -266,12 +266,27 @@ def test_a_worker_count_change_is_a_resize_then_a_pulumi_up_that_leaves_the_clus
     life.outside.worker_count = 5  # the resize the message gives, done outside Pulumi
     resized = applied(life.up(refresh=True))
     assert resized.plan.kinds(CLUSTER) == {"same"}
-    # The refreshed state holds Azure's count: an update of the cluster for another reason (its
-    # tags) sends 5, never the 4 it was created with.
-    tagged = applied(life.up(tags='{"team": "feedback"}'))
-    assert tagged.plan.kinds(CLUSTER) == {"update"}
+    # The refreshed state holds Azure's count, so nothing Pulumi keeps would send the 4 it was created with.
     [cluster] = [r for r in life.state.values() if r.type == CLUSTER]
     assert cluster.inputs["properties"]["computeProfile"]["roles"][1]["targetInstanceCount"] == 5
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"tags": '{"team": "feedback"}'},
+        {"clusterLoginPassword": f"{LOGIN_PASSWORD}-2"},  # another that keeps HDInsight's rules
+        {"sshPassword": f"{SSH_PASSWORD}-2"},
+    ],
+)
+def test_tags_and_credentials_of_a_cluster_that_exists_are_never_sent_in_a_put(life, change):
+    # Azure's PUT of a cluster is Clusters_Create: these go through HDInsight's own calls
+    # (docs/deploy-azure.md, "Changing the cluster's tags, passwords or storage key").
+    applied(life.up())
+    changed = applied(life.up(**change))
+    assert changed.plan.kinds(CLUSTER) == {"same"}, changed.plan.of_type(CLUSTER)
+    if "tags" in change:  # the storage account takes its tags in place
+        assert changed.plan.kinds(STORAGE) == {"update"}
 
 
 @pytest.mark.parametrize(

@@ -231,19 +231,36 @@ def azure_answers(
 
 
 def kept_ignored(old: Registered, new: Registered) -> Registered:
-    """`new` as the state records it: Pulumi keeps the old value of each ignored property."""
+    """`new` as the state records it: Pulumi keeps the old value of each ignored property, a
+    whole object where the path names one (keys below it may hold dots: `restAuthCredential.password`)."""
     if not new.ignore_changes:
         return new
+    if "*" in new.ignore_changes:
+        return dataclasses.replace(new, inputs=copy.deepcopy(old.inputs))
     inputs = copy.deepcopy(new.inputs)
-    before = leaves(old.inputs)
-    for path, value in before.items():
-        if any(under(path, ignored) for ignored in new.ignore_changes):
-            _set_path(inputs, path, value)
+    for ignored in new.ignore_changes:
+        found, value = _get_path(old.inputs, ignored)
+        if found:
+            _set_path(inputs, ignored, copy.deepcopy(value))
     return dataclasses.replace(new, inputs=inputs)
 
 
+def _get_path(source: Any, path: str) -> tuple[bool, Any]:
+    """Whether `path` is in `source`, and its value there."""
+    for step in _steps(path):
+        try:
+            source = source[step]
+        except (KeyError, IndexError, TypeError):
+            return False, None
+    return True, source
+
+
+def _steps(path: str) -> list[Any]:
+    return [int(part[:-1]) if part.endswith("]") else part for part in re.split(r"\.|\[", path) if part]
+
+
 def _set_path(target: Any, path: str, value: Any) -> None:
-    steps = [int(part[:-1]) if part.endswith("]") else part for part in re.split(r"\.|\[", path) if part]
+    steps = _steps(path)
     for step in steps[:-1]:
         target = target[step]
     target[steps[-1]] = value
