@@ -1,4 +1,4 @@
-"""`feedback producer ...`: the source producers (X, Slack, prices) and the Slack simulator.
+"""`feedback producer ...`: the source producers (X, Slack, prices), the simulator and the Slack simulator.
 
 Each producer runs until SIGTERM or Ctrl-C, then flushes, saves its position under
 `state_dir/producers/` and prints what it did; it exits 1 when something was not
@@ -15,7 +15,7 @@ databricks status` shows the line. Other errors still fail the task, which is re
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Iterator, Optional
@@ -26,7 +26,10 @@ from feedback.cli.common import console, err, settings_of
 from feedback.core.errors import STOPPED_FOR_GOOD
 from feedback.core.settings import Settings, SettingsError
 
-app = typer.Typer(help="Event sources: X, Slack and prices into Kafka, and the Slack simulator.", no_args_is_help=True)
+app = typer.Typer(
+    help="Event sources: X, Slack and prices into Kafka, simulated feedback, and the Slack simulator.",
+    no_args_is_help=True,
+)
 
 
 def _for_good() -> tuple[type[Exception], ...]:
@@ -211,6 +214,37 @@ def slack_simulate(
         )
     if report.failed:
         raise typer.Exit(1)
+
+
+@app.command("simulator")
+def simulator(
+    ctx: typer.Context,
+    rate: Optional[float] = typer.Option(
+        None, "--rate", min=0.01, help="Events a second on average (default: simulator_rate_per_s, 2)."
+    ),
+    seconds: Optional[int] = typer.Option(
+        None, "--seconds", min=1, help="Stop after this many seconds of events (default: run until stopped)."
+    ),
+) -> None:
+    """Send simulated feedback of the samples' shapes to the feedback topics, live (producers/simulator.py).
+
+    A day's rhythm, one post in six negative, and every 3 hours (the first 30 minutes after the
+    first start) a 5-minute burst of negative posts on X. Its events carry channel `simulated`
+    and ids starting `sim-`. Needs no credential.
+    """
+    import time
+
+    from feedback.core.catalogue import SOURCE_TOPICS
+    from producers.position import stop_on_signals
+    from producers.simulator import Simulator
+    from producers.sink import Sink
+
+    settings = settings_of(ctx, simulator_rate_per_s=rate)
+    with _reported("simulator", settings), stop_on_signals() as stop, ExitStack() as opened:
+        settings.require_complete()
+        sinks = {topic: opened.enter_context(Sink(settings, topic)) for topic in SOURCE_TOPICS.values()}
+        report = Simulator(settings, sinks, time.time).run(stop, seconds)
+        _summary("simulator", report)
 
 
 @app.command("x")

@@ -36,6 +36,19 @@ from feedback.core.triggers import checked_trigger
 ENV_PREFIX = "FEEDBACK_"
 DEFAULT_CONFIG_FILE = "feedback.toml"
 
+# The shift rule for an hour of posts, where the defaults need six hours of a source's history
+# and decide 20 minutes behind: 5-minute windows against the half hour before, decided 2
+# minutes behind. The demo runs with it over the release sample (feedback/devtools/demo.py),
+# and the trial profile gives it to the pipeline job (infra/config/keys.py), where the
+# simulator's first burst comes 30 minutes after its start (producers/simulator.py).
+SHORT_SHIFT_RULE: dict[str, float] = {
+    "shift_window_min": 5,
+    "shift_baseline_h": 0.5,
+    "shift_min_negatives": 10,
+    "shift_min_history_h": 0.5,
+    "shift_watermark_delay_s": 120,
+}
+
 Backend = Literal["local", "hdinsight", "eventhubs"]
 # A trigger in the grammar of feedback.core.triggers, checked when the settings load.
 TriggerText = Annotated[str, AfterValidator(checked_trigger)]
@@ -251,6 +264,9 @@ class Settings(BaseSettings):
     # CoinGecko's demo plan allows 10,000 calls a month: one call every 5 minutes is
     # 8,640 calls in a 30-day month.
     prices_poll_interval_s: float = Field(300, gt=0)
+
+    # -- the simulator (producers/simulator.py): simulated feedback, events a second on average
+    simulator_rate_per_s: float = Field(2.0, gt=0, le=1000)
 
     # The config file this class reads (None: FEEDBACK_CONFIG's, or feedback.toml); a class of
     # its own per file (`load_settings`), so no process-wide variable is written to pass it.

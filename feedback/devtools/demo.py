@@ -18,7 +18,7 @@ from rich.table import Table
 
 from feedback.clients.kafka_client import end_offsets, read_range
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.core.settings import Settings
+from feedback.core.settings import SHORT_SHIFT_RULE, Settings
 from feedback.devtools.pipeline_views import pipeline_summary_table
 
 
@@ -102,18 +102,6 @@ def _phases(counts: dict[str, int]) -> str:
     return ", ".join(f"{phase}: {n}" for phase, n in sorted(counts.items())) or "none"
 
 
-# The shift rule for the samples' hour of posts, not a day's (feedback/core/settings.py has the
-# defaults): 5-minute windows against the half hour before, from half an hour of history on,
-# and a watermark of two minutes (the samples come in order).
-DEMO_SHIFT_RULE = {
-    "shift_window_min": 5,
-    "shift_baseline_h": 0.5,
-    "shift_min_negatives": 10,
-    "shift_min_history_h": 0.5,
-    "shift_watermark_delay_s": 120,
-}
-
-
 def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console: Console):
     """Run the sentiment pipeline's three parts once (available-now) over exactly this run's events.
 
@@ -137,7 +125,7 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
             "alerts_file": settings.alerts_file or run_dir / "alerts.jsonl",
             "starting_offsets": json.dumps(offsets),
             "dispatcher_group": f"feedback-demo-{run}",
-            **DEMO_SHIFT_RULE,
+            **SHORT_SHIFT_RULE,
         }
     )
     config = write_run_config(run_settings, settings.state_dir / "demo" / "latest.toml")

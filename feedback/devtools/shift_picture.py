@@ -11,7 +11,7 @@ from pathlib import Path
 
 from feedback.clients.sentiment import analyzer_for
 from feedback.core.schema import parse_utc
-from feedback.devtools.demo import DEMO_SHIFT_RULE
+from feedback.core.settings import SHORT_SHIFT_RULE
 from jobs.report import draw_shift_trace
 from jobs.shift_rule import MinuteTrace, ShiftRule, SourceState, decide_through
 from producers.replay import release_sample
@@ -21,11 +21,11 @@ NEGATIVE_THRESHOLD = 0.3  # the default of `negative_threshold`
 
 def demo_rule() -> ShiftRule:
     return ShiftRule(
-        window_min=DEMO_SHIFT_RULE["shift_window_min"],
-        baseline_min=round(DEMO_SHIFT_RULE["shift_baseline_h"] * 60),
+        window_min=SHORT_SHIFT_RULE["shift_window_min"],
+        baseline_min=round(SHORT_SHIFT_RULE["shift_baseline_h"] * 60),
         factor=2.0,
-        min_negatives=DEMO_SHIFT_RULE["shift_min_negatives"],
-        min_history_min=round(DEMO_SHIFT_RULE["shift_min_history_h"] * 60),
+        min_negatives=SHORT_SHIFT_RULE["shift_min_negatives"],
+        min_history_min=round(SHORT_SHIFT_RULE["shift_min_history_h"] * 60),
     )
 
 

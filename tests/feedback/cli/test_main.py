@@ -178,6 +178,7 @@ NEEDS_A_BROKER = {
     "feedback alerts unsilence": ["s-1"],
     "feedback producer prices": ["--polls", "1"],
     "feedback producer prices-replay": ["--days", "1", "--limit", "5"],
+    "feedback producer simulator": ["--seconds", "1"],
     "feedback check": ["--no-table"],
 }
 # The others, and why they are not run here without a broker.
