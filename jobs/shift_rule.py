@@ -260,15 +260,41 @@ def _forget(state: SourceState, rule: ShiftRule) -> None:
 def decide_through(
     state: SourceState, source: str, rule: ShiftRule, last_minute: int, trace: Optional[list[MinuteTrace]] = None
 ) -> list[Decision]:
-    """Decide every minute from the next one to `last_minute` (inclusive), in order."""
+    """Decide every minute from the next one to `last_minute` (inclusive), in order.
+
+    A minute with no counted event in its horizon (`horizon_min` minutes back) decides nothing,
+    so a stretch of them is passed over at once (`_skip_silence`): the work is bounded by the
+    minutes that hold events and the horizon after each, never by the distance between them (an
+    event dated 1970 costs a horizon of minutes, not 29 million)."""
     decisions = []
     minute = state.next_to_decide()
     while minute is not None and minute <= last_minute:
+        minute = _skip_silence(state, minute, last_minute)
+        if minute > last_minute:
+            break
         decision = decide_minute(state, source, rule, minute, trace)
         if decision is not None:
             decisions.append(decision)
         minute += 1
     return decisions
+
+
+def _skip_silence(state: SourceState, minute: int, last_minute: int) -> int:
+    """The next minute to decide from `minute` on: `minute` itself while a counted minute lies
+    behind it in the horizon (`_forget` has dropped the older ones), else the next minute that
+    holds events (the minutes between decide nothing: marked decided). After a silence longer
+    than the horizon the source's history starts again at that minute, so `min_history_min`
+    counts from there: an event far in the past, or a source back after days, does not count
+    as the history the rule asks for."""
+    if any(k < minute for k in state.minutes):
+        return minute
+    ahead = [k for k in state.minutes if k >= minute]
+    target = min(ahead) if ahead else last_minute + 1
+    if target > minute:
+        state.decided_through = min(target, last_minute + 1) - 1
+    if ahead and target <= last_minute and state.first_minute is not None and state.first_minute < target:
+        state.first_minute = target
+    return target
 
 
 def idle(state: SourceState) -> bool:

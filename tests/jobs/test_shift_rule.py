@@ -163,3 +163,31 @@ def test_the_record_of_a_decision_has_every_shift_field_in_order():
         "1970-01-01T01:40:00Z",
     )
     assert json.loads(record["examples"]) == [{"event_id": "e1", "score": 0.1, "text": "bad"}]
+
+
+NOW_MINUTE = 29_900_000  # 2026-11: about 29.9 million minutes after 1970's first
+
+
+def test_an_event_dated_1970_costs_a_horizon_of_minutes_and_counts_as_no_history():
+    """Issue 56: one event of 1970's first minute, then a source whose burst comes 10 minutes
+    into its real history. Deciding through today walks the event's horizon, not 29.9 million
+    minutes, and the burst says nothing: the rule's 20 minutes of history start at today's first."""
+    states: dict[str, SourceState] = {}
+    count(states, "a", 0, 1, 1)
+    rows = [("a", NOW_MINUTE + m, 12 if 10 <= m < 15 else 4, 20) for m in range(40)]
+    for _, minute, negatives, events in rows:
+        count(states, "a", minute, negatives, events)
+    trace = []
+    decisions = decide_through(states["a"], "a", RULE, NOW_MINUTE + 38, trace)
+    assert len(trace) == 1 + RULE.horizon_min + 39  # the 1970 minute and its horizon, then today's
+    assert decisions == []
+    assert states["a"].first_minute == NOW_MINUTE
+
+
+def test_a_source_back_after_a_silence_longer_than_the_horizon_starts_its_history_again():
+    quiet = [("a", m, 4, 20) for m in range(30)]  # 30 steady minutes: history enough
+    back = RULE.horizon_min + 100
+    burst = [("a", back + m, 12 if 10 <= m < 15 else 4, 20) for m in range(40)]
+    assert replay(quiet + burst) == []  # 10 minutes back: not yet the 20 of history
+    later = [("a", back + m, 12 if 25 <= m < 30 else 4, 20) for m in range(50)]
+    assert [(d.phase, d.minute) for d in replay(quiet + later)] == [("alert", back + 27), ("recovered", back + 34)]
