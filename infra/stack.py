@@ -242,6 +242,8 @@ def jobs_args(
         channels=(config.negative_channel, config.positive_channel),
         start_paused=config.jobs_start_paused,
         producer_settings=config.producer_settings,
+        simulator=config.simulator,
+        pipeline_settings=config.pipeline_settings_in_effect,
         secrets=secrets,
         eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
         azure_language_endpoint=config.azure_language_endpoint,

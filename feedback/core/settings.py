@@ -185,7 +185,7 @@ class Settings(BaseSettings):
     # would let the shift query fall behind for good at a rate the scorer keeps up with.
     shifts_max_offsets_per_trigger: Optional[int] = Field(None, ge=1)
     shift_window_min: int = Field(10, ge=1, le=24 * 60)
-    shift_baseline_h: float = Field(24.0, gt=0, le=24 * 7)
+    shift_baseline_h: float = Field(24.0, ge=1 / 60, le=24 * 7)  # at least a minute
     shift_factor: float = Field(2.0, gt=1)
     shift_min_negatives: int = Field(20, ge=1)
     shift_min_history_h: float = Field(6.0, ge=0)

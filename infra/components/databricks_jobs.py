@@ -107,8 +107,11 @@ class JobsArgs:
     channels: tuple[str, str] = job_specs.DEFAULT_CHANNELS
     # whether a job this run creates starts paused (feedback:jobsStartPaused)
     start_paused: bool = True
-    # the producers' plain settings
+    # the producers' plain settings, and whether the simulator runs among them (feedback:simulator)
     producer_settings: Mapping[str, Any] = field(default_factory=dict)
+    simulator: bool = False
+    # the pipeline's plain settings (feedback:pipelineSettings over the profile's)
+    pipeline_settings: Mapping[str, Any] = field(default_factory=dict)
     # secret-scope key -> value, only the configured ones (job_specs.JOB_SECRETS names them)
     secrets: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     eventhubs_tier: Optional[str] = None
@@ -179,7 +182,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
         store = self._state_store(name, catalog, child) if catalog is not None else []
         self.catalog = pulumi.Output.from_input(catalog)
         self.locations = self.catalog.apply(lambda found: self._locations(found, args.locations))
-        self.producers = job_specs.deployed_producers(jobs.secrets) if jobs else []
+        self.producers = job_specs.deployed_producers(jobs.secrets, jobs.simulator) if jobs else []
         if jobs:
             self._deploy_jobs(name, jobs, args.tags, store, args.workspace, child)
         self.register_outputs({"catalog": self.catalog, "locations": self.locations})
@@ -414,7 +417,10 @@ class DatabricksDeployment(pulumi.ComponentResource):
             args,
             shared.tags,
             num_workers=args.workers,
-            env=job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"),
+            env={
+                **job_specs.settings_env(args.pipeline_settings, "pipelineSettings"),
+                **job_specs.secret_env_vars(job_specs.SCOPE, args.secrets, "pipeline"),
+            },
         )
         return self._continuous_job(
             f"{name}-pipeline",

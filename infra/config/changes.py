@@ -140,8 +140,9 @@ def event_hubs_problems(config: StackConfig, hubs: Optional[DeployedEventHubs]) 
     if not config.builds_eventhubs:
         return [
             f"the Event Hubs namespace {name} exists and holds its hubs' events, and backend {config.backend!r} does "
-            f"not build it: `pulumi up` would delete it. To keep it, run `{command('backend', 'both')}`. To delete "
-            f"it with its events, follow {REMOVAL_SECTION}"
+            f"not build it: `pulumi up` would delete it. To keep it, run `{command('backend', 'eventhubs')}` (Event "
+            f"Hubs alone, as a trial stack has it) or `{command('backend', 'both')}`. To delete it with its events, "
+            f"follow {REMOVAL_SECTION}"
         ]
     tier = "dedicated" if hubs.dedicated else hubs.tier
     if moved := namespace_move_problem(config, hubs, tier):

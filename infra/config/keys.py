@@ -38,11 +38,15 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError, PydanticUndefined
 
 from feedback.core import sizing
-from feedback.core.settings import Settings
+from feedback.core.settings import SHORT_SHIFT_RULE, Settings
 from infra.config.errors import NAMESPACE, PLACEHOLDER, command
 from infra.config.workspace import WorkspaceNetwork
 from infra.lib import event_hubs_limits, job_specs, network_rules, replication, wheel
 
+# What the keys below default to: `production`, HDInsight Kafka on an injected network; `trial`,
+# the cheapest stack that shows the pipeline working (docs/deploy-azure.md, "Profiles"): Event
+# Hubs Standard, the managed Databricks network, the simulator on, the short shift rule.
+Profile = Literal["production", "trial"]
 Backend = Literal["hdinsight", "eventhubs", "both"]
 # The backend the deployed jobs use: one the stack builds (feedback:jobsBackend chooses for `both`).
 JobsBackend = Literal["hdinsight", "eventhubs"]
@@ -183,24 +187,29 @@ def _runtime(value: Any, info: ValidationInfo) -> str:
     return str(value)
 
 
-def _producer_settings(value: Any, info: ValidationInfo) -> dict[str, Any]:
-    """Plain settings for the producers, each checked as feedback/core/settings.py will check it."""
-    key = _key(info)
-    if not isinstance(value, dict):
-        raise refuse(
-            f"{NAMESPACE}:{key} is not an object: run "
-            f"`pulumi config set --path '{NAMESPACE}:{key}.x_query' '\"Driftwood\" -is:retweet'`"
-        )
-    lines = [
-        f"{NAMESPACE}:{key}.{name}: {problem}; fix it with "
-        f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' '<value>'` "
-        f"or `pulumi config rm --path '{NAMESPACE}:{key}.{name}'`"
-        for name, setting in value.items()
-        if (problem := job_specs.producer_settings_problem(str(name), setting))
-    ]
-    if lines:
-        raise refuse(*lines)
-    return value
+def _plain_settings(decided: frozenset[str], example: tuple[str, str]) -> Callable[[Any, ValidationInfo], dict]:
+    """The rule of producerSettings and pipelineSettings: an object of plain settings, each
+    checked as feedback/core/settings.py will check it, none that the program sets itself."""
+
+    def rule(value: Any, info: ValidationInfo) -> dict[str, Any]:
+        key = _key(info)
+        if not isinstance(value, dict):
+            raise refuse(
+                f"{NAMESPACE}:{key} is not an object: run "
+                f"`pulumi config set --path '{NAMESPACE}:{key}.{example[0]}' {shlex.quote(example[1])}`"
+            )
+        lines = [
+            f"{NAMESPACE}:{key}.{name}: {problem}; fix it with "
+            f"`pulumi config set --path '{NAMESPACE}:{key}.{name}' '<value>'` "
+            f"or `pulumi config rm --path '{NAMESPACE}:{key}.{name}'`"
+            for name, setting in value.items()
+            if (problem := job_specs.plain_setting_problem(str(name), setting, decided))
+        ]
+        if lines:
+            raise refuse(*lines)
+        return value
+
+    return rule
 
 
 def _tags(value: Any, info: ValidationInfo) -> dict[str, str]:
@@ -238,6 +247,15 @@ def _storage_account_default(keys: dict[str, Any]) -> Optional[str]:
 def _replication_factor_default(keys: dict[str, Any]) -> int:
     """Microsoft's recommendation for the region's fault domains."""
     return replication.recommended_replication_factor(keys["fault_domains"])
+
+
+def _by_profile(production: Any, trial: Any) -> Callable[[dict[str, Any]], Any]:
+    """A default that follows feedback:profile (production's when the profile failed its rule)."""
+
+    def default(keys: dict[str, Any]) -> Any:
+        return trial if keys.get("profile") == "trial" else production
+
+    return default
 
 
 def _jobs_backend_default(keys: dict[str, Any]) -> str:
@@ -287,6 +305,9 @@ class StackConfig(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, frozen=True, extra="forbid")
 
+    # -- What the defaults below are for: `production` or `trial` (Profile above)
+    profile: Profile = "production"
+
     # -- Where, and what the names start with
     location: str = "westeurope"
     # No default on purpose: it starts every resource name, and cluster and storage names are global.
@@ -295,7 +316,7 @@ class StackConfig(BaseModel):
     tags: Annotated[dict[str, str], BeforeValidator(_tags)] = {}
 
     # -- Which backends carry the events, and which one the jobs use
-    backend: Backend = "hdinsight"
+    backend: Backend = Field(default_factory=_by_profile("hdinsight", "eventhubs"), examples=["hdinsight"])
     jobs_backend: str = Field(default_factory=_jobs_backend_default)
 
     # -- The Kafka network, and who may reach the cluster's HTTPS gateway
@@ -308,7 +329,9 @@ class StackConfig(BaseModel):
     allow_wide_operator_cidr: Switch = False
 
     # -- The Databricks network
-    databricks_network: DatabricksNetworkMode = "injected"
+    databricks_network: DatabricksNetworkMode = Field(
+        default_factory=_by_profile("injected", "managed"), examples=["injected"]
+    )
     # The Databricks network's range: with `managed` the /16 Azure Databricks creates in its
     # managed resource group (10.139.0.0/16 is its own default), with `injected` this stack's
     # network (/16 to /24; its host and container subnets default to its first two quarters).
@@ -416,7 +439,21 @@ class StackConfig(BaseModel):
         None, examples=["dist/feedback_analytics-0.1.0-py3-none-any.whl"]
     )
     # Plain settings for the producers (x_query, x_read_budget, slack_feedback_channels, ...).
-    producer_settings: Annotated[dict[str, Any], BeforeValidator(_producer_settings)] = {}
+    producer_settings: Annotated[
+        dict[str, Any],
+        BeforeValidator(_plain_settings(job_specs.PROGRAM_SETTINGS, ("x_query", '"Driftwood" -is:retweet'))),
+    ] = {}
+    # Simulated feedback from the producers job (producers/simulator.py), at
+    # producerSettings.simulator_rate_per_s (2 a second by default): on in the trial profile.
+    simulator: Annotated[bool, BeforeValidator(_switch)] = Field(
+        default_factory=_by_profile(False, True), examples=["true"]
+    )
+    # Plain settings for the pipeline's parts (the shift rule's, ...), over the profile's own
+    # (`pipeline_settings_in_effect`): the trial profile's is the short shift rule.
+    pipeline_settings: Annotated[
+        dict[str, Any],
+        BeforeValidator(_plain_settings(job_specs.PIPELINE_PROGRAM_SETTINGS, ("shift_min_negatives", "10"))),
+    ] = {}
     azure_language_endpoint: Optional[str] = Field(None, examples=["https://<name>.cognitiveservices.azure.com/"])
     # Optional: each one set goes into the jobs' secret scope (job_specs.JOB_SECRETS says
     # under which scope key, and which job gets it).
@@ -508,6 +545,12 @@ class StackConfig(BaseModel):
             assert self.databricks_host_subnet_cidr and self.databricks_container_subnet_cidr  # checked
             return (self.databricks_host_subnet_cidr, self.databricks_container_subnet_cidr)
         return (self.databricks_vnet_cidr,)
+
+    @property
+    def pipeline_settings_in_effect(self) -> dict[str, Any]:
+        """The pipeline's plain settings: the profile's (the trial's short shift rule), then
+        pipelineSettings over them, key by key."""
+        return {**(SHORT_SHIFT_RULE if self.profile == "trial" else {}), **self.pipeline_settings}
 
     def job_secrets(self) -> dict[str, SecretStr]:
         """The jobs' secrets that are set, by secret-scope key (job_specs.JOB_SECRETS)."""

@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Iterable, Literal, Optional, Sequence
+from typing import Iterable, Literal, Mapping, Optional, Sequence
 
 from feedback.core.settings import ENV_PREFIX, SECRET_SCOPE_KEYS, Settings
 from feedback.core.triggers import TriggerError, parse_trigger
@@ -127,6 +127,8 @@ PRODUCERS: dict[str, tuple[str, ...]] = {
     "slack": (SECRET_SCOPE_KEYS["slack_bot_token"], SECRET_SCOPE_KEYS["slack_app_token"]),
     "x": (SECRET_SCOPE_KEYS["x_bearer_token"],),
 }
+# Simulated feedback (producers/simulator.py): needs no credential, runs when feedback:simulator says so.
+SIMULATOR = "simulator"
 LOCATION = re.compile(r"^(dbfs:/|abfss://|/Volumes/)\S+$")
 # With feedback:jobsCatalog, the schema and managed volume the program makes in that catalog for
 # the jobs' checkpoints, tables and the producers' positions (`volume_locations`).
@@ -157,10 +159,11 @@ def secret_env_vars(scope: str, keys: Iterable[str], job: Job) -> dict[str, str]
     }
 
 
-def deployed_producers(keys: Iterable[str]) -> list[str]:
-    """The producers whose credentials are all in the scope, in PRODUCERS' order."""
+def deployed_producers(keys: Iterable[str], simulator: bool = False) -> list[str]:
+    """The producers whose credentials are all in the scope, in PRODUCERS' order, then the
+    simulator when it is on."""
     present = set(keys)
-    return [name for name, needs in PRODUCERS.items() if set(needs) <= present]
+    return [name for name, needs in PRODUCERS.items() if set(needs) <= present] + ([SIMULATOR] if simulator else [])
 
 
 # Slack's rule for a channel's name ("Create a channel": lowercase letters, numbers, hyphens
@@ -294,6 +297,29 @@ def producer_parameters(backend: str, bootstrap_servers: str, producer: str, sta
 
 # Settings the program itself decides for the producers; producerSettings may not set them.
 PROGRAM_SETTINGS = frozenset({"backend", "bootstrap_servers", "state_dir", "eventhubs_tier", "on_databricks"})
+# ... and for the pipeline's parts (`pipeline_parameters`, from their own stack keys);
+# pipelineSettings may not set them.
+PIPELINE_PROGRAM_SETTINGS = PROGRAM_SETTINGS | frozenset(
+    {
+        "checkpoint_location",
+        "table_location",
+        "trigger",
+        "tables_trigger",
+        "tables_tasks",
+        "max_offsets_per_trigger",
+        "negative_channel",
+        "positive_channel",
+        "alerts_dir",
+        "analyzer",
+        "azure_language_endpoint",
+        # the job's own: its secret scope, its run and task (Databricks fills them in)
+        "databricks_secret_scope",
+        "databricks_run_id",
+        "databricks_task",
+        # fixed by the table writer's checkpoint at its first run: a new value would be ignored
+        "tables_state_partitions",
+    }
+)
 
 
 def env_value(value: object) -> str:
@@ -306,7 +332,8 @@ def env_value_problem(value: str) -> Optional[str]:
     """Why `value` cannot be a job cluster's environment variable, or None. Databricks puts each of
     `spark_env_vars` into the cluster's environment as the shell line `export NAME='value'`
     (issue 15), so a single quote ends the value early and breaks the line. Refused rather than
-    escaped: the line's format is Databricks', not documented, and may change."""
+    escaped: the Clusters API documents the line ("exported as is (i.e., `export X='Y'`)"), not an
+    escape for it."""
     if "'" in value:
         return (
             "it contains a single quote ('), which the job cluster's `export NAME='value'` line cannot carry; "
@@ -315,10 +342,10 @@ def env_value_problem(value: str) -> Optional[str]:
     return None
 
 
-def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
-    """Why `name` (with `value`) cannot be a producerSettings entry, or None. Secrets go in
-    the secret scope; a value is checked as the settings object will check it on the cluster,
-    and as the cluster's environment can carry it."""
+def plain_setting_problem(name: str, value: object = None, decided: frozenset[str] = PROGRAM_SETTINGS) -> Optional[str]:
+    """Why `name` (with `value`) cannot be a producerSettings (or, with the pipeline's `decided`,
+    a pipelineSettings) entry, or None. Secrets go in the secret scope; a value is checked as the
+    settings object will check it on the cluster, and as the cluster's environment can carry it."""
     from typing import Annotated
 
     from pydantic import TypeAdapter, ValidationError
@@ -328,7 +355,7 @@ def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
     field = Settings.model_fields.get(name)
     if field is None:
         return f"{name!r} is not a setting (see feedback/core/settings.py)"
-    if name in PROGRAM_SETTINGS:
+    if name in decided:
         return f"{name!r} is set by the program from the stack itself"
     if "SecretStr" in repr(field.annotation):
         return f"{name!r} is a secret: set it with `pulumi config set --secret` under its own key"
@@ -342,18 +369,25 @@ def producer_settings_problem(name: str, value: object = None) -> Optional[str]:
     return None
 
 
-def producers_env(backend: str, eventhubs_tier: Optional[str], settings: Optional[dict] = None) -> dict[str, str]:
-    """Plain settings the CLI has no flag for, as the environment the settings object reads:
-    the tier, and the stack's producerSettings (lists as JSON, which the settings read back)."""
-    env = {env_var("eventhubs_tier"): eventhubs_tier} if backend == "eventhubs" and eventhubs_tier else {}
-    for name, value in sorted((settings or {}).items()):
+def settings_env(settings: Mapping[str, object], key: str) -> dict[str, str]:
+    """The stack's plain settings under `key` (producerSettings, pipelineSettings) as the
+    environment the settings object reads (lists as JSON, which the settings read back)."""
+    env = {}
+    for name, value in sorted(settings.items()):
         env[env_var(name)] = env_value(value)
         if problem := env_value_problem(env[env_var(name)]):
             raise ValueError(
-                f"producerSettings.{name} is {value!r}: {problem}; run "
-                f"`pulumi config set --path 'feedback:producerSettings.{name}' '<value>'`"
+                f"{key}.{name} is {value!r}: {problem}; run "
+                f"`pulumi config set --path 'feedback:{key}.{name}' '<value>'`"
             )
     return env
+
+
+def producers_env(backend: str, eventhubs_tier: Optional[str], settings: Optional[dict] = None) -> dict[str, str]:
+    """Plain settings the CLI has no flag for, as the environment the settings object reads:
+    the tier, and the stack's producerSettings."""
+    env = {env_var("eventhubs_tier"): eventhubs_tier} if backend == "eventhubs" and eventhubs_tier else {}
+    return {**env, **settings_env(settings or {}, "producerSettings")}
 
 
 def _normalise(name: str) -> str:

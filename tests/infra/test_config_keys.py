@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import pytest
 
+from feedback.core.settings import SHORT_SHIFT_RULE
 from infra.config import read_keys
 from infra.config.keys import SECRET_KEYS, StackConfig, parse_keys, set_line
 
@@ -264,3 +265,26 @@ def test_read_keys_takes_an_empty_value_as_unset_only_where_the_key_has_a_defaul
         )
     )
     assert raw == {"prefix": "", "operatorCidr": "81.2.69.160/32", "producerSettings": {"x_query": "Driftwood"}}
+
+
+def test_pipeline_settings_take_the_rule_s_settings_and_refuse_what_the_program_or_the_checkpoint_decides():
+    keys, problems = parse_keys({"pipelineSettings": {"shift_factor": 3, "shift_min_negatives": 10}})
+    assert problems == [] and keys.pipeline_settings == {"shift_factor": 3, "shift_min_negatives": 10}
+    _, problems = parse_keys(
+        {"pipelineSettings": {"trigger": "processing-time=1s", "tables_state_partitions": 8, "shift_baseline_h": 0.005}}
+    )
+    assert [problem.split(":")[1].split(" ")[0] for problem in problems] == [
+        "pipelineSettings.trigger",
+        "pipelineSettings.tables_state_partitions",
+        "pipelineSettings.shift_baseline_h",
+    ]
+    assert "set by the program from the stack itself" in problems[1]
+    assert "greater than or equal to 0.0166" in problems[2]
+
+
+def test_the_trial_profile_s_short_shift_rule_is_under_the_pipeline_settings_set():
+    keys, problems = parse_keys({"profile": "trial", "pipelineSettings": {"shift_min_negatives": 30}})
+    assert problems == []
+    assert keys.pipeline_settings_in_effect == {**SHORT_SHIFT_RULE, "shift_min_negatives": 30}
+    production, _ = parse_keys({"pipelineSettings": {"shift_min_negatives": 30}})
+    assert production.pipeline_settings_in_effect == {"shift_min_negatives": 30}

@@ -506,3 +506,73 @@ def test_a_tier_this_stack_does_not_make_or_azure_does_not_say_is_not_compared(d
     config = check({"prefix": "fbk01", "backend": "eventhubs", "eventhubsTier": "standard"}).config
     assert config is not None
     assert event_hubs_problems(config, DeployedEventHubs(tier=deployed_tier)) == []
+
+
+def job_inputs(run: Run, name: str) -> dict:
+    assert run.stack is not None
+    return next(r.inputs for r in run.stack.resources if r.type == JOB and r.inputs["name"] == name)
+
+
+def producer_tasks(run: Run) -> list[str]:
+    return [task["taskKey"] for task in job_inputs(run, job_specs.PRODUCERS_JOB)["tasks"]]
+
+
+def pipeline_env(run: Run) -> dict[str, str]:
+    return job_inputs(run, job_specs.PIPELINE_JOB)["jobClusters"][0]["newCluster"].get("sparkEnvVars") or {}
+
+
+TRIAL_CONFIG = dict(profile="trial", operatorCidr=None, clusterLoginPassword=None, sshPassword=None)
+
+
+def test_the_trial_profile_builds_event_hubs_a_managed_workspace_the_simulator_and_the_short_shift_rule(life):
+    trial = applied(life.up(**TRIAL_CONFIG))
+    types = {r.type for r in trial.stack.resources}
+    assert NAMESPACE in types and not {t for t in types if t.startswith("azure-native:hdinsight")}
+    assert "customVirtualNetworkId" not in trial.stack.one(WORKSPACE).inputs.get("parameters", {})
+    assert "azure-native:network:NatGateway" not in types  # the managed network's is Azure Databricks' own
+    assert producer_tasks(trial) == ["producer-prices", "producer-simulator"]
+    assert pipeline_env(trial)["FEEDBACK_SHIFT_WINDOW_MIN"] == "5"
+    assert pipeline_env(trial)["FEEDBACK_SHIFT_WATERMARK_DELAY_S"] == "120"
+    # docs/deploy-azure.md, "Profiles": a pipelineSettings key over the profile's, the others kept
+    tuned = applied(life.up(**{"pipelineSettings": json.dumps({"shift_min_negatives": 30})}))
+    assert pipeline_env(tuned)["FEEDBACK_SHIFT_MIN_NEGATIVES"] == "30"
+    assert pipeline_env(tuned)["FEEDBACK_SHIFT_WINDOW_MIN"] == "5"
+    assert {c.name: c.kind for c in tuned.plan.of_type(JOB)} == {
+        "databricks-jobs-pipeline": "update",
+        "databricks-jobs-producers": "same",
+    }
+    assert tuned.plan.kinds(VOLUME) == {"same"} and locations(tuned) == locations(trial)
+
+
+def test_the_simulator_on_then_off_updates_the_producers_job_in_place(life):
+    first = applied(life.up())
+    assert producer_tasks(first) == ["producer-prices"]
+    on = applied(life.up(simulator="true"))
+    assert producer_tasks(on) == ["producer-prices", "producer-simulator"]
+    assert {c.name: c.kind for c in on.plan.of_type(JOB)} == {
+        "databricks-jobs-pipeline": "same",
+        "databricks-jobs-producers": "update",
+    }
+    off = applied(life.up(simulator="false"))
+    assert producer_tasks(off) == ["producer-prices"] and off.plan.kinds(JOB) == {"same", "update"}
+    assert locations(off) == locations(first)
+
+
+def test_pipeline_settings_update_the_pipeline_job_in_place(life):
+    first = applied(life.up())
+    assert "FEEDBACK_SHIFT_FACTOR" not in pipeline_env(first)
+    tuned = applied(life.up(pipelineSettings=json.dumps({"shift_factor": 3.0})))
+    assert pipeline_env(tuned)["FEEDBACK_SHIFT_FACTOR"] == "3.0"
+    assert tuned.plan.kinds(JOB) == {"same", "update"} and locations(tuned) == locations(first)
+
+
+def test_a_trial_stack_moved_to_the_production_profile_is_refused_until_its_backend_and_network_are_kept(life):
+    applied(life.up(**TRIAL_CONFIG))
+    moved = life.up(profile="production", operatorCidr="81.2.69.160/32")
+    assert moved.refused is not None
+    assert "`pulumi config set feedback:databricksNetwork managed`" in moved.refused
+    assert "`pulumi config set feedback:backend eventhubs`" in moved.refused
+    kept = applied(life.up(databricksNetwork="managed", backend="eventhubs", simulator="true"))
+    assert kept.plan.kinds(NAMESPACE) == kept.plan.kinds(WORKSPACE) == {"same"}
+    assert producer_tasks(kept) == ["producer-prices", "producer-simulator"]
+    assert "FEEDBACK_SHIFT_WINDOW_MIN" not in pipeline_env(kept)  # the short rule was the trial's

@@ -4,7 +4,7 @@ sources in docs/deploy-azure.md, whose cost table a test holds to the same file)
 
 Counted, by the hour: the Event Hubs units (and Standard's ingress events), or the HDInsight
 nodes (2 head nodes, the workers, 3 ZooKeeper nodes) and their data disks; the NAT gateway of
-the injected Databricks network; the job clusters' nodes, each a VM and its DBUs (the pipeline
+the Databricks network (the stack's when injected, Azure Databricks' own when managed); the job clusters' nodes, each a VM and its DBUs (the pipeline
 job's workers and driver, the producers' single node). A node size without a price on record is
 named, not guessed.
 """
@@ -125,7 +125,11 @@ def estimate(plan: Sizing, prices: Prices = PRICES) -> Estimate:
             ),
         ]
     lines += [
-        CostLine("NAT gateway and its public IP (databricksNetwork injected)", 1, prices.data["nat_gateway_per_hour"]),
+        CostLine(
+            "NAT gateway and its public IP (this stack's when injected, Azure Databricks' when managed)",
+            1,
+            prices.data["nat_gateway_per_hour"],
+        ),
         CostLine(
             f"job nodes, {spark.node_type}: the pipeline's {spark.workers} worker(s) and driver, the producers' single node",
             spark.workers + 2,

@@ -83,3 +83,31 @@ def test_the_nodes_feedback_size_does_not_size_are_the_stacks_defaults():
     defaults = StackConfig.model_fields
     assert defaults["head_vm_size"].default == sizing.HEAD_VM_SIZE
     assert defaults["zookeeper_vm_size"].default == sizing.ZOOKEEPER_VM_SIZE
+
+
+def test_the_readme_s_two_paths_cost_what_the_price_file_says():
+    """README's "Deploy to Azure": the trial (Event Hubs Standard with one unit, the NAT gateway of
+    the managed network) and production (the HDInsight cluster, its disks, the NAT gateway), jobs
+    paused and running (the pipeline's driver and worker, the producers' single node)."""
+    nat = PRICES.data["nat_gateway_per_hour"]
+    jobs = 3 * PRICES.databricks_node("Standard_D4ds_v5")
+    trial = PRICES.data["eventhubs_unit_per_hour"]["standard"] + nat
+    hdinsight = (
+        PRICES.hdinsight_node("Standard_E4_v3") * (2 + 4)
+        + PRICES.hdinsight_node("Standard_A4_v2") * 3
+        + PRICES.data["s30_disk_per_hour"] * 4 * 2
+        + nat
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip(): line.split("|")[3:5] for line in readme.splitlines() if line.startswith("| **")}
+    assert [c.strip() for c in rows["**trial** (`feedback:profile trial`)"]] == [
+        f"about ${trial:.2f} an hour",
+        f"about ${trial + jobs:.2f} an hour",
+    ]
+    assert [c.strip() for c in rows["**production** (the default)"]] == [
+        f"about ${hdinsight:.2f} an hour",
+        f"about ${hdinsight + jobs:.2f} an hour",
+    ]
+    assert trial <= 0.50 and trial + jobs <= 2.00  # the trial's targets (issue 54)
+    assert f"list prices for {PRICES.data['region']}" in " ".join(readme.split())
+    assert f"read on {PRICES.data['read']}" in readme
