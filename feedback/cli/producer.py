@@ -220,7 +220,7 @@ def slack_simulate(
 def simulator(
     ctx: typer.Context,
     rate: Optional[float] = typer.Option(
-        None, "--rate", min=0.01, help="Events a second on average (default: simulator_rate_per_s, 2)."
+        None, "--rate", min=0.01, max=1000, help="Events a second on average (default: simulator_rate_per_s, 2)."
     ),
     seconds: Optional[int] = typer.Option(
         None, "--seconds", min=1, help="Stop after this many seconds of events (default: run until stopped)."

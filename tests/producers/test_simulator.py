@@ -185,3 +185,13 @@ def test_the_command_sends_for_the_seconds_asked_and_says_what_it_sent(topics_re
     assert sum(sent.values()) >= 20  # 2 seconds at 10 to 30 a second, as the time of day has it
     assert f"simulator: sent {sent}" in result.output
     assert Position(tmp_path / "producers" / "simulator.json").load()["started"].endswith("Z")
+
+
+def test_a_rate_past_the_setting_s_bound_is_a_usage_error_not_a_traceback(tmp_path):
+    from typer.testing import CliRunner
+
+    from feedback.cli.main import app
+
+    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "producer", "simulator", "--rate", "5000"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "Invalid value for '--rate'" in result.output
