@@ -52,6 +52,9 @@ class LoopbackHTTP:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # The headers and the body go out in separate writes: with Nagle's algorithm the second
+            # waits for the client's delayed ACK (about 40 ms on Linux), on every keep-alive request.
+            disable_nagle_algorithm = True
 
             def _serve(self) -> None:
                 parts = urlsplit(self.path)
