@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from feedback.core.catalogue import TOPICS
 from feedback.core.sizing import scaled_topics
+from infra.azure_offers import read_offers
 from infra.components.broker_access import BrokerAccessArgs, KafkaBrokerAccess
 from infra.components.databricks_jobs import DatabricksDeployment, DatabricksDeploymentArgs, JobsArgs
 from infra.components.databricks_network import DatabricksNetwork, DatabricksNetworkArgs
@@ -27,12 +28,13 @@ from infra.components.databricks_workspace import (
     InjectedNetwork,
 )
 from infra.components.event_hubs import EventHubsArgs, EventHubsNamespace
-from infra.components.kafka_cluster import KafkaCluster, KafkaClusterArgs
+from infra.components.kafka_cluster import CLUSTER_VERSION, KafkaCluster, KafkaClusterArgs
 from infra.components.network import KafkaNetwork, NetworkArgs
 from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
 from infra.config import ConfigError, StackConfig
 from infra.config.changes import Deployed, change_problems
+from infra.config.offers import offer_problems
 from infra.existing import read_deployed
 from infra.lib import job_specs, wheel
 
@@ -50,6 +52,7 @@ def build(config: StackConfig) -> dict[str, pulumi.Output]:
     deployed = read_deployed(config)
     if problems := change_problems(config, deployed):
         raise ConfigError("this config would lose data, so `pulumi up` stops here:\n  " + "\n  ".join(problems))
+    check_offers(config, deployed)
 
     subscription = authorization.get_client_config_output().subscription_id
     group = build_resource_group(config)
@@ -248,6 +251,32 @@ def jobs_args(
         eventhubs_tier=config.eventhubs_tier if config.jobs_backend == "eventhubs" else None,
         azure_language_endpoint=config.azure_language_endpoint,
     )
+
+
+def check_offers(config: StackConfig, deployed: Deployed) -> None:
+    """Stop on a region or size Azure does not offer (infra/config/offers.py); say what could not
+    be checked. The HDInsight sizes are compared only for a cluster still to be created: one that
+    exists keeps the sizes it was made with."""
+    new_cluster = config.builds_hdinsight and deployed.cluster is None
+    offers, unchecked = read_offers(config, hdinsight=new_cluster, node_type=config.deploy_jobs)
+    for line in unchecked:
+        pulumi.log.warn(line + "; `pulumi up` goes on, and Azure answers when it creates the resource")
+    if offers is None:
+        return
+    sizes = (
+        {
+            "headVmSize": config.head_vm_size,
+            "workerVmSize": config.worker_vm_size,
+            "zookeeperVmSize": config.zookeeper_vm_size,
+        }
+        if new_cluster
+        else None
+    )
+    node_type = config.job_node_type if config.deploy_jobs else None
+    if problems := offer_problems(config.location, offers, sizes, node_type, CLUSTER_VERSION):
+        raise ConfigError(
+            "Azure does not offer what this config asks for, so `pulumi up` stops here:\n  " + "\n  ".join(problems)
+        )
 
 
 def secret_output(value: Optional[SecretStr]) -> Optional[pulumi.Output[str]]:

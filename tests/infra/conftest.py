@@ -8,6 +8,26 @@ from pulumi.runtime.config import set_all_config
 from tests.support.pulumi_mocks import run_stack
 
 
+@pytest.fixture(scope="session")
+def arm_offers():
+    """One stand-in of Azure Resource Manager's offer reads (infra/azure_offers.py) for every
+    program run of the infra tests: its answers are the defaults of tests/standins/arm_offers.py
+    unless a test changes them (and puts them back)."""
+    import infra.azure_offers
+    from tests.standins.arm_offers import ArmOffersStandIn
+
+    with ArmOffersStandIn() as standin:
+        public = infra.azure_offers.ARM_URLS["public"]
+        infra.azure_offers.ARM_URLS["public"] = standin.origin
+        yield standin
+        infra.azure_offers.ARM_URLS["public"] = public
+
+
+@pytest.fixture(autouse=True)
+def _program_reads_the_arm_standin(arm_offers):
+    yield
+
+
 @pytest.fixture
 def run_program():
     """`run_stack` for one test (the config is cleared afterwards)."""

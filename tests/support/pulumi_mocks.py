@@ -23,6 +23,8 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
 SUBSCRIPTION = "11111111-2222-3333-4444-555555555555"
+# The token the provider gives the program (authorization.getClientToken), which the ARM stand-in takes.
+CLIENT_TOKEN = "provider-token"
 TENANT = "00000000-0000-0000-0000-0000000000aa"
 STORAGE_KEY = "bW9jay1zdG9yYWdlLWtleQ=="
 MOCK_BROKERS = "10.10.0.7:9092,10.10.0.8:9092,10.10.0.9:9092,10.10.0.10:9092"
@@ -266,6 +268,8 @@ class AzureMocks(pulumi.runtime.Mocks):
             name = args.args.get("peeringName") or args.args.get("virtualNetworkPeeringName")
             assert name in self.peerings, f"{name} read before it was created"
             return {"name": name, "peeringState": self.peering_state(), "provisioningState": "Succeeded"}, []
+        if args.token == "azure-native:authorization:getClientToken":
+            return {"token": CLIENT_TOKEN}, []
         if args.token == "azure-native:authorization:getClientConfig":
             return {"subscriptionId": SUBSCRIPTION, "tenantId": TENANT, "clientId": "client", "objectId": "object"}, []
         if args.token == "azure-native:storage:listStorageAccountKeys":
