@@ -576,3 +576,43 @@ def test_a_trial_stack_moved_to_the_production_profile_is_refused_until_its_back
     assert kept.plan.kinds(NAMESPACE) == kept.plan.kinds(WORKSPACE) == {"same"}
     assert producer_tasks(kept) == ["producer-prices", "producer-simulator"]
     assert "FEEDBACK_SHIFT_WINDOW_MIN" not in pipeline_env(kept)  # the short rule was the trial's
+
+
+def readme_trial_config() -> dict[str, str]:
+    """The `pulumi config set` lines of the README's trial block (step 3), as stack keys."""
+    readme = (REPO / "README.md").read_text()
+    step = readme[readme.index("3. Make a stack and set what has no default. The trial:") :]
+    block = step[step.index("```sh\n") + len("```sh\n") : step.index("```", step.index("```sh\n") + 6)]
+    config = {}
+    for line in block.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words[:3] == ["pulumi", "config", "set"]:
+            config[words[3].removeprefix("feedback:")] = words[4]
+    return config
+
+
+@pytest.mark.parametrize(
+    ("mistake", "key"),
+    [
+        ({"jobWorker": "2"}, "feedback:jobWorker"),  # a misspelt key
+        ({"prefix": "fbk<initials>01"}, "feedback:prefix"),  # the example's placeholder left in
+        ({"location": "westeuorpe"}, "feedback:location"),  # a region Azure does not have
+        ({"jobNodeType": "Standard_Q9_v9"}, "feedback:jobNodeType"),  # a size Azure does not offer there
+    ],
+)
+def test_the_readme_s_trial_path_refuses_each_mistake_in_one_line_then_deploys_and_tears_down_to_nothing(
+    life, mistake, key
+):
+    config = readme_trial_config()
+    assert config == {"profile": "trial", "prefix": "fbkjd01"}
+    clean = {**TRIAL_CONFIG, **config}
+    wrong = life.up(**{**clean, **mistake})
+    assert wrong.refused is not None and wrong.stack is None
+    problems = [line for line in wrong.refused.splitlines()[1:] if line.strip()]
+    assert len(problems) == 1 and problems[0].strip().startswith(key), wrong.refused
+    assert "Traceback" not in wrong.refused
+    trial = applied(life.up(**{**{name: None for name in mistake}, **clean}))
+    assert producer_tasks(trial) == ["producer-prices", "producer-simulator"]
+    assert not [r for r in trial.stack.resources if r.type.startswith("azure-native:hdinsight")]
+    run_teardown(life, teardown_steps("Delete everything"))
+    assert life.state == {}
