@@ -8,6 +8,7 @@ deployment itself (secret scope, wheel, notebooks, jobs) follows `feedback:deplo
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -37,6 +38,7 @@ from infra.config.changes import Deployed, change_problems
 from infra.config.offers import offer_problems
 from infra.existing import read_deployed
 from infra.lib import job_specs, wheel
+from infra.lib.cluster_libraries import cluster_libraries
 
 REPO = Path(__file__).resolve().parent.parent
 # Where `pulumi up` keeps the wheels it builds (git-ignored): a stable path per content hash,
@@ -233,7 +235,11 @@ def jobs_args(
         jobs_backend=config.jobs_backend,
         bootstrap_servers=bootstrap_servers,
         wheel=built,
-        pypi_packages=job_specs.pinned_requirements(wheel.requirements_text(REPO / "requirements.txt")),
+        pypi_packages=cluster_libraries(
+            config.jobs_runtime,
+            job_specs.pinned_requirements(wheel.requirements_text(REPO / "requirements.txt")),
+            tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"],
+        ),
         notebooks=sorted((REPO / "notebooks").glob("*.py")),
         node_type=config.job_node_type,
         workers=config.job_workers,

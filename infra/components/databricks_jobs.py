@@ -89,7 +89,7 @@ class JobsArgs:
     jobs_backend: str
     bootstrap_servers: pulumi.Input[str]
     wheel: Wheel
-    # requirements.txt's pins of job_specs.PYPI_LIBRARIES
+    # the PyPI libraries the runtime lacks, at their pins (infra/lib/cluster_libraries.py)
     pypi_packages: Sequence[str]
     notebooks: Sequence[Path]
     node_type: str
@@ -283,10 +283,13 @@ class DatabricksDeployment(pulumi.ComponentResource):
         """The secret scope and its secrets, the wheel, the notebooks and the two jobs."""
         scope, secrets = self._secrets(name, args, child)
         wheel_file, notebooks = self._files(name, args, child)
-        libraries = [databricks.JobTaskLibraryArgs(whl=f"/Workspace{workspace_path(args.wheel)}")] + [
+        # The PyPI libraries before the wheel: Databricks installs a task's libraries one after
+        # another, and the wheel's pip run would otherwise take the newest release of each of its
+        # requirements (infra/lib/cluster_libraries.py).
+        libraries = [
             databricks.JobTaskLibraryArgs(pypi=databricks.JobTaskLibraryPypiArgs(package=package))
             for package in args.pypi_packages
-        ]
+        ] + [databricks.JobTaskLibraryArgs(whl=f"/Workspace{workspace_path(args.wheel)}")]
         # The jobs start only once the secrets they reference and the wheel exist. One field is
         # left to the workspace (see the module docstring, "What `pulumi up` leaves alone").
         job_opts = pulumi.ResourceOptions.merge(

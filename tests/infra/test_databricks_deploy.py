@@ -311,20 +311,25 @@ def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack
         ]
 
 
-def test_both_jobs_install_the_wheel_and_requirements_txt_pins(stack):
+def test_both_jobs_install_the_wheel_and_the_libraries_the_runtime_lacks(stack):
+    """Runtime 18 (the default): requirements.txt's pins of what it lacks, none of what it ships
+    inside the wheel's ranges (infra/lib/cluster_libraries.py; tests/infra/test_cluster_libraries.py)."""
     wheel_file = stack.one(WORKSPACE_FILE).inputs
-    pins = [
-        line
-        for line in wheel.requirements_text(REPO / "requirements.txt").splitlines()
-        if line.split("==")[0].split("[")[0].lower().replace("_", "-")
-        in {name.lower().replace("_", "-") for name in job_specs.PYPI_LIBRARIES}
+    expected = [
+        "python-dotenv==1.2.2",
+        "typing-inspection==0.4.2",
+        "kafka-python[crc32c]==3.0.12",
+        "vaderSentiment==3.3.2",
+        "slack_sdk==3.48.0",
+        "tweepy==4.17.0",
+        "pydantic-settings==2.16.3",
+        "typer==0.29.2",
     ]
-    assert len(pins) == len(job_specs.PYPI_LIBRARIES) and "kafka-python[crc32c]==3.0.12" in pins
     for job in stack.of_type(JOB):
         for task in job.inputs["tasks"]:
             libraries = task["libraries"]
-            assert libraries[0] == {"whl": f"/Workspace{wheel_file['path']}"}
-            assert sorted(lib["pypi"]["package"] for lib in libraries[1:]) == sorted(pins)
+            assert libraries[-1] == {"whl": f"/Workspace{wheel_file['path']}"}  # installed last
+            assert [lib["pypi"]["package"] for lib in libraries[:-1]] == expected
 
 
 def test_one_continuous_producers_job_on_one_single_node_cluster_with_a_task_per_configured_producer(run_program):
@@ -531,7 +536,7 @@ def test_changed_wheel_content_changes_the_path_and_the_jobs(run_program, tmp_pa
     libraries = {}
     for name, path in (("first", first), ("changed", changed)):
         pipeline = jobs_by_name(run_program(jobsWheel=str(path)))[job_specs.PIPELINE_JOB]
-        libraries[name] = pipeline["tasks"][0]["libraries"][0]["whl"]
+        libraries[name] = pipeline["tasks"][0]["libraries"][-1]["whl"]
     assert libraries == {"first": f"/Workspace{paths['first']}", "changed": f"/Workspace{paths['changed']}"}
 
 

@@ -13,6 +13,7 @@ other sequences run once, with the echoed answer (fixture `life`). What holds fo
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -146,13 +147,23 @@ def test_new_alert_channels_update_the_pipeline_job_in_place(life):
 
 def test_a_newer_runtime_updates_both_jobs_in_place_and_keeps_their_state(life):
     first = applied(life.up(jobsRuntime="17.3.x-scala2.13"))
+    packages = {
+        lib["pypi"]["package"] for lib in job_inputs(first, job_specs.PIPELINE_JOB)["tasks"][0]["libraries"][:-1]
+    }
+    assert "databricks-sdk==0.67.0" in packages  # 17.3 ships 0.49
     newer = applied(life.up(jobsRuntime="18.x-scala2.13"))
+    packages = {
+        lib["pypi"]["package"] for lib in job_inputs(newer, job_specs.PIPELINE_JOB)["tasks"][0]["libraries"][:-1]
+    }
+    assert not [p for p in packages if p.startswith("databricks-sdk")]  # 18 ships 0.67
     assert newer.plan.kinds(JOB) == {"update"}
     assert newer.plan.kinds(SCHEMA) == newer.plan.kinds(VOLUME) == {"same"}
     assert locations(newer) == locations(first)
-    assert {path for change in newer.plan.of_type(JOB) for path in change.paths} == {
-        "jobClusters[0].newCluster.sparkVersion"
-    }
+    # the cluster's version and the libraries it lacks: 17.3 lacks databricks-sdk>=0.65 (it ships 0.49)
+    paths = {path for change in newer.plan.of_type(JOB) for path in change.paths}
+    assert "jobClusters[0].newCluster.sparkVersion" in paths
+    others = paths - {"jobClusters[0].newCluster.sparkVersion"}
+    assert all(re.fullmatch(r"tasks\[\d\]\.libraries(\[\d+\](\.\w+)*)?", path) for path in others), others
     jobs = [r for r in newer.stack.resources if r.type == JOB]
     assert {c["newCluster"]["sparkVersion"] for job in jobs for c in job.inputs["jobClusters"]} == {"18.x-scala2.13"}
 
