@@ -37,7 +37,9 @@ A job's pause (`continuous.pause_status`) belongs to the workspace: a new job st
 run`/`pause`, and a producer that stops for good, set it. An update of a job sends its whole
 settings (`jobs/reset`), so `pulumi up` reads the job's pause from the workspace first (getJobs,
 getJob) and sends that back: a `pulumi up` that changes a job leaves it paused or running as it
-found it, with or without `--refresh`, and `control_run_state` then restarts only a running job.
+found it, with or without `--refresh`. `control_run_state` then restarts a running job's run, and
+cancels the still-active run of a job paused since it started (the run would otherwise end on its
+own); a paused job with no active run is left as it is.
 
 What `pulumi up` leaves alone (`LEFT_TO_THE_WORKSPACE`, Pulumi's `ignore_changes`): the job
 cluster's `single_user_name`. The clusters are SINGLE_USER without one, and the Jobs service may
