@@ -120,18 +120,25 @@ def jobs_catalog(configured: Optional[str], listed: Sequence[str], workspace_nam
     the jobs is declared: falling back to DBFS would start the queries over with empty state
     and leave the old state behind.
     """
-    by_form = {workspace_catalog(name): name for name in listed}
     if configured is not None:
-        if workspace_catalog(configured) in by_form:  # Unity Catalog's names ignore case
+        # Unity Catalog's names ignore case, and only case: `my-cat` is not `my_cat`. The configured
+        # spelling is kept (the schema and volume were made under it, and a catalog name is fixed
+        # for them, so another spelling would replace them).
+        if configured.lower() in {name.lower() for name in listed}:
             return configured
         raise ConfigError(
             f"feedback:jobsCatalog is {configured!r}, and the workspace {workspace_name} has no such catalog "
             f"(it has {', '.join(sorted(listed)) or 'none'}): create it, or run "
             f"`{command('jobsCatalog', '<one of them>')}`"
         )
-    own = by_form.get(workspace_catalog(workspace_name))
-    if own is not None:
-        return own
+    own = sorted(name for name in listed if workspace_catalog(name) == workspace_catalog(workspace_name))
+    if len(own) > 1:
+        raise ConfigError(
+            f"the workspace {workspace_name} lists {' and '.join(own)}, and either could be its own catalog: run "
+            f"`{command('jobsCatalog', own[0])}` (or the other) to say which holds the jobs' state"
+        )
+    if own:
+        return own[0]
     keep_dbfs = command("jobsCatalog", '""')
     raise ConfigError(
         f"the workspace {workspace_name} has no catalog of its own (Databricks lists "

@@ -37,3 +37,18 @@ def test_a_workspace_without_its_own_catalog_never_falls_back_to_dbfs_by_itself(
     assert "has no catalog of its own" in message
     assert '`pulumi config set feedback:jobsCatalog ""`' in message
     assert "`pulumi config set feedback:jobsCatalog '<catalog>'`" in message
+
+
+def test_a_named_catalog_matches_without_case_only_and_keeps_its_spelling():
+    assert jobs_catalog("Main", [*LISTED, "main"], "fbk01-databricks") == "Main"
+    with pytest.raises(ConfigError) as raised:  # a hyphen is not an underscore
+        jobs_catalog("fbk01-databricks", LISTED, "fbk01-databricks")
+    assert "has no such catalog (it has fbk01_databricks, samples, system)" in str(raised.value)
+
+
+def test_two_listed_catalogs_that_could_be_the_workspace_s_own_are_refused_with_the_choice():
+    with pytest.raises(ConfigError) as raised:
+        jobs_catalog(None, ["fbk01-databricks", "fbk01_databricks", "samples"], "fbk01-databricks")
+    message = str(raised.value)
+    assert "lists fbk01-databricks and fbk01_databricks, and either could be its own catalog" in message
+    assert "`pulumi config set feedback:jobsCatalog fbk01-databricks`" in message
