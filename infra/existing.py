@@ -22,8 +22,13 @@ from feedback.core.catalogue import TOPICS
 from infra.config import StackConfig, WorkspaceNetwork
 from infra.config.changes import Deployed, DeployedCluster, DeployedEventHubs, DeployedWorkspace
 
-# Azure Resource Manager's answer when the group or the resource does not exist.
-_NOT_FOUND = re.compile(r"\b404\b|NotFound")  # ResourceNotFound, ResourceGroupNotFound
+# Azure Resource Manager's answer when the group or the resource does not exist, by its error
+# code, as azcore writes an error ("RESPONSE 404: 404 Not Found\nERROR CODE: ResourceGroupNotFound");
+# a 404 with another code (SubscriptionNotFound: a wrong subscription, not a missing resource)
+# stops the program like any other failure. Without a code, the status decides.
+_NOT_FOUND_CODES = frozenset({"ResourceNotFound", "ResourceGroupNotFound", "ParentResourceNotFound", "NotFound"})
+_ERROR_CODE = re.compile(r"ERROR CODE:\s*(\w+)")
+_STATUS_404 = re.compile(r"\b404\b")
 # A subscription where Microsoft.Databricks is not registered answers 409
 # MissingSubscriptionRegistration ("... See https://aka.ms/rps-not-found"). The provider's
 # client (azcore's registration policy) then registers it and polls for up to 5 minutes; an
@@ -58,10 +63,15 @@ def _read(what: str, read: Callable[[], T]) -> Optional[T]:
     except Exception as error:  # noqa: BLE001 the invoke reports Azure's errors as plain Exceptions
         if _UNREGISTERED.search(str(error)):
             raise RuntimeError(unregistered_message(str(error))) from error
-        if _NOT_FOUND.search(str(error)):
+        if _not_found(str(error)):
             return None
         hint = _timed_out(str(error))
         raise RuntimeError(f"could not read {what} to check it before `pulumi up` changes it: {error}{hint}") from error
+
+
+def _not_found(error: str) -> bool:
+    code = _ERROR_CODE.search(error)
+    return code.group(1) in _NOT_FOUND_CODES if code else bool(_STATUS_404.search(error))
 
 
 def _timed_out(error: str) -> str:

@@ -288,3 +288,27 @@ def test_a_time_out_names_both_causes_the_network_and_a_registration_not_finishe
     message = str(raised.value)
     assert "could not read the Databricks workspace fbk01-databricks" in message
     assert "`az provider show --namespace Microsoft.Databricks --query registrationState`" in message
+
+
+@pytest.mark.parametrize(
+    ("answer", "missing"),
+    [
+        ("RESPONSE 404: 404 Not Found\nERROR CODE: ResourceGroupNotFound", True),
+        ("RESPONSE 404: 404 Not Found\nERROR CODE: ResourceNotFound", True),
+        ("RESPONSE 404: 404 Not Found", True),  # no code: the status decides
+        # a wrong subscription is not a missing workspace: going on would create everything again
+        ("RESPONSE 404: 404 Not Found\nERROR CODE: SubscriptionNotFound", False),
+    ],
+)
+def test_only_a_missing_group_or_resource_counts_as_not_there(monkeypatch, answer, missing):
+    from infra import existing
+
+    def answered(**_):
+        raise Exception(answer)
+
+    monkeypatch.setattr(existing.databricks, "get_workspace", answered)
+    if missing:
+        assert existing.existing_workspace("fbk01-rg", "fbk01-databricks") is None
+    else:
+        with pytest.raises(RuntimeError, match="(?s)could not read the Databricks workspace.*SubscriptionNotFound"):
+            existing.existing_workspace("fbk01-rg", "fbk01-databricks")
