@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any, Optional
 
 from feedback.core.alert_messages import Alert, escape
-from feedback.core.schema import SILENCE_END_KIND, parse_utc, utc_iso
+from feedback.core.schema import MAX_SILENCE_FIELD_CHARS, SILENCE_END_KIND, parse_utc, utc_iso
 
 # How long a silence may last: a silence forgotten for ever would hide every alert it matches.
 LONGEST = timedelta(days=7)
@@ -87,6 +87,12 @@ class Silence:
             raise SilenceError(f"unknown channel {channel!r}: alerts go to {' and '.join(channels)}")
         if not reason or not reason.strip():
             raise SilenceError("a silence needs a reason (--reason), so the channel knows why it was quiet")
+        for option, value in (("--by", by), ("--reason", reason), ("--source", source), ("--text", text)):
+            if value and len(value) > MAX_SILENCE_FIELD_CHARS:
+                raise SilenceError(
+                    f"{option} has {len(value)} characters, more than {MAX_SILENCE_FIELD_CHARS}: say it shorter "
+                    "(it is posted in the channel when the silence ends)"
+                )
         return cls(
             silence_id=uuid.uuid4().hex[:10],
             created_at=utc_iso(now),
@@ -121,8 +127,11 @@ class Silence:
 
     def describe(self) -> str:
         """What it matches, as a person reads it."""
-        parts = [f"channel {self.channel}" if self.channel else "", f"source {self.source}" if self.source else ""]
-        parts.append(f"text containing {self.text!r}" if self.text else "")
+        parts = [
+            f"channel {_shown(self.channel)}" if self.channel else "",
+            f"source {_shown(self.source)}" if self.source else "",
+        ]
+        parts.append(f"text containing {_shown(self.text)!r}" if self.text else "")
         return ", ".join(part for part in parts if part)
 
     def encode(self) -> bytes:
@@ -144,13 +153,21 @@ def active_for(silences: dict[str, Silence], alert: Alert, now: datetime) -> Opt
     return None
 
 
+def _shown(value: str) -> str:
+    """At most MAX_SILENCE_FIELD_CHARS of a silence's field: `Silence.new` refuses longer ones, and a
+    record made otherwise (written by another tool, or before the bound) still ends in one short line."""
+    if len(value) <= MAX_SILENCE_FIELD_CHARS:
+        return value
+    return value[: MAX_SILENCE_FIELD_CHARS - 1] + "…"
+
+
 def end_alert(silence: Silence, held: int, channel: str) -> Alert:
     """The one line posted to `channel` once `silence` has ended: how many alerts it held back.
     Its id is deterministic, so the dispatcher posts it once."""
     event_id = f"silence|{silence.silence_id}|ended"
     text = (
-        f"Silence {silence.silence_id} ({escape(silence.describe())}; {escape(silence.reason)}, by "
-        f"{escape(silence.by)}) ended at {silence.end:%Y-%m-%d %H:%M} UTC: it held back {held} "
+        f"Silence {silence.silence_id} ({escape(silence.describe())}; {escape(_shown(silence.reason))}, by "
+        f"{escape(_shown(silence.by))}) ended at {silence.end:%Y-%m-%d %H:%M} UTC: it held back {held} "
         f"alert{'s' if held != 1 else ''}, not posted. `feedback alerts show {silence.silence_id}` lists them."
     )
     detail: dict[str, Any] = {"silence_id": silence.silence_id, "held": held}
@@ -158,8 +175,8 @@ def end_alert(silence: Silence, held: int, channel: str) -> Alert:
         key=f"{event_id}|{channel}",
         event_id=event_id,
         channel=channel,
-        source=silence.source or "",
-        author=silence.by,
+        source=_shown(silence.source or ""),
+        author=_shown(silence.by),
         text=text,
         score=0.5,
         kafka_timestamp=utc_iso(silence.end),

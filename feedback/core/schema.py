@@ -33,6 +33,10 @@ SCHEMA_VERSION = 1
 # Limits a valid feedback text must respect. Empty text is not feedback; very long text is
 # kept (the analyzers split or reject it with a reason of their own).
 MAX_TEXT_CHARS = 100_000
+# A silence's `by`, `reason`, `source` and `text` (feedback alerts silence): lines a person types
+# and reads in Slack. Bounded so that a silence record, and the line posted at its end, stay a
+# small fraction of a Kafka record (jobs/silences.py).
+MAX_SILENCE_FIELD_CHARS = 300
 
 
 @dataclass(frozen=True)

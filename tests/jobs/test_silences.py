@@ -83,3 +83,43 @@ def test_the_end_line_says_what_was_silenced_and_how_many_were_held_back_and_is_
     assert f"`feedback alerts show {made.silence_id}`" in text
     assert not made.matches(line)
     assert Alert.of_row(line.row()) == line
+
+
+@pytest.mark.parametrize("option", ["by", "reason", "text", "source"])
+def test_a_field_longer_than_a_line_a_person_reads_is_refused_with_the_option_to_shorten(option):
+    from feedback.core.schema import MAX_SILENCE_FIELD_CHARS
+
+    fields = {"by": "mara", "reason": "release 5.0", "text": "sync", "source": None}
+    fields[option] = "x" * (MAX_SILENCE_FIELD_CHARS + 1)
+    with pytest.raises(SilenceError) as raised:
+        Silence.new(
+            NOW,
+            timedelta(hours=2),
+            fields["by"],
+            fields["reason"],
+            CHANNELS,
+            text=fields["text"],
+            source=fields["source"],
+        )
+    assert str(raised.value).startswith(f"--{option} has {MAX_SILENCE_FIELD_CHARS + 1} characters, more than")
+
+
+def test_the_end_line_of_a_silence_with_huge_fields_made_elsewhere_stays_a_short_message():
+    """Issue 56: --by and --reason of 120,000 characters made a 1.2 MB end line (each `<` escaped
+    to `&lt;`), larger than a Kafka record, and the dispatcher stopped on it. A record written
+    around Silence.new's bound still ends in one short line."""
+    import json
+
+    huge = Silence(
+        silence_id="s1",
+        created_at="2026-11-28T12:00:00.000Z",
+        ends_at="2026-11-28T14:00:00.000Z",
+        by="<" * 120_000,
+        reason="<" * 120_000,
+        source="t" * 120_000,
+        text="<" * 120_000,
+    )
+    line = end_alert(huge, 3, CHANNELS[0])
+    message = render("m1", CHANNELS[0], [line], 1)
+    assert len(json.dumps(message)) < 10_000 and len(line.author) <= 300
+    assert "held back 3 alerts" in line.text and "…" in line.text
