@@ -30,7 +30,14 @@ import orjson
 import pandas as pd
 
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
-from feedback.core.schema import ALERT_FIELDS, EVENT_FIELDS, names, parse_record, utc_now_iso
+from feedback.core.schema import (
+    ALERT_FIELDS,
+    EVENT_FIELDS,
+    MAX_DEADLETTER_RAW_BYTES,
+    names,
+    parse_record,
+    utc_now_iso,
+)
 from feedback.core.settings import Settings
 
 OUTPUT_SCHEMA = "topic string, key string, value string"
@@ -87,13 +94,23 @@ def iso_ms(epoch_ms: pd.Series) -> list[str]:
 
 
 def raw_value(value: Optional[bytes]) -> tuple[Optional[str], Optional[str]]:
-    """A dead letter's raw value and its encoding: UTF-8 text as it is, anything else base64."""
+    """A dead letter's raw value and its encoding: UTF-8 text as it is, anything else base64;
+    at most MAX_DEADLETTER_RAW_BYTES of it (`kept_of`)."""
     if value is None:
         return None, None
+    kept = bytes(value)[:MAX_DEADLETTER_RAW_BYTES]
     try:
-        return bytes(value).decode("utf-8"), "utf-8"
+        bytes(value).decode("utf-8")
     except UnicodeDecodeError:
-        return base64.b64encode(bytes(value)).decode("ascii"), "base64"
+        return base64.b64encode(kept).decode("ascii"), "base64"
+    return kept.decode("utf-8", errors="ignore"), "utf-8"  # a character the cut split is left out
+
+
+def kept_of(value: Optional[bytes]) -> str:
+    """What a dead letter's reason adds when its raw value is a prefix: how much of how much."""
+    if value is None or len(value) <= MAX_DEADLETTER_RAW_BYTES:
+        return ""
+    return f"; raw_value holds its first {MAX_DEADLETTER_RAW_BYTES:,} of {len(value):,} bytes"
 
 
 def _dumps(record: dict[str, Any]) -> str:
@@ -121,7 +138,9 @@ def route(records: pd.DataFrame, analyzer, rules: AlertRules, scored_at: Optiona
             raw, encoding = raw_value(value)
             topics.append(DEADLETTER_TOPIC)
             keys.append(f"{topic}:{int(partition)}:{int(offset)}")
-            values.append(_dumps({"reason": reason, **position, "raw_value": raw, "raw_encoding": encoding}))
+            values.append(
+                _dumps({"reason": reason + kept_of(value), **position, "raw_value": raw, "raw_encoding": encoding})
+            )
         else:
             valid.append((event, position))
     if valid:

@@ -33,6 +33,15 @@ SCHEMA_VERSION = 1
 # Limits a valid feedback text must respect. Empty text is not feedback; very long text is
 # kept (the analyzers split or reject it with a reason of their own).
 MAX_TEXT_CHARS = 100_000
+# The other string fields, each at most this many characters (ids, handles and links are short),
+# so that a valid event, and each record the scorer makes of it (feedback-scored,
+# feedback-alerts), fits a Kafka record: 1,048,576 bytes by the producer's default
+# max.request.size, 1,000,000 on Event Hubs. The text's 100,000 characters take at most 600,000
+# bytes of JSON (a control character is written \u0000).
+MAX_FIELD_CHARS = {"id": 256, "source": 64, "author": 256, "lang": 35, "url": 2048, "channel": 256}
+# A dead letter keeps at most this many bytes of the record's value (as text, or base64), and its
+# reason says how many it had: a record of any size is dead-lettered, never a failed write.
+MAX_DEADLETTER_RAW_BYTES = 65_536
 # A silence's `by`, `reason`, `source` and `text` (feedback alerts silence): lines a person types
 # and reads in Slack. Bounded so that a silence record, and the line posted at its end, stay a
 # small fraction of a Kafka record (jobs/silences.py).
@@ -246,16 +255,24 @@ def _problems(event: Any, fields: Iterable[Field]) -> list[str]:
             problems.append(f"{field.name} must be an integer, not {type(value).__name__}")
         elif field.kind == "double" and (isinstance(value, bool) or not isinstance(value, (int, float))):
             problems.append(f"{field.name} must be a number, not {type(value).__name__}")
+        elif isinstance(value, str) and len(value) > MAX_FIELD_CHARS.get(field.name, len(value)):
+            problems.append(f"{field.name} has {len(value)} characters, more than {MAX_FIELD_CHARS[field.name]}")
         elif field.kind == "timestamp":
             try:
                 parse_utc(value)
             except ValueError:
-                problems.append(f"{field.name} must be an ISO-8601 UTC time, got {value!r}")
+                problems.append(f"{field.name} must be an ISO-8601 UTC time, got {_brief(value)}")
     if "schema_version" in event and event["schema_version"] not in (None, SCHEMA_VERSION) and not problems:
         problems.append(
-            f"schema_version {event['schema_version']!r} is not supported (this code reads {SCHEMA_VERSION})"
+            f"schema_version {_brief(event['schema_version'])} is not supported (this code reads {SCHEMA_VERSION})"
         )
     return problems
+
+
+def _brief(value: Any, chars: int = 80) -> str:
+    """A value as a reason quotes it: its repr, at most `chars` of it."""
+    shown = repr(value)
+    return shown if len(shown) <= chars else f"{shown[:chars]}... ({len(shown)} characters)"
 
 
 def validate_feedback(event: Any) -> list[str]:

@@ -134,3 +134,59 @@ def test_each_record_the_scorer_writes_has_the_fields_its_topic_declares_in_thei
     assert tuple(scored) == names(SCORED_FIELDS)
     assert tuple(alert) == names(ALERT_FIELDS)
     assert tuple(dead) == names(DEADLETTER_FIELDS)
+
+
+KAFKA_RECORD = 1_000_000  # Event Hubs' limit, below the Java producer's default max.request.size
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        (b"\x00" * 200_000, "malformed JSON"),  # each NUL written \u0000: 1.2 MB whole
+        (b'"' * 600_000, "malformed JSON"),
+        (b"\xff" * 2_000_000, "not valid UTF-8"),
+    ],
+)
+def test_a_record_of_any_size_is_a_dead_letter_that_fits_a_kafka_record_and_says_what_it_kept(value, reason):
+    """Issue 56: the whole value, re-escaped, made dead letters larger than a Kafka record, and the
+    scorer's sink failed the batch on every run."""
+    out = route(records([value]), FixedScores(), RULES)
+    [(key, dead)] = by_topic(out)["feedback-deadletter"]
+    assert key == "twitter-feedback:2:100" and reason in dead["reason"]
+    assert dead["reason"].endswith(f"raw_value holds its first 65,536 of {len(value):,} bytes")
+    assert len(out["value"][0].encode()) < KAFKA_RECORD
+
+
+@pytest.mark.parametrize(
+    ("field", "limit"), [("id", 256), ("author", 256), ("url", 2048), ("channel", 256), ("source", 64), ("lang", 35)]
+)
+def test_a_field_past_its_limit_is_a_dead_letter_so_no_record_made_of_the_event_outgrows_kafka(field, limit):
+    out = route(records([envelope("7", "0.1 terrible", **{field: "x" * 810_000})]), FixedScores(), RULES)
+    [(_, dead)] = by_topic(out)["feedback-deadletter"]
+    assert dead["reason"].startswith(f"{field} has 810000 characters, more than {limit}")
+    assert "feedback-scored" not in by_topic(out) and len(out["value"][0].encode()) < KAFKA_RECORD
+    at_limit = envelope("7", "0.1 terrible", **{field: "x" * limit})
+    assert by_topic(route(records([at_limit]), FixedScores(), RULES)).get("feedback-scored")
+
+
+def test_a_reason_quotes_at_most_a_line_of_a_bad_value():
+    bad = envelope("7", "0.5 fine", created_at="y" * 900_000)
+    [(_, dead)] = by_topic(route(records([bad]), FixedScores(), RULES))["feedback-deadletter"]
+    assert dead["reason"].startswith("created_at must be an ISO-8601 UTC time, got 'yyy")
+    assert "... (900002 characters); raw_value holds its first 65,536 of" in dead["reason"]
+    assert len(dead["reason"]) < 300
+
+
+def test_the_largest_valid_event_makes_records_that_each_fit_a_kafka_record():
+    largest = envelope(  # the text at its limit, nearly every character escaped (\u0000)
+        "7" * 256,
+        "0.1 " + "\x00" * 99_996,
+        author="a" * 256,
+        url="u" * 2048,
+        channel="c" * 256,
+        lang="l" * 35,
+        source="s" * 64,
+    )
+    out = route(records([largest]), FixedScores(), RULES)
+    assert set(out["topic"]) == {"feedback-scored", "feedback-alerts"}
+    assert max(len(value.encode()) for value in out["value"]) < KAFKA_RECORD
