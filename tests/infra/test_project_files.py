@@ -83,3 +83,11 @@ def test_every_stack_key_is_in_the_example_or_the_deploy_guides_key_table_and_ea
     assert in_example <= set(FIELD_OF_KEY), in_example - set(FIELD_OF_KEY)
     assert in_table <= set(FIELD_OF_KEY), in_table - set(FIELD_OF_KEY)
     assert set(FIELD_OF_KEY) - in_example - in_table == set()
+
+
+def test_the_deploy_guide_names_the_line_that_removes_each_retired_key():
+    from infra.config.keys import RETIRED_KEYS
+
+    guide = " ".join((REPO / "docs" / "deploy-azure.md").read_text().split())
+    for key in RETIRED_KEYS:
+        assert f"`pulumi config rm feedback:{key}`" in guide, key
