@@ -207,6 +207,7 @@ def build_databricks_deployment(
             workspace_name=config.workspace_name,
             workspace=workspace,
             catalog=config.jobs_catalog,
+            workspace_exists=deployed.workspace is not None,
             locations=config.jobs_location_keys,
             jobs=jobs_args(config, bootstrap_servers, eventhubs) if config.deploy_jobs else None,
             tags=config.tags,

@@ -62,6 +62,7 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_databricks as databricks
 
+from infra.config.errors import ConfigError, command
 from infra.config.workspace import jobs_catalog
 from infra.lib import job_specs
 from infra.lib.wheel import Wheel, workspace_path
@@ -133,6 +134,11 @@ class _JobShared:
     opts: pulumi.ResourceOptions  # the jobs': after the secrets and the wheel, LEFT_TO_THE_WORKSPACE ignored
 
 
+# Catalogs Databricks lists that never hold the jobs' state: the legacy metastore (no volumes),
+# Databricks' own, and the samples.
+NOT_A_STORE_CATALOG = frozenset({"hive_metastore", "system", "samples", "__databricks_internal"})
+
+
 @dataclass(frozen=True)
 class DatabricksDeploymentArgs:
     workspace_url: pulumi.Input[str]
@@ -142,6 +148,8 @@ class DatabricksDeploymentArgs:
     workspace: pulumi.Resource
     # feedback:jobsCatalog: a name, "" for DBFS, None for the workspace's own catalog.
     catalog: Optional[str]
+    # Whether Azure had the workspace before this run: only then can the jobs' state store exist.
+    workspace_exists: bool = False
     # The checkpoints, the tables and the producers' positions (a /dbfs/ or /Volumes/ path) as
     # set; None: in the catalog's volume (job_specs.state_locations).
     locations: tuple[Optional[str], Optional[str], Optional[str]] = (None, None, None)
@@ -183,11 +191,46 @@ class DatabricksDeployment(pulumi.ComponentResource):
         catalog = self._catalog(args, child)
         store = self._state_store(name, catalog, child) if catalog is not None else []
         self.catalog = pulumi.Output.from_input(catalog)
-        self.locations = self.catalog.apply(lambda found: self._locations(found, args.locations))
+        # On DBFS, the jobs' locations wait for the check that no state store of theirs exists in a
+        # catalog (`_no_store_left_behind`): until it passes, no job is sent anything.
+        checked = self._no_store_left_behind(args, child) if catalog is None and args.workspace_exists else None
+        self.locations = pulumi.Output.all(self.catalog, checked).apply(
+            lambda values: self._locations(values[0], args.locations)
+        )
         self.producers = job_specs.deployed_producers(jobs.secrets, jobs.simulator) if jobs else []
         if jobs:
             self._deploy_jobs(name, jobs, args.tags, store, args.workspace, child)
         self.register_outputs({"catalog": self.catalog, "locations": self.locations})
+
+    def _no_store_left_behind(
+        self, args: DatabricksDeploymentArgs, child: pulumi.ResourceOptions
+    ) -> pulumi.Output[bool]:
+        """With jobsCatalog "" (DBFS) on a workspace that exists: ConfigError when a catalog Databricks
+        lists holds the jobs' state schema. The jobs would start over on DBFS with empty state, and
+        the plan would delete the schema and its volume, which only Pulumi's protect stops, after
+        the jobs had been moved (with --skip-preview)."""
+        options = pulumi.InvokeOutputOptions(parent=self, provider=child.provider, depends_on=[args.workspace])
+
+        def schemas(ids: Optional[list[str]]) -> pulumi.Output[list[str]]:
+            catalogs = [c for c in ids or [] if c not in NOT_A_STORE_CATALOG]
+            found = [databricks.get_schemas_output(catalog_name=c, opts=options).ids for c in catalogs]
+            return pulumi.Output.all(*found).apply(lambda lists: [s for names in lists for s in names or []])
+
+        def check(full_names: list[str]) -> bool:
+            stores = sorted(n for n in full_names if n.rsplit(".", 1)[-1] == job_specs.STATE_SCHEMA)
+            if stores:
+                catalog = stores[0].rsplit(".", 1)[0]
+                raise ConfigError(
+                    f'feedback:jobsCatalog is "" (DBFS), and the jobs\' state is in {stores[0]} of the workspace '
+                    f"{args.workspace_name}: the jobs would start over on DBFS with empty state, and `pulumi up` "
+                    f"would try to delete that schema and its volume. To keep it, run "
+                    f"`{command('jobsCatalog', catalog)}` (or `pulumi config rm feedback:jobsCatalog` for the "
+                    "workspace's own catalog); to move the jobs to DBFS, copy the state first and follow "
+                    "docs/deploy-azure.md, 'Where the jobs keep their state'"
+                )
+            return True
+
+        return databricks.get_catalogs_output(opts=options).ids.apply(schemas).apply(check)
 
     def _catalog(self, args: DatabricksDeploymentArgs, child: pulumi.ResourceOptions) -> Optional[pulumi.Output[str]]:
         """The catalog the jobs keep their state in, as Databricks lists it in the workspace (never

@@ -398,6 +398,18 @@ def test_moving_the_jobs_state_to_another_catalog_is_refused_until_the_old_volum
     assert locations(again)[0] == "/Volumes/analytics/feedback/state/checkpoints"
 
 
+def test_jobs_catalog_empty_while_the_jobs_state_is_in_a_catalog_is_refused_before_any_job_moves(each_answer):
+    first = applied(each_answer.up())
+    [schema] = [r for r in first.stack.resources if r.type == SCHEMA]
+    on_dbfs = each_answer.up(jobsCatalog="")
+    assert on_dbfs.refused is not None and on_dbfs.stack is None  # refused by the program, not by protect
+    store = f"{schema.inputs['catalogName']}.feedback"
+    assert f'feedback:jobsCatalog is "" (DBFS), and the jobs\' state is in {store}' in on_dbfs.refused
+    assert f"`pulumi config set feedback:jobsCatalog {schema.inputs['catalogName']}`" in on_dbfs.refused
+    back = applied(each_answer.up(jobsCatalog=None))
+    assert {change.kind for change in back.plan.changes} == {"same"} and locations(back) == locations(first)
+
+
 def test_jobs_on_dbfs_move_into_a_catalog_without_deleting_anything(each_answer):
     applied(each_answer.up(jobsCatalog=""))
     moved = applied(each_answer.up(jobsCatalog=None))

@@ -176,6 +176,7 @@ def azure_answers(
         "azure-native:network:getVirtualNetwork": {},
         "databricks:index/getCatalogs:getCatalogs": {},
         "databricks:index/getJobs:getJobs": {},
+        "databricks:index/getSchemas:getSchemas": {},
     }
     answers: dict[str, Any] = {"existing": existing}
     for workspace in by_type.get("azure-native:databricks:Workspace", []):
@@ -195,6 +196,11 @@ def azure_answers(
         existing["databricks:index/getCatalogs:getCatalogs"][inputs["workspaceName"]] = sorted(
             {"samples", "system", *outside.catalogs, *([name] if name else [])}
         )
+    for workspace in by_type.get("azure-native:databricks:Workspace", []):
+        existing["databricks:index/getSchemas:getSchemas"][workspace.inputs["workspaceName"]] = [
+            f"{schema.inputs['catalogName']}.{schema.inputs['name']}"
+            for schema in by_type.get("databricks:index/schema:Schema", [])
+        ]
     for workspace in by_type.get("azure-native:databricks:Workspace", []):
         existing["databricks:index/getJobs:getJobs"][workspace.inputs["workspaceName"]] = [
             {

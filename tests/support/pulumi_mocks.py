@@ -243,6 +243,11 @@ class AzureMocks(pulumi.runtime.Mocks):
                 own = workspace_catalog_name({"initialType": "UnityCatalog"}, self.workspace_name or "?")
                 catalogs = ["samples", "system", own]
             return {"id": "_", "ids": list(catalogs)}, []
+        if args.token == "databricks:index/getSchemas:getSchemas":
+            # As the provider answers: the full names (`catalog.schema`) of the catalog's schemas.
+            catalog = args.args.get("catalogName")
+            listed = self.existing.get(args.token, {}).get(self.workspace_name or "", [])
+            return {"id": "_", "catalogName": catalog, "ids": [n for n in listed if n.split(".")[0] == catalog]}, []
         if args.token == "databricks:index/getJobs:getJobs":
             # As the provider answers (jobs/data_jobs.go): name -> job id of the jobs whose name
             # contains jobNameContains, case-insensitively; two of one name are an error.
