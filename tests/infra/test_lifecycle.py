@@ -340,15 +340,18 @@ def test_hdinsight_then_both_then_event_hubs_deletes_kafka_only_through_the_docu
         {"databricksNetwork": "managed", "databricksVnetCidr": "10.200.0.0/16"},
     ],
 )
-def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keeps_the_jobs_state(each_answer, change):
+@pytest.mark.parametrize("own_catalog", [None, "fbk01_databricks_2"], ids=["same-catalog-name", "new-catalog-name"])
+def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keeps_the_jobs_state(
+    each_answer, change, own_catalog
+):
     first = applied(each_answer.up(databricksNetwork="managed"))
     switch = each_answer.up(**change)
     assert switch.refused is not None and "'Moving the workspace to another network'" in switch.refused
-    assert "`pulumi config set feedback:databricksNetwork managed`" in switch.refused or (
-        "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in switch.refused
-    )
-    each_answer.up(databricksNetwork="managed", databricksVnetCidr=None)  # the config back as it was
     # docs/deploy-azure.md, "Moving the workspace to another network":
+    # 0. the line the refusal printed sets the network keys back to what the workspace has.
+    back = dict(re.findall(r"`pulumi config set feedback:(\w+) ([^`\s]+)`", switch.refused))
+    assert back in ({"databricksNetwork": "managed"}, {"databricksVnetCidr": "10.139.0.0/16"})
+    assert {change.kind for change in applied(each_answer.up(**back)).plan.changes} == {"same"}
     # 1. pause the jobs and copy the state volume out (the Databricks CLI; nothing of Pulumi's).
     # 2. the jobs go; the workspace and the state store stay.
     off = applied(each_answer.up(deployJobs="false"))
@@ -359,12 +362,26 @@ def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keep
     gone = each_answer.destroy(targets=[held[0]], dependents=True)
     assert {WORKSPACE, SCHEMA, VOLUME} <= {c.type for c in gone.changes}
     assert not {CLUSTER, STORAGE, "azure-native:resources:ResourceGroup"} & {c.type for c in gone.changes}
-    # 4. the new network: a new workspace, its catalog's schema and volume.
-    moved = applied(each_answer.up(**change))
+    # 4. the new network: a new workspace, its catalog's schema and volume; when the new
+    #    workspace's catalog has another name, the refusal lists it and jobsCatalog names it.
+    each_answer.outside.own_catalog = own_catalog
+    moved = each_answer.up(**change)
+    if own_catalog:
+        assert moved.refused is not None and f"has no catalog of its own (Databricks lists {own_catalog}" in (
+            moved.refused
+        )
+        moved = each_answer.up(jobsCatalog=own_catalog)
+    applied(moved)
     assert moved.plan.kinds(WORKSPACE) == moved.plan.kinds(SCHEMA) == moved.plan.kinds(VOLUME) == {"create"}
-    # 5. copy the state back (the Databricks CLI); 6. the jobs, in the new workspace, where they were.
+    # 5. copy the state back (the Databricks CLI) into `pulumi stack output jobsCatalog`'s volume;
+    # 6. the jobs, in the new workspace, on that volume.
     on = applied(each_answer.up(deployJobs="true"))
-    assert on.plan.kinds(JOB) == {"create"} and locations(on) == locations(first)
+    assert on.plan.kinds(JOB) == {"create"}
+    catalog = own_catalog or first.stack.outputs["jobsCatalog"]
+    assert on.stack.outputs["jobsCatalog"] == catalog
+    assert locations(on) == tuple(
+        path.replace(first.stack.outputs["jobsCatalog"], catalog) for path in locations(first)
+    )
 
 
 def test_new_ranges_for_an_injected_workspace_are_refused_until_the_workspace_has_moved(each_answer):

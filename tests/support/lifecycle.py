@@ -158,6 +158,9 @@ class Outside:
 
     worker_count: Optional[int] = None  # `az hdinsight resize --workernode-count N`
     catalogs: tuple[str, ...] = ()  # catalogs an admin made in the workspace's metastore
+    # The name Azure Databricks gives a new workspace's own catalog when it is not the workspace's
+    # (inferred: a deleted workspace's catalog of that name still in the metastore); None: the name.
+    own_catalog: Optional[str] = None
     # job name -> PAUSED or UNPAUSED: `feedback databricks pause`/`run`, or a producer that stopped
     paused: dict[str, str] = field(default_factory=dict)
 
@@ -179,6 +182,8 @@ def azure_answers(
         "databricks:index/getSchemas:getSchemas": {},
     }
     answers: dict[str, Any] = {"existing": existing}
+    if outside.own_catalog:  # a workspace made by this run lists it as its own
+        answers["existing_catalogs"] = sorted({"samples", "system", *outside.catalogs, outside.own_catalog})
     for workspace in by_type.get("azure-native:databricks:Workspace", []):
         inputs = workspace.inputs
         catalog = {
@@ -192,7 +197,7 @@ def azure_answers(
             "parameters": inputs["parameters"],
             **({"defaultCatalog": catalog} if catalog else {}),
         }
-        name = workspace_catalog_name(created_with, inputs["workspaceName"])
+        name = outside.own_catalog or workspace_catalog_name(created_with, inputs["workspaceName"])
         existing["databricks:index/getCatalogs:getCatalogs"][inputs["workspaceName"]] = sorted(
             {"samples", "system", *outside.catalogs, *([name] if name else [])}
         )

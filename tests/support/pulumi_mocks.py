@@ -238,7 +238,9 @@ class AzureMocks(pulumi.runtime.Mocks):
             return found, []
         if args.token == "databricks:index/getCatalogs:getCatalogs":
             listed = self.existing.get(args.token)  # by workspace name, when given so
-            catalogs = listed.get(self.workspace_name or "") if listed is not None else self.existing_catalogs
+            catalogs = (listed or {}).get(self.workspace_name or "")
+            if catalogs is None:  # a workspace not in the answers: as the test says, or made now
+                catalogs = self.existing_catalogs
             if catalogs is None:  # a workspace made now, with its own catalog
                 own = workspace_catalog_name({"initialType": "UnityCatalog"}, self.workspace_name or "?")
                 catalogs = ["samples", "system", own]
