@@ -23,12 +23,14 @@ from infra.config import StackConfig, WorkspaceNetwork
 from infra.config.changes import Deployed, DeployedCluster, DeployedEventHubs, DeployedWorkspace
 
 # Azure Resource Manager's answer when the group or the resource does not exist, by its error
-# code, as azcore writes an error ("RESPONSE 404: 404 Not Found\nERROR CODE: ResourceGroupNotFound");
-# a 404 with another code (SubscriptionNotFound: a wrong subscription, not a missing resource)
-# stops the program like any other failure. Without a code, the status decides.
+# code. pulumi-azure-native writes an error as `Status=404 Code="ResourceGroupNotFound" Message=...`
+# (provider/pkg/azure/client_azcore.go, since its PR #3783), azcore itself as "RESPONSE 404: 404
+# Not Found\nERROR CODE: ResourceGroupNotFound". A 404 with another code (SubscriptionNotFound: a
+# wrong subscription, not a missing resource) stops the program like any other failure; without
+# a code, a 404 status decides (a "404" elsewhere in the text, in a resource name, does not).
 _NOT_FOUND_CODES = frozenset({"ResourceNotFound", "ResourceGroupNotFound", "ParentResourceNotFound", "NotFound"})
-_ERROR_CODE = re.compile(r"ERROR CODE:\s*(\w+)")
-_STATUS_404 = re.compile(r"\b404\b")
+_ERROR_CODE = re.compile(r'\bCode="(\w+)"|ERROR CODE:\s*(\w+)')
+_STATUS_404 = re.compile(r"\bStatus=404\b|\bRESPONSE 404\b")
 # A subscription where Microsoft.Databricks is not registered answers 409
 # MissingSubscriptionRegistration ("... See https://aka.ms/rps-not-found"). The provider's
 # client (azcore's registration policy) then registers it and polls for up to 5 minutes; an
@@ -71,7 +73,7 @@ def _read(what: str, read: Callable[[], T]) -> Optional[T]:
 
 def _not_found(error: str) -> bool:
     code = _ERROR_CODE.search(error)
-    return code.group(1) in _NOT_FOUND_CODES if code else bool(_STATUS_404.search(error))
+    return (code.group(1) or code.group(2)) in _NOT_FOUND_CODES if code else bool(_STATUS_404.search(error))
 
 
 def _timed_out(error: str) -> str:

@@ -63,7 +63,7 @@ import pulumi
 import pulumi_databricks as databricks
 
 from infra.config.errors import ConfigError, command
-from infra.config.workspace import jobs_catalog
+from infra.config.workspace import jobs_catalog, workspace_catalog
 from infra.lib import job_specs
 from infra.lib.wheel import Wheel, workspace_path
 
@@ -205,14 +205,19 @@ class DatabricksDeployment(pulumi.ComponentResource):
     def _no_store_left_behind(
         self, args: DatabricksDeploymentArgs, child: pulumi.ResourceOptions
     ) -> pulumi.Output[bool]:
-        """With jobsCatalog "" (DBFS) on a workspace that exists: ConfigError when a catalog Databricks
-        lists holds the jobs' state schema. The jobs would start over on DBFS with empty state, and
-        the plan would delete the schema and its volume, which only Pulumi's protect stops, after
-        the jobs had been moved (with --skip-preview)."""
+        """With jobsCatalog "" (DBFS) on a workspace that exists: ConfigError when the workspace's own
+        catalog holds the jobs' state schema (where it is unless jobsCatalog named another). The
+        jobs would start over on DBFS with empty state, and the plan would delete the schema and
+        its volume, which only Pulumi's protect stops, after the jobs had been moved (with
+        --skip-preview). A store in a catalog jobsCatalog once named is not looked for: such a
+        catalog may be shared with other stacks; Pulumi's protect still refuses its delete."""
         options = pulumi.InvokeOutputOptions(parent=self, provider=child.provider, depends_on=[args.workspace])
 
         def schemas(ids: Optional[list[str]]) -> pulumi.Output[list[str]]:
-            catalogs = [c for c in ids or [] if c not in NOT_A_STORE_CATALOG]
+            # The workspace's own catalog only: the metastore, and its other catalogs, are shared
+            # with every workspace of the region, where another stack's `feedback` schema may be.
+            own = workspace_catalog(args.workspace_name)
+            catalogs = [c for c in ids or [] if c not in NOT_A_STORE_CATALOG and workspace_catalog(c) == own]
             found = [databricks.get_schemas_output(catalog_name=c, opts=options).ids for c in catalogs]
             return pulumi.Output.all(*found).apply(lambda lists: [s for names in lists for s in names or []])
 

@@ -298,6 +298,14 @@ def test_a_time_out_names_both_causes_the_network_and_a_registration_not_finishe
         ("RESPONSE 404: 404 Not Found", True),  # no code: the status decides
         # a wrong subscription is not a missing workspace: going on would create everything again
         ("RESPONSE 404: 404 Not Found\nERROR CODE: SubscriptionNotFound", False),
+        # as pulumi-azure-native writes them (provider/pkg/azure/client_azcore.go), in an invoke's error
+        ('request failed 1f2e: Status=404 Code="ResourceGroupNotFound" Message="Resource group not found."', True),
+        (
+            'request failed 1f2e: Status=404 Code="SubscriptionNotFound" Message="The subscription was not found."',
+            False,
+        ),
+        # a 500 about a group whose name holds "404" is not a missing group
+        ('request failed: Status=500 Code="InternalServerError" Message="rg-404 failed"', False),
     ],
 )
 def test_only_a_missing_group_or_resource_counts_as_not_there(monkeypatch, answer, missing):
@@ -310,5 +318,5 @@ def test_only_a_missing_group_or_resource_counts_as_not_there(monkeypatch, answe
     if missing:
         assert existing.existing_workspace("fbk01-rg", "fbk01-databricks") is None
     else:
-        with pytest.raises(RuntimeError, match="(?s)could not read the Databricks workspace.*SubscriptionNotFound"):
+        with pytest.raises(RuntimeError, match="(?s)could not read the Databricks workspace"):
             existing.existing_workspace("fbk01-rg", "fbk01-databricks")

@@ -427,6 +427,14 @@ def test_jobs_catalog_empty_while_the_jobs_state_is_in_a_catalog_is_refused_befo
     assert {change.kind for change in back.plan.changes} == {"same"} and locations(back) == locations(first)
 
 
+def test_another_stack_s_state_schema_in_a_shared_catalog_does_not_stop_a_stack_on_dbfs(life):
+    life.outside.catalogs = ("main",)
+    life.outside.schemas = ("main.feedback",)  # another workspace's stack, same metastore
+    applied(life.up(jobsCatalog=""))
+    again = applied(life.up(jobsCatalog=""))
+    assert {change.kind for change in again.plan.changes} == {"same"}
+
+
 def test_jobs_on_dbfs_move_into_a_catalog_without_deleting_anything(each_answer):
     applied(each_answer.up(jobsCatalog=""))
     moved = applied(each_answer.up(jobsCatalog=None))

@@ -161,6 +161,7 @@ class Outside:
     # The name Azure Databricks gives a new workspace's own catalog when it is not the workspace's
     # (inferred: a deleted workspace's catalog of that name still in the metastore); None: the name.
     own_catalog: Optional[str] = None
+    schemas: tuple[str, ...] = ()  # schemas (`catalog.schema`) others made in the metastore's catalogs
     # job name -> PAUSED or UNPAUSED: `feedback databricks pause`/`run`, or a producer that stopped
     paused: dict[str, str] = field(default_factory=dict)
 
@@ -205,7 +206,7 @@ def azure_answers(
         existing["databricks:index/getSchemas:getSchemas"][workspace.inputs["workspaceName"]] = [
             f"{schema.inputs['catalogName']}.{schema.inputs['name']}"
             for schema in by_type.get("databricks:index/schema:Schema", [])
-        ]
+        ] + list(outside.schemas)
     for workspace in by_type.get("azure-native:databricks:Workspace", []):
         existing["databricks:index/getJobs:getJobs"][workspace.inputs["workspaceName"]] = [
             {
