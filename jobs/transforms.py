@@ -12,7 +12,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from feedback.core.schema import SPARK_UTC_ISO
+from feedback.core.schema import SPARK_UTC_ISO, UTC_ISO_PATTERN
 
 
 def raw_columns(value: Column) -> tuple[Column, Column]:
@@ -27,6 +27,7 @@ def raw_columns(value: Column) -> tuple[Column, Column]:
 
 
 def utc_timestamp(column: Column) -> Column:
-    """An ISO-8601 UTC time as `utc_iso` writes it, as a timestamp; null if it is not one
-    (`try_`: under ANSI mode, Spark 4's default, a malformed time is a null, not a failed batch)."""
-    return F.try_to_timestamp(column, F.lit(SPARK_UTC_ISO))
+    """A time of the envelope's one form (UTC_ISO_PATTERN, the validator's) as a timestamp; null if
+    it is not one (`try_`: under ANSI mode, Spark 4's default, a malformed time is a null, not a
+    failed batch). The pattern first: Spark's parse alone also takes a lower-case `t` or `z`."""
+    return F.when(column.rlike(UTC_ISO_PATTERN), F.try_to_timestamp(column, F.lit(SPARK_UTC_ISO)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
@@ -152,16 +153,21 @@ PRICE_FIELDS: tuple[Field, ...] = (
 )
 
 
-def parse_utc(value: str) -> datetime:
-    """Parse an ISO-8601 timestamp that carries a UTC offset ('Z' or '+00:00').
+# The one form an envelope's time takes: `YYYY-MM-DDTHH:MM:SS`, an optional fraction of 1 to 6
+# digits, and `Z` or `+00:00`. RFC 3339 and Python's fromisoformat take more (a space for the
+# `T`, a lower-case `t` or `z`, hours alone, week dates, other offsets); the jobs take a time only
+# when it matches this pattern too, then read it with SPARK_UTC_ISO below, so the validator and
+# the jobs agree on every time (Spark's own parse would take a lower-case `t` or `z`).
+UTC_ISO_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|\+00:00)$"  # Python's and Java's regex alike
+UTC_ISO = re.compile(UTC_ISO_PATTERN, re.ASCII)
 
-    Raises ValueError for anything else: naive times and other offsets are ambiguous in a
-    stream that mixes sources.
-    """
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if parsed.utcoffset() is None or parsed.utcoffset().total_seconds() != 0:
-        raise ValueError(f"{value!r} is not in UTC (expected a 'Z' or '+00:00' suffix)")
-    return parsed
+
+def parse_utc(value: str) -> datetime:
+    """Parse a time of the form UTC_ISO; ValueError for anything else (naive times and other
+    offsets are ambiguous in a stream that mixes sources) or for a date that does not exist."""
+    if not UTC_ISO.fullmatch(value):
+        raise ValueError(f"{value!r} is not YYYY-MM-DDTHH:MM:SS[.ffffff] with 'Z' or '+00:00'")
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def utc_iso(moment: datetime, timespec: str = "milliseconds") -> str:
@@ -173,9 +179,10 @@ def utc_iso(moment: datetime, timespec: str = "milliseconds") -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec=timespec).replace("+00:00", "Z")
 
 
-# The Spark datetime pattern that reads what `utc_iso` writes (with or without milliseconds,
-# or with microseconds); jobs.transforms.utc_timestamp applies it.
-SPARK_UTC_ISO = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS][.SSS]XXX"
+# The Spark datetime pattern that reads UTC_ISO (a fraction of 1 to 6 digits: "for parsing, the
+# acceptable fraction length can be [1, the number of contiguous 'S']", Spark's "Datetime Patterns");
+# jobs.transforms.utc_timestamp applies it.
+SPARK_UTC_ISO = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
 
 
 def utc_now_iso() -> str:

@@ -76,7 +76,10 @@ def test_the_files_of_this_machine_are_read_by_default(tmp_path):
 def test_a_live_costs_file_given_that_cannot_be_read_fails_with_what_to_do(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(live_file((float("nan"), 72.0))), encoding="utf-8")
-    result = CliRunner().invoke(app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--live-costs", str(bad)])
+    # wide enough that the message's path, as long as pytest's temporary folder makes it, is not wrapped
+    result = CliRunner().invoke(
+        app, ["--state-dir", str(tmp_path), "size", "--rate", "1", "--live-costs", str(bad)], env={"COLUMNS": "1000"}
+    )
     assert result.exit_code == 2
     text = " ".join(result.output.split())
     assert f"cannot read {bad}" in text and "finite, non-negative" in text and "Traceback" not in text
