@@ -35,7 +35,7 @@ from infra.components.peering import NetworkPeering, PeeringArgs
 from infra.components.topics import KafkaTopicCatalogue, TopicsArgs
 from infra.config import ConfigError, StackConfig
 from infra.config.changes import Deployed, change_problems
-from infra.config.offers import offer_problems
+from infra.config.offers import node_type_spelling, offer_problems
 from infra.existing import read_deployed
 from infra.lib import job_specs, wheel
 from infra.lib.cluster_libraries import cluster_libraries
@@ -263,9 +263,10 @@ def jobs_args(
 def check_offers(config: StackConfig, deployed: Deployed) -> None:
     """Stop on a region or size Azure does not offer (infra/config/offers.py); say what could not
     be checked. The HDInsight sizes are compared only for a cluster still to be created: one that
-    exists keeps the sizes it was made with."""
+    exists keeps the sizes it was made with. The workspace's own node types are read once it exists."""
     new_cluster = config.builds_hdinsight and deployed.cluster is None
-    offers, unchecked = read_offers(config, hdinsight=new_cluster, node_type=config.deploy_jobs)
+    workspace_url = deployed.workspace.url if deployed.workspace else None
+    offers, unchecked = read_offers(config, new_cluster, config.deploy_jobs, workspace_url)
     for line in unchecked:
         pulumi.log.warn(line + "; `pulumi up` goes on, and Azure answers when it creates the resource")
     if offers is None:
@@ -280,6 +281,8 @@ def check_offers(config: StackConfig, deployed: Deployed) -> None:
         else None
     )
     node_type = config.job_node_type if config.deploy_jobs else None
+    if node_type and offers.node_types and (spelling := node_type_spelling(node_type, offers.node_types)):
+        pulumi.log.warn(spelling)
     if problems := offer_problems(config.location, offers, sizes, node_type, CLUSTER_VERSION):
         raise ConfigError(
             "Azure does not offer what this config asks for, so `pulumi up` stops here:\n  " + "\n  ".join(problems)

@@ -11,9 +11,10 @@ size or a node type Azure does not offer stops the program before anything is cr
   cluster of this version and that role. Sizes are compared without case: Azure answers
   `STANDARD_E4_V3` where the config says `Standard_E4_v3`;
 - the job node size: Compute's resource SKUs for the region (`virtualMachines`), with no
-  `Location` restriction for this subscription. Azure Databricks adds its own list of node
-  types (`clusters/list-node-types`), which needs the workspace; a size Compute does not offer
-  is refused by both.
+  `Location` restriction for this subscription; and, once the workspace exists, Azure
+  Databricks' own list (`clusters/list-node-types`): the size must be one of its
+  `node_type_id`s (without case; other letters are a warning), with no `node_info.status`
+  (Databricks' `NotAvailableInRegion` or `NotEnabledOnSubscription`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Offers:
     regions: tuple[str, ...]  # the subscription's location names (`westeurope`)
     billing_specs: Optional[dict[str, Any]] = None  # HDInsight's billingSpecs, as JSON
     vm_skus: Optional[dict[str, list[dict]]] = None  # VM size (lower case) -> its restrictions
+    node_types: Optional[dict[str, list[str]]] = None  # the workspace's node_type_id -> its status
 
 
 def _same(name: str) -> str:
@@ -122,6 +124,33 @@ def node_type_problem(node_type: str, skus: dict[str, list[dict]], location: str
     )
 
 
+def databricks_node_type_problem(node_type: str, node_types: dict[str, list[str]]) -> Optional[str]:
+    """`node_types`: each node type the workspace lists and its `node_info.status`. Compared
+    without case: Azure's VM sizes are, and Databricks' own comparison is not documented."""
+    spelt = next((listed for listed in node_types if listed.lower() == node_type.lower()), None)
+    if spelt is None:
+        why = "which the Databricks workspace does not list as a node type"
+    elif node_types[spelt]:
+        why = f"which the Databricks workspace lists as {', '.join(node_types[spelt])}"
+    else:
+        return None
+    return (
+        f"{NAMESPACE}:jobNodeType is {node_type!r}, {why} (`databricks clusters list-node-types` lists them): "
+        f"run `{command('jobNodeType', 'Standard_D4ds_v5')}` or another of its node types"
+    )
+
+
+def node_type_spelling(node_type: str, node_types: dict[str, list[str]]) -> Optional[str]:
+    """A warning when the workspace lists `node_type` in other letters."""
+    spelt = next((listed for listed in node_types if listed.lower() == node_type.lower()), None)
+    if spelt is None or spelt == node_type:
+        return None
+    return (
+        f"{NAMESPACE}:jobNodeType is {node_type!r}, which Azure Databricks lists as {spelt!r}; to match it, run "
+        f"`{command('jobNodeType', spelt)}`"
+    )
+
+
 def offer_problems(
     location: str,
     offers: Offers,
@@ -138,5 +167,11 @@ def offer_problems(
     if hdinsight_sizes and offers.billing_specs is not None:
         problems += hdinsight_size_problems(hdinsight_sizes, offers.billing_specs, location, version)
     if node_type and offers.vm_skus is not None and (problem := node_type_problem(node_type, offers.vm_skus, location)):
+        problems.append(problem)
+    elif (
+        node_type
+        and offers.node_types is not None
+        and (problem := databricks_node_type_problem(node_type, offers.node_types))
+    ):
         problems.append(problem)
     return problems

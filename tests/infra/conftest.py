@@ -23,8 +23,21 @@ def arm_offers():
         infra.azure_offers.ARM_URLS["public"] = public
 
 
+@pytest.fixture(scope="session")
+def databricks_node_types():
+    """One stand-in of Azure Databricks' node type list for every workspace the program reads it from."""
+    import infra.azure_offers
+    from tests.standins.databricks_node_types import DatabricksNodeTypesStandIn
+
+    with DatabricksNodeTypesStandIn() as standin:
+        at_url = infra.azure_offers._workspace_api
+        infra.azure_offers._workspace_api = lambda workspace_url: standin.origin
+        yield standin
+        infra.azure_offers._workspace_api = at_url
+
+
 @pytest.fixture(autouse=True)
-def _program_reads_the_arm_standin(arm_offers):
+def _program_reads_the_standins(arm_offers, databricks_node_types):
     yield
 
 

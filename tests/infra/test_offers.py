@@ -10,7 +10,15 @@ import pytest
 
 import infra.azure_offers
 from infra.config import ConfigError
-from infra.config.offers import Offers, hdinsight_size_problems, node_type_problem, offer_problems, region_problem
+from infra.config.offers import (
+    Offers,
+    databricks_node_type_problem,
+    hdinsight_size_problems,
+    node_type_problem,
+    node_type_spelling,
+    offer_problems,
+    region_problem,
+)
 from tests.standins.arm_offers import HDINSIGHT_FILTERS, HDINSIGHT_SIZES, REGIONS
 from tests.support.lifecycle import Lifecycle
 from tests.support.pulumi_mocks import run_stack
@@ -165,3 +173,61 @@ def test_a_list_longer_than_the_pages_followed_is_a_warning_not_a_partial_list(a
     assert (
         "could not check the job node size of what Azure offers in westeurope: the list goes on past 1 pages" in warning
     )
+
+
+# -- the workspace's own node types, once it exists ------------------------------------------------
+
+
+def test_a_node_type_the_workspace_does_not_list_or_holds_back_is_refused_and_other_letters_warned():
+    listed = {"Standard_D4ds_v5": [], "Standard_F4s_v2": ["NotEnabledOnSubscription"]}
+    assert databricks_node_type_problem("Standard_D4ds_v5", listed) is None
+    missing = databricks_node_type_problem("Standard_L8s_v3", listed)
+    assert missing.startswith("feedback:jobNodeType is 'Standard_L8s_v3', which the Databricks workspace does not list")
+    held = databricks_node_type_problem("Standard_F4s_v2", listed)
+    assert "which the Databricks workspace lists as NotEnabledOnSubscription" in held
+    assert databricks_node_type_problem("standard_d4ds_v5", listed) is None
+    spelt = node_type_spelling("standard_d4ds_v5", listed)
+    assert "which Azure Databricks lists as 'Standard_D4ds_v5'" in spelt
+    assert spelt.endswith("`pulumi config set feedback:jobNodeType Standard_D4ds_v5`")
+    assert node_type_spelling("Standard_D4ds_v5", listed) is None
+
+
+def test_the_workspace_s_node_types_are_read_with_a_databricks_token_once_it_exists(databricks_node_types):
+    life = Lifecycle()
+    before = len(databricks_node_types.calls)
+    assert life.up().refused is None
+    assert databricks_node_types.calls[before:] == []  # no workspace yet: Compute's list alone
+    assert life.up().refused is None
+    assert databricks_node_types.calls[before:] == ["/api/2.1/clusters/list-node-types"]
+
+
+def test_a_node_type_compute_offers_and_the_workspace_holds_back_stops_preview(databricks_node_types, monkeypatch):
+    life = Lifecycle()
+    assert life.up().refused is None
+    monkeypatch.setattr(databricks_node_types, "held_back", {"Standard_D8ds_v5": ["NotAvailableInRegion"]})
+    refused = life.up(jobNodeType="Standard_D8ds_v5").refused
+    assert refused.startswith("Azure does not offer what this config asks for, so `pulumi up` stops here:")
+    assert (
+        "feedback:jobNodeType is 'Standard_D8ds_v5', which the Databricks workspace lists as NotAvailableInRegion"
+        in (refused)
+    )
+    assert "Traceback" not in refused
+
+
+def test_a_workspace_that_refuses_the_token_is_a_warning_naming_its_answer(databricks_node_types, monkeypatch, caplog):
+    life = Lifecycle()
+    assert life.up().refused is None
+    monkeypatch.setattr(databricks_node_types, "token", "another-token")  # a token of another audience
+    assert life.up().refused is None
+    [warning] = [r.getMessage() for r in caplog.records if "could not check" in r.getMessage()]
+    assert warning.startswith("could not check the node types of the Databricks workspace https://adb-")
+    assert "400: io.jsonwebtoken.IncorrectClaimException: Expected aud claim to be: 2ff814a6" in warning
+
+
+def test_the_workspace_is_named_and_a_service_principal_s_management_token_sent(databricks_node_types, caplog):
+    life = Lifecycle()
+    assert life.up().refused is None
+    assert life.up(jobNodeType="standard_d8ds_v5").refused is None  # the stand-in refuses a request without them
+    assert not [r for r in caplog.records if "could not check" in r.getMessage()]
+    [spelling] = [r.getMessage() for r in caplog.records if "which Azure Databricks lists as" in r.getMessage()]
+    assert "'Standard_D8ds_v5'" in spelling

@@ -23,8 +23,11 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.mocks import MockMonitor
 
 SUBSCRIPTION = "11111111-2222-3333-4444-555555555555"
-# The token the provider gives the program (authorization.getClientToken), which the ARM stand-in takes.
+# The token the provider gives the program (authorization.getClientToken), which the ARM stand-in takes,
+# and the one it gives for the endpoint of Azure Databricks' application id, which the workspace takes.
 CLIENT_TOKEN = "provider-token"
+DATABRICKS_APP_ID = "2ff814a6-3304-4ab8-85cb-cd0e6f879c1d"
+DATABRICKS_TOKEN = "provider-token-for-azure-databricks"
 TENANT = "00000000-0000-0000-0000-0000000000aa"
 STORAGE_KEY = "bW9jay1zdG9yYWdlLWtleQ=="
 MOCK_BROKERS = "10.10.0.7:9092,10.10.0.8:9092,10.10.0.9:9092,10.10.0.10:9092"
@@ -276,7 +279,11 @@ class AzureMocks(pulumi.runtime.Mocks):
             assert name in self.peerings, f"{name} read before it was created"
             return {"name": name, "peeringState": self.peering_state(), "provisioningState": "Succeeded"}, []
         if args.token == "azure-native:authorization:getClientToken":
-            return {"token": CLIENT_TOKEN}, []
+            # The provider asks for `{endpoint}/.default`, Resource Manager's when none is given.
+            endpoint = args.args.get("endpoint")
+            if endpoint in (None, "", "https://management.azure.com/"):
+                return {"token": CLIENT_TOKEN}, []
+            return {"token": DATABRICKS_TOKEN if endpoint == DATABRICKS_APP_ID else f"token-for-{endpoint}"}, []
         if args.token == "azure-native:authorization:getClientConfig":
             return {"subscriptionId": SUBSCRIPTION, "tenantId": TENANT, "clientId": "client", "objectId": "object"}, []
         if args.token == "azure-native:storage:listStorageAccountKeys":
