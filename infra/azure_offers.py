@@ -30,39 +30,16 @@ and `pulumi up` goes on, leaving Azure to answer when it creates the resource.
 from __future__ import annotations
 
 import base64
-import html
 import json
-import os
-import re
-from typing import Any, Iterator, Optional
+from typing import Optional
 
-import pulumi
 import requests
 from pulumi_azure_native import authorization
 
+from infra.arm import ARM_URLS, ArmError, arm_url, get, pages, provider_identity, session
 from infra.config import StackConfig
 from infra.config.offers import Offers
 
-# Azure Resource Manager of each cloud, and the names the provider takes for it
-# (pulumi-azure-native, provider/pkg/azure/cloud/cloud.go, `FromName`).
-ARM_URLS = {
-    "public": "https://management.azure.com",
-    "usgovernment": "https://management.usgovcloudapi.net",
-    "china": "https://management.chinacloudapi.cn",
-}
-CLOUD_NAMES = {
-    "": "public",
-    "public": "public",
-    "azurecloud": "public",
-    "azurepubliccloud": "public",
-    "usgovernment": "usgovernment",
-    "usgov": "usgovernment",
-    "azureusgovernment": "usgovernment",
-    "azureusgovernmentcloud": "usgovernment",
-    "china": "china",
-    "azurechinacloud": "china",
-}
-TIMEOUT_S = 15
 LOCATIONS_API, HDINSIGHT_API, SKUS_API = "2022-12-01", "2021-06-01", "2021-07-01"
 # Azure Databricks' application id: the `endpoint` whose token the workspace's REST API takes;
 # and the service management endpoint, whose token admits a service principal (databricks-sdk's
@@ -70,79 +47,11 @@ LOCATIONS_API, HDINSIGHT_API, SKUS_API = "2022-12-01", "2021-06-01", "2021-07-01
 DATABRICKS_APP_ID = "2ff814a6-3304-4ab8-85cb-cd0e6f879c1d"
 MANAGEMENT_ENDPOINT = "https://management.core.windows.net/"
 NODE_TYPES_PATH = "/api/2.1/clusters/list-node-types"
-# Pages of the SKU list followed at most (a region lists a few thousand SKUs, in a page or a few).
-MAX_PAGES = 20
-
-
-class ArmError(RuntimeError):
-    """An answer of Azure Resource Manager other than 200, with its code and message."""
-
-
-def _arm_url() -> Optional[str]:
-    """The provider's Resource Manager: its `azure-native:environment`, else `ARM_ENVIRONMENT` or
-    `AZURE_ENVIRONMENT`, as the provider reads them (provider/pkg/provider/auth_azidentity.go);
-    None for a cloud this program does not know (with `az login` alone the provider follows
-    `az cloud set`, which is the public cloud unless changed)."""
-    name = (
-        pulumi.Config("azure-native").get("environment")
-        or os.environ.get("ARM_ENVIRONMENT")
-        or os.environ.get("AZURE_ENVIRONMENT")
-        or ""
-    )
-    cloud = CLOUD_NAMES.get(name.replace(" ", "").lower())
-    return ARM_URLS[cloud] if cloud else None
 
 
 def _workspace_api(workspace_url: str) -> str:
     """Where the workspace's REST API answers: at its URL (the tests point this at a stand-in)."""
     return workspace_url
-
-
-def _get(session: requests.Session, url: str, params: Optional[dict] = None) -> dict[str, Any]:
-    answer = session.get(url, params=params, timeout=TIMEOUT_S)
-    if answer.status_code != 200:
-        code, message = _error(answer)
-        raise ArmError(f"{answer.status_code} {code}: {message}" if code else f"{answer.status_code}: {message}")
-    return answer.json()
-
-
-def _error(answer: requests.Response) -> tuple[str, str]:
-    """The code and message of an error answer: Resource Manager's `{"error": {"code", "message"}}`;
-    Databricks' `{"error_code", "message"}` or `{"error": "..."}`; else the text of an HTML page's
-    `<pre>` or `<title>` (Azure Databricks answers a token of another audience so), or the body."""
-    try:
-        body = answer.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict):
-            return str(error.get("code", "")), str(error.get("message", ""))
-        message = body.get("message") or (error if isinstance(error, str) else "")
-        if message:
-            return str(body.get("error_code", "")), str(message)
-    text = answer.text
-    shown = re.search(r"<pre>(.*?)</pre>", text, re.DOTALL | re.IGNORECASE) or re.search(
-        r"<title>(.*?)</title>", text, re.DOTALL | re.IGNORECASE
-    )
-    if shown:
-        text = html.unescape(shown.group(1))
-    return "", " ".join(text.split())[:200]
-
-
-def _pages(session: requests.Session, url: str, params: dict) -> Iterator[dict]:
-    """The `value` items of a list and of the pages its `nextLink`s name; a list longer than
-    MAX_PAGES is not read at all (a part of it would refuse what is on the pages left)."""
-    page = _get(session, url, params)
-    for _ in range(MAX_PAGES):
-        if not isinstance(page, dict) or not isinstance(page.get("value", []), list):
-            raise ArmError(f"an answer of another shape than a list's: {str(page)[:200]}")
-        yield from page.get("value") or []
-        next_link = page.get("nextLink")
-        if not next_link:
-            return
-        page = _get(session, next_link)
-    raise ArmError(f"the list goes on past {MAX_PAGES} pages")
 
 
 def read_offers(
@@ -152,22 +61,18 @@ def read_offers(
     SKUs only with `node_type`, and with it the node types of the workspace at `workspace_url`,
     when it exists), and a warning line for each read that could not be made."""
     place = f"what Azure offers in {config.location}"
-    arm = _arm_url()
-    if arm is None:
+    base = arm_url()
+    if base is None:
         return None, [f"could not check {place}: the azure-native provider's cloud is not one of {', '.join(ARM_URLS)}"]
     try:
-        token = authorization.get_client_token().token
-        subscription = authorization.get_client_config().subscription_id
+        token, subscription = provider_identity()
     except Exception as error:  # noqa: BLE001 an invoke reports the provider's errors as plain Exceptions
         return None, [f"could not check {place}: the azure-native provider gave no token ({error})"]
-    base = f"{arm}/subscriptions/{subscription}"
+    base = f"{base}/subscriptions/{subscription}"
     unchecked: list[str] = []
-    with requests.Session() as session:
-        session.headers.update({"Authorization": f"Bearer {token}", "Accept": "application/json"})
+    with session(token) as arm:
         try:
-            regions = tuple(
-                str(v["name"]) for v in _pages(session, f"{base}/locations", {"api-version": LOCATIONS_API})
-            )
+            regions = tuple(str(v["name"]) for v in pages(arm, f"{base}/locations", {"api-version": LOCATIONS_API}))
         except (requests.RequestException, ArmError, ValueError, KeyError, TypeError) as error:
             return None, [f"could not check {place}: the subscription's locations: {error}"]
         offers = Offers(regions)
@@ -178,8 +83,8 @@ def read_offers(
         billing = None
         if hdinsight:
             try:
-                billing = _get(
-                    session,
+                billing = get(
+                    arm,
                     f"{base}/providers/Microsoft.HDInsight/locations/{region}/billingSpecs",
                     {"api-version": HDINSIGHT_API},
                 )
@@ -193,7 +98,7 @@ def read_offers(
             try:
                 skus = {}
                 params = {"api-version": SKUS_API, "$filter": f"location eq '{region}'"}
-                for sku in _pages(session, f"{base}/providers/Microsoft.Compute/skus", params):
+                for sku in pages(arm, f"{base}/providers/Microsoft.Compute/skus", params):
                     if sku.get("resourceType") == "virtualMachines" and sku.get("name"):
                         skus[str(sku["name"]).lower()] = list(sku.get("restrictions") or [])
             except (requests.RequestException, ArmError, ValueError, AttributeError, TypeError) as error:
@@ -231,16 +136,15 @@ def read_node_types(workspace_url: str, workspace_id: str) -> tuple[Optional[dic
     place = f"the node types of the Databricks workspace {workspace_url}"
     try:
         token = authorization.get_client_token(endpoint=DATABRICKS_APP_ID).token
-        headers = {"Authorization": f"Bearer {token}", "X-Databricks-Azure-Workspace-Resource-Id": workspace_id}
+        headers = {"X-Databricks-Azure-Workspace-Resource-Id": workspace_id}
         if not _is_human(token):
             management = authorization.get_client_token(endpoint=MANAGEMENT_ENDPOINT).token
             headers["X-Databricks-Azure-SP-Management-Token"] = management
     except Exception as error:  # noqa: BLE001 an invoke reports the provider's errors as plain Exceptions
         return None, f"could not check {place}: the azure-native provider gave no token for Azure Databricks ({error})"
     try:
-        with requests.Session() as session:
-            session.headers.update({**headers, "Accept": "application/json"})
-            answer = _get(session, _workspace_api(workspace_url).rstrip("/") + NODE_TYPES_PATH)
+        with session(token, **headers) as workspace:
+            answer = get(workspace, _workspace_api(workspace_url).rstrip("/") + NODE_TYPES_PATH)
         listed = answer.get("node_types") if isinstance(answer, dict) else None
         if not isinstance(listed, list):
             raise ArmError(f"an answer without a list of node_types: {str(answer)[:200]}")

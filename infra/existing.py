@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional, TypeVar
 from pulumi_azure_native import databricks, eventhub, hdinsight, network
 
 from feedback.core.catalogue import TOPICS
+from infra.arm import arm_url, get, provider_identity, session
 from infra.config import StackConfig, WorkspaceNetwork
 from infra.config.changes import Deployed, DeployedCluster, DeployedEventHubs, DeployedWorkspace
 
@@ -45,17 +46,57 @@ _UNREGISTERED = re.compile(
 # names both causes (`_timed_out`).
 _TIMED_OUT = "context deadline exceeded"
 
+# The backends' resource providers, and the api-version of "Providers - Get" (Microsoft.Resources).
+HDINSIGHT, EVENT_HUBS = "Microsoft.HDInsight", "Microsoft.EventHub"
+PROVIDERS_API = "2021-04-01"
+
 T = TypeVar("T")
 
 
 def read_deployed(config: StackConfig) -> Deployed:
-    """The workspace, the Kafka cluster and the Event Hubs namespace this config names, as Azure has them."""
+    """The workspace, the Kafka cluster and the Event Hubs namespace this config names, as Azure has them.
+
+    A backend the config does not build is not read when its resource provider is not registered
+    for the subscription (`unregistered_providers`): Azure refuses to unregister a provider while
+    the subscription has resources of it ("Azure resource providers and types"), so there is
+    nothing to find, and a read would call that provider, which Azure's client then registers for
+    the subscription (azcore's registration policy), or which stops the program when it may not."""
     group = config.resource_group_name
+    unregistered = unregistered_providers(
+        [
+            provider
+            for builds, provider in ((config.builds_hdinsight, HDINSIGHT), (config.builds_eventhubs, EVENT_HUBS))
+            if not builds
+        ]
+    )
     return Deployed(
         workspace=existing_workspace(group, config.workspace_name),
-        cluster=existing_cluster(group, config.cluster_name),
-        event_hubs=existing_event_hubs(group, config.eventhubs_namespace_name),
+        cluster=existing_cluster(group, config.cluster_name) if HDINSIGHT not in unregistered else None,
+        event_hubs=(
+            existing_event_hubs(group, config.eventhubs_namespace_name) if EVENT_HUBS not in unregistered else None
+        ),
     )
+
+
+def unregistered_providers(namespaces: list[str]) -> set[str]:
+    """Those of `namespaces` whose `registrationState` Resource Manager gives as NotRegistered or
+    Unregistered ("Providers - Get", which Resource Manager answers itself, calling no provider); none when it cannot
+    say (the provider is then read, as when it is registered)."""
+    if not namespaces or (base := arm_url()) is None:
+        return set()
+    found = set()
+    try:
+        token, subscription = provider_identity()
+        with session(token) as arm:
+            for namespace in namespaces:
+                answer = get(
+                    arm, f"{base}/subscriptions/{subscription}/providers/{namespace}", {"api-version": PROVIDERS_API}
+                )
+                if str(answer.get("registrationState", "")).lower() in ("notregistered", "unregistered"):
+                    found.add(namespace)
+    except Exception:  # noqa: BLE001 no answer (no network, a refused permission, an invoke's error): read it
+        return found
+    return found
 
 
 def _read(what: str, read: Callable[[], T]) -> Optional[T]:

@@ -13,14 +13,14 @@ def arm_offers():
     """One stand-in of Azure Resource Manager's offer reads (infra/azure_offers.py) for every
     program run of the infra tests: its answers are the defaults of tests/standins/arm_offers.py
     unless a test changes them (and puts them back)."""
-    import infra.azure_offers
+    import infra.arm
     from tests.standins.arm_offers import ArmOffersStandIn
 
     with ArmOffersStandIn() as standin:
-        public = infra.azure_offers.ARM_URLS["public"]
-        infra.azure_offers.ARM_URLS["public"] = standin.origin
+        public = infra.arm.ARM_URLS["public"]
+        infra.arm.ARM_URLS["public"] = standin.origin
         yield standin
-        infra.azure_offers.ARM_URLS["public"] = public
+        infra.arm.ARM_URLS["public"] = public
 
 
 @pytest.fixture(scope="session")

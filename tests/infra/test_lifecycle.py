@@ -7,6 +7,7 @@ other sequences run once, with the echoed answer (fixture `life`). What holds fo
 - the same config again sends the same inputs to every resource;
 - no step but a teardown deletes, replaces or points elsewhere a resource that holds data
   (lifecycle.DATA_BEARING), unless the program refuses the step first, with its message;
+- no step plans an update Azure refuses or leaves unapplied (tests/support/refused_updates.py);
 - each step leaves the stack as docs/deploy-azure.md says ("What a config change does").
 """
 
@@ -24,7 +25,9 @@ from feedback.core.catalogue import SILENCES_TOPIC, TOPICS
 from feedback.core.sizing import SCALED_TOPICS
 from infra.lib import job_specs
 from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
+from tests.support.property_paths import changed_paths
 from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD, write_fake_wheel
+from tests.support.refused_updates import refused as refused_in_place
 from tests.support.repo import REPO
 
 SCHEMA, VOLUME, JOB = "databricks:index/schema:Schema", "databricks:index/volume:Volume", "databricks:index/job:Job"
@@ -47,9 +50,11 @@ def each_answer(request) -> Lifecycle:
 
 
 def applied(run: Run) -> Run:
-    """The run, after checking the program did not refuse it and it destroys no data."""
+    """The run, after checking the program did not refuse it, it destroys no data, and Azure
+    takes every update it plans."""
     assert run.refused is None, run.refused
     assert run.plan.destroys_data() == [], run.plan.destroys_data()
+    assert run.plan.refused_by_azure() == [], run.plan.refused_by_azure()
     return run
 
 
@@ -664,3 +669,79 @@ def test_the_readme_s_trial_path_refuses_each_mistake_in_one_line_then_deploys_a
     assert not [r for r in trial.stack.resources if r.type.startswith("azure-native:hdinsight")]
     run_teardown(life, teardown_steps("Delete everything"))
     assert life.state == {}
+
+
+@pytest.mark.parametrize("profile", ["production", "trial"])
+def test_a_preview_plans_what_the_up_then_does_and_leaves_the_state_alone(life, profile):
+    # `pulumi preview` gives the outputs of what is still to be created as unknown: the program must
+    # plan the same steps with them as `pulumi up` takes, on the first deploy and on a change.
+    first = {"profile": profile} if profile == "trial" else {}
+    previewed = life.preview(**first)
+    assert previewed.refused is None, previewed.refused
+    assert life.state == {}
+    created = applied(life.up())
+    assert sorted((c.urn, c.kind) for c in previewed.plan.changes) == sorted(
+        (c.urn, c.kind) for c in created.plan.changes
+    )
+    state = dict(life.state)
+    change = {"jobWorkers": "3"}
+    previewed = life.preview(**change)
+    assert previewed.refused is None, previewed.refused
+    assert life.state == state
+    changed = applied(life.up())
+    assert [(c.urn, c.kind, c.paths) for c in previewed.plan.of_kind("update", "replace", "create", "delete")] == [
+        (c.urn, c.kind, c.paths) for c in changed.plan.of_kind("update", "replace", "create", "delete")
+    ]
+    assert [c.paths for c in changed.plan.of_kind("update")] == [("jobClusters[0].newCluster.numWorkers",)]
+
+
+def test_an_update_azure_refuses_is_seen_by_the_plan_whatever_pulumi_would_allow(life):
+    # The state as an earlier program version left it: another cluster tier. Pulumi would send
+    # the cluster again with PUT, which HDInsight takes as a create and does not apply.
+    applied(life.up())
+    urn = life.urn_of(CLUSTER)
+    life.state[urn].inputs["properties"]["tier"] = "Premium"
+    [update] = life.up().plan.refused_by_azure()
+    assert update.urn == urn and update.paths == ("properties.tier",)
+    assert update.refused[0].startswith("*: a PUT of a cluster that exists is Clusters_Create")
+
+
+@pytest.mark.parametrize(
+    ("type_", "old", "new", "refused"),
+    [
+        (STORAGE, {"sku": {"name": "Standard_LRS"}}, {"sku": {"name": "Standard_GRS"}}, False),
+        (STORAGE, {"sku": {"name": "Standard_LRS"}}, {"sku": {"name": "Standard_ZRS"}}, True),
+        (STORAGE, {"sku": {"name": "Standard_LRS"}}, {"sku": {"name": "Premium_LRS"}}, True),
+        (HUB, {"partitionCount": 4}, {"partitionCount": 12}, False),
+        (HUB, {"partitionCount": 12}, {"partitionCount": 4}, True),
+        (NAMESPACE, {"sku": {"name": "Standard"}}, {"sku": {"name": "Premium"}}, True),
+        (NAMESPACE, {"sku": {"name": "Standard", "capacity": 1}}, {"sku": {"name": "Standard", "capacity": 2}}, False),
+        (WORKSPACE, {"managedResourceGroupId": "/a"}, {"managedResourceGroupId": "/b"}, True),
+    ],
+)
+def test_the_refused_updates_table_tells_a_refused_change_from_one_azure_takes(type_, old, new, refused):
+    paths = tuple(sorted(changed_paths(old, new)))
+    assert bool(refused_in_place(type_, paths, old, new)) is refused
+
+
+def test_a_backend_whose_provider_is_not_registered_is_not_read_and_one_that_is_registered_is(
+    life, arm_offers, monkeypatch
+):
+    # Reading a backend's resource calls its resource provider, which Azure's client registers for
+    # the subscription when it is not: a trial stack never makes HDInsight's registered.
+    monkeypatch.setattr(arm_offers, "unregistered", {"Microsoft.HDInsight"})
+    applied(life.up(profile="trial"))
+    again = applied(life.up())
+    assert "azure-native:hdinsight:getCluster" not in again.stack.mocks.calls
+    assert "azure-native:eventhub:getNamespace" in again.stack.mocks.calls
+    # Registered (or no answer about it), it is read: an HDInsight stack moved to Event Hubs
+    # alone finds its cluster and keeps it.
+    production = Lifecycle()
+    monkeypatch.setattr(arm_offers, "unregistered", set())
+    applied(production.up())
+    monkeypatch.setattr(arm_offers, "forbidden", ["/providers/Microsoft.HDInsight"])
+    moved = production.up(backend="eventhubs")
+    assert (
+        moved.refused is not None
+        and "the HDInsight cluster fbk01-kafka exists and holds Kafka's events" in moved.refused
+    )

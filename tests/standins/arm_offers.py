@@ -1,4 +1,4 @@
-"""A loopback stand-in for the three reads of Azure Resource Manager that say what a region offers.
+"""A loopback stand-in for the reads of Azure Resource Manager: what a region offers, which providers are registered.
 
 Each answers as Microsoft's REST reference documents it (the shapes of its examples and of
 Azure CLI's recorded answers):
@@ -16,6 +16,11 @@ Azure CLI's recorded answers):
   "Standard_D4ds_v5", "locations": [...], "restrictions": [{"type": "Location", "values": [...],
   "restrictionInfo": {"locations": [...]}, "reasonCode": "NotAvailableForSubscription"}]}], "nextLink": ...}`,
   two pages, so the reader follows `nextLink`.
+
+And "Providers - Get" (Microsoft.Resources), which Resource Manager answers itself:
+`GET /subscriptions/{id}/providers/{namespace}?api-version=2021-04-01` -> `{"id", "namespace":
+"Microsoft.HDInsight", "registrationState": "Registered", "registrationPolicy":
+"RegistrationRequired", "resourceTypes": [...]}`, `NotRegistered` for a namespace in `unregistered`.
 
 Errors use ARM's `{"error": {"code", "message"}}`: 401 `InvalidAuthenticationToken` for another
 token, 403 `AuthorizationFailed` for a path in `forbidden`, 400 `MissingApiVersionParameter`.
@@ -104,6 +109,8 @@ class ArmOffersStandIn(LoopbackHTTP):
     vm_sizes: list[str] = field(default_factory=lambda: list(VM_SIZES))
     # VM size -> the reasonCode of a Location restriction for this subscription
     restricted: dict[str, str] = field(default_factory=dict)
+    # resource providers not registered for the subscription (Providers - Get)
+    unregistered: set[str] = field(default_factory=set)
     # path endings answered 403 AuthorizationFailed
     forbidden: list[str] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
@@ -145,6 +152,19 @@ class ArmOffersStandIn(LoopbackHTTP):
                     "vmSizeFilters": self.hdinsight_filters,
                     "vmSizeProperties": [],
                     "billingResources": [],
+                },
+            )
+        if request.path.count("/") == 4 and request.path.startswith(f"{base}/providers/"):
+            namespace = request.path.rsplit("/", 1)[1]
+            state = "NotRegistered" if namespace in self.unregistered else "Registered"
+            return Reply(
+                200,
+                {
+                    "id": request.path,
+                    "namespace": namespace,
+                    "registrationState": state,
+                    "registrationPolicy": "RegistrationRequired",
+                    "resourceTypes": [],
                 },
             )
         if request.path == f"{base}/providers/Microsoft.Compute/skus":

@@ -10,7 +10,8 @@ module keeps what the engine would keep between runs, and works out the engine's
   `retarget` (same inputs, but its explicit provider now points elsewhere, for example at
   another workspace), decided as the engine decides: inputs compared after `ignore_changes`,
   a replacement when a changed path is one the provider replaces on
-  (tests/infra/replacement_inputs.py) or one of the resource's `replace_on_changes`.
+  (tests/support/replacement_inputs.py) or one of the resource's `replace_on_changes`; an update
+  Azure refuses or leaves unapplied carries the reason (tests/support/refused_updates.py).
 
     life = Lifecycle(CatalogAnswer.ECHOED)
     first = life.up()                       # a first deploy
@@ -31,10 +32,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-import pulumi
-
 from infra.config import ConfigError
+from tests.support.property_paths import changed_paths, under
 from tests.support.pulumi_mocks import Registered, Stack, run_stack, workspace_catalog_name
+from tests.support.refused_updates import refused
 from tests.support.replacement_inputs import REPLACED_ON_CHANGE
 
 # The resources that hold data a deployment cannot make again, and what each holds.
@@ -63,36 +64,13 @@ class CatalogAnswer(enum.Enum):
     EMPTY = "empty"  # initialType as sent, initialName ""
 
 
-def leaves(value: Any, path: str = "") -> dict[str, Any]:
-    """`value` flattened to Pulumi property paths (`a.b[0].c`) and their leaf values."""
-    if isinstance(value, dict) and value:
-        return {k: v for key, item in value.items() for k, v in leaves(item, f"{path}.{key}" if path else key).items()}
-    if isinstance(value, list) and value:
-        return {k: v for i, item in enumerate(value) for k, v in leaves(item, f"{path}[{i}]").items()}
-    if isinstance(value, (pulumi.Asset, pulumi.Archive)):  # compared by what they hold, as the engine does
-        return {path: (type(value).__name__, tuple(sorted(vars(value).items())))}
-    return {path: value}
-
-
-def under(path: str, prefix: str) -> bool:
-    """Whether property path `path` is `prefix` or inside it (`*` covers every path)."""
-    return prefix == "*" or path == prefix or path.startswith((f"{prefix}.", f"{prefix}["))
-
-
-def changed_paths(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
-    before, after = leaves(old), leaves(new)
-    return {path for path in before.keys() | after.keys() if before.get(path, _MISSING) != after.get(path, _MISSING)}
-
-
-_MISSING = object()
-
-
 @dataclass(frozen=True)
 class Change:
     kind: str  # create, same, update, replace, delete, retarget
     urn: str
     type: str
     paths: tuple[str, ...] = ()  # the input paths that changed (after ignore_changes)
+    refused: tuple[str, ...] = ()  # why Azure refuses this update (tests/support/refused_updates.py)
 
     @property
     def name(self) -> str:
@@ -111,6 +89,10 @@ class Plan:
 
     def kinds(self, type_: str) -> set[str]:
         return {change.kind for change in self.of_type(type_)}
+
+    def refused_by_azure(self) -> list[Change]:
+        """Updates Azure refuses or leaves unapplied (tests/support/refused_updates.py)."""
+        return [change for change in self.changes if change.refused]
 
     def destroys_data(self) -> list[Change]:
         """Changes that delete, replace or move elsewhere a resource holding data."""
@@ -147,7 +129,9 @@ def plan(old: dict[str, Registered], new: dict[str, Registered]) -> Plan:
             kind = "retarget"
         else:
             kind = "same"
-        changes.append(Change(kind, urn, resource.type, tuple(sorted(paths))))
+        changed = tuple(sorted(paths))
+        why = refused(resource.type, changed, before.inputs, resource.inputs) if kind == "update" else ()
+        changes.append(Change(kind, urn, resource.type, changed, why))
     changes += [Change("delete", urn, r.type) for urn, r in old.items() if r.custom and urn not in new]
     return Plan(changes)
 
@@ -304,6 +288,14 @@ class Lifecycle:
     def up(self, refresh: bool = False, **changes: Optional[str]) -> Run:
         """`pulumi config set` (a value) or `pulumi config rm` (None) for each change, then `pulumi up`
         (`--refresh`: the state first takes what was changed `outside` Pulumi, as a refresh reads it)."""
+        return self._run(refresh, False, changes)
+
+    def preview(self, **changes: Optional[str]) -> Run:
+        """The config changes, then `pulumi preview`: the plan, with the outputs of what is still
+        to be created unknown, as the engine gives them; the state is left as it was."""
+        return self._run(False, True, changes)
+
+    def _run(self, refresh: bool, preview: bool, changes: dict[str, Optional[str]]) -> Run:
         if refresh:
             self._refresh()
         for key, value in changes.items():
@@ -312,8 +304,13 @@ class Lifecycle:
             else:
                 self.config[key] = value
         run = Run(dict(self.config))
+        preview_of = {(r.type, r.name): r for r in self.state.values()} if preview else None
         try:
-            stack = run_stack(**azure_answers(self.state, self.created_with, self.answer, self.outside), **self.config)
+            stack = run_stack(
+                **azure_answers(self.state, self.created_with, self.answer, self.outside),
+                preview_of=preview_of,
+                **self.config,
+            )
         except (ConfigError, RuntimeError, ValueError) as error:
             run.refused = str(error)
         else:
@@ -323,6 +320,9 @@ class Lifecycle:
             protected = [c.name for c in run.plan.of_kind("replace", "delete") if self.state[c.urn].protect]
             if protected:  # Pulumi's engine refuses the run, before the steps that wait for these
                 run.refused = f"{PROTECTED}: {', '.join(protected)}"
+                self.runs.append(run)
+                return run
+            if preview:
                 self.runs.append(run)
                 return run
             if run.plan.kinds("azure-native:databricks:Workspace") == {"create"}:

@@ -196,8 +196,13 @@ class AzureMocks(pulumi.runtime.Mocks):
         existing_catalog: Optional[dict[str, Any]] = None,
         existing_catalogs: Optional[list[str]] = None,
         existing: Optional[dict[str, dict[str, Any]]] = None,
+        preview_of: Optional[dict[tuple[str, str], "Registered"]] = None,
     ) -> None:
         self.calls: list[str] = []
+        # In a preview (`pulumi preview`), the resources the state holds, by type and name: the
+        # engine answers them with the outputs it has, and a resource still to be created with its
+        # inputs alone (Pulumi's SDK takes every output it is not given as unknown in a preview).
+        self.preview_of = preview_of
         self.invokes: list[tuple[str, dict[str, Any]]] = []
         self.workspace_managed_group: Optional[str] = None
         self.workspace_name: Optional[str] = None
@@ -304,6 +309,13 @@ class AzureMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         if not args.custom:
             return "", {}
+        made = self._made(args)  # also what the mocks keep of it (the workspace's name, the peerings)
+        if self.preview_of is None:
+            return made
+        known = self.preview_of.get((args.typ, args.name))
+        return (known.id, dict(known.outputs)) if known else ("", unwrap(dict(args.inputs)))
+
+    def _made(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = unwrap(dict(args.inputs))
         name_key = NAME_INPUTS.get(args.typ)
         name = outputs.get(name_key) if name_key else args.name
@@ -473,6 +485,7 @@ def run_stack(
     existing_catalog: Optional[dict[str, Any]] = None,
     existing_catalogs: Optional[list[str]] = None,
     existing: Optional[dict[str, dict[str, Any]]] = None,
+    preview_of: Optional[dict[tuple[str, str], Registered]] = None,
     **overrides: Optional[str],
 ) -> Stack:
     """Run the real program (`build(load_config())`) under fresh mocks with the given config;
@@ -480,13 +493,14 @@ def run_stack(
     `existing_vnet` what Azure answers for an injected workspace's VNet (None: none), and
     `existing_catalog` the `defaultCatalog` Azure answers for it (None: none), and
     `existing_catalogs` the catalogs Databricks lists in it (None: those of a workspace made now),
-    and `existing` the answers to the other reads (AzureMocks.existing)."""
+    and `existing` the answers to the other reads (AzureMocks.existing); with `preview_of` (the
+    state's resources by type and name), the run is a `pulumi preview` (AzureMocks.preview_of)."""
     from infra.config import load_config
     from infra.stack import build
 
-    mocks = AzureMocks(existing_workspace, existing_vnet, existing_catalog, existing_catalogs, existing)
+    mocks = AzureMocks(existing_workspace, existing_vnet, existing_catalog, existing_catalogs, existing, preview_of)
     monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project="feedback", stack="test", preview=preview_of is not None, monitor=monitor)
     use_config(base_config(**overrides))
     captured: dict[str, Any] = {}
     secret_outputs: set[str] = set()
