@@ -136,7 +136,8 @@ def _rows_that_fit(queue: list[Waiting], alone_apart: bool = False) -> list[dict
         if alone_apart and rows and (item.alert.alone or queue[0].alert.alone):
             break
         row = item.alert.row()
-        size += len(json.dumps(row, ensure_ascii=False)) + 1
+        # in the bytes Kafka takes: an id of 256 characters may be 1 KB of UTF-8
+        size += len(json.dumps(row, ensure_ascii=False).encode("utf-8")) + 1
         if rows and size > MESSAGE_RECORD_BYTES:
             break
         rows.append(row)

@@ -396,3 +396,15 @@ def test_a_silence_never_in_force_for_this_dispatcher_posts_no_end_line(time_):
     seen.seen_active.add(held.silence_id)  # it was in force while this one ran
     seen.end_silences()
     assert seen.channels() == [NEGATIVE]
+
+
+def test_a_message_of_alerts_with_long_multibyte_ids_is_recorded_in_one_kafka_record(time_):
+    # 256 four-byte characters an id (the validator's limit counts characters): the record's
+    # size is counted in the bytes Kafka takes, not in characters.
+    d, report = decider(time_), RoundReport()
+    for n in range(2_000):
+        d.accept(0, n, value(n, event_id=f"{n:06d}" + "\U0001f600" * 250), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    sizes = [len(w.value) for w in d.take_writes() if w.value is not None]
+    assert sizes and max(sizes) <= MESSAGE_RECORD_BYTES, max(sizes)
