@@ -113,5 +113,11 @@ REPLACED_ON_CHANGE: dict[str, frozenset[str]] = {
 }
 
 # The provider versions this table was built for (compare with requirements.txt). pulumi-databricks 1.118.0
-# bridges terraform-provider-databricks v1.135.0 or later (its Secret has string_value_wo, new in v1.135.0).
+# bridges terraform-provider-databricks v1.135.0 or later: its Secret has string_value_wo (upstream
+# v1.135.0), and releases v1.95.0 to v1.106.0 each bridged upstream minor + 22 (v1.106.0, tag 36c0ae676,
+# bridges v1.128.0), which projects v1.140.0. Its exact pin could not be read here (the newest mirror ends
+# at v1.106.0). The Databricks entries above were re-read at upstream v1.128.0, the newest tag readable, and
+# hold there unchanged on its main branch (684f44249); there schema and volume also compare `name`,
+# `catalog_name` and `schema_name` without case (common.EqualFoldDiffSuppress), so a catalog Databricks
+# lists in other letters than the state holds plans no replacement.
 PROVIDER_VERSIONS = {"pulumi-azure-native": "3.29.0", "pulumi-databricks": "1.118.0"}
