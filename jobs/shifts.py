@@ -15,7 +15,8 @@ the dispatcher posts each id once (jobs/repeats.py).
 It runs beside the table writer, in its application and process, with its own checkpoint
 (`checkpoint_location`/shifts), trigger (`shifts_trigger`) and FAIR pool: off the per-event
 alert path. Its state is one JSON value per source (`SourceState`), a day of minute counts
-at most, kept in RocksDB (which `transformWithStateInPandas` needs). The rule's settings are
+at most, and the ids counted in each minute not yet decided (`seen`, so each event counts once
+however often it is delivered), kept in RocksDB (which `transformWithStateInPandas` needs). The rule's settings are
 read when a minute is decided, so a change of them takes effect at a restart without a new
 checkpoint; a source silent for longer than the rule looks back is forgotten (its state
 cleared) and needs its minimum history again.
@@ -36,7 +37,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from feedback.core.catalogue import ALERTS_TOPIC, SCORED_TOPIC
 from feedback.core.kafka_options import spark_kafka_options
@@ -54,6 +55,8 @@ QUERY_NAME = "shifts"
 # Spark fixes a stateful query's partitions at its first run; a handful of sources need few.
 STATE_PARTITIONS = 2
 STATE_SCHEMA = StructType([StructField("json", StringType())])
+SEEN_KEY = StructType([StructField("minute", LongType())])
+SEEN_IDS = StructType([StructField("ids", ArrayType(StringType()))])
 OUTPUT_SCHEMA = StructType([StructField("key", StringType()), StructField("value", StringType())])
 MINUTE_MS = 60_000
 # What the query reads of a `feedback-scored` record: parsing only these fields costs less.
@@ -82,6 +85,10 @@ class ShiftProcessor(StatefulProcessor):
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
         self.value = handle.getValueState("source", STATE_SCHEMA)
+        # The ids counted in each minute not yet decided, so each event counts once: a copy
+        # (a scorer batch written again after a restart, an event sent again) is passed over.
+        # A decided minute's ids are dropped with it: the rule counts nothing in it any more.
+        self.seen = handle.getMapState("seen", SEEN_KEY, SEEN_IDS)
 
     def _load(self) -> SourceState:
         return SourceState.from_json(self.value.get()[0]) if self.value.exists() else SourceState()
@@ -93,22 +100,36 @@ class ShiftProcessor(StatefulProcessor):
                 self.handle.deleteTimer(timer)
         if idle(state):
             self.value.clear()
+            self.seen.clear()
             return
         self.value.update((state.to_json(),))
         self.handle.registerTimer((state.next_to_decide() + 1) * MINUTE_MS)
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         state = self._load()
-        for frame in rows:
-            for row in frame.sort_values(["event_ms", "id"]).itertuples(index=False):
+        frame = pd.concat(list(rows), ignore_index=True).sort_values(["event_ms", "id"])
+        frame["minute"] = frame["event_ms"] // MINUTE_MS
+        for minute, rows_of_minute in frame.groupby("minute", sort=True):
+            minute = int(minute)
+            if state.decided_through is not None and minute <= state.decided_through:
+                continue  # decided: the rule counts nothing in it (SourceState.count)
+            seen = set(self.seen.getValue((minute,))[0]) if self.seen.containsKey((minute,)) else set()
+            counted = []
+            for row in rows_of_minute.itertuples(index=False):
+                if row.id in seen:
+                    continue
+                seen.add(row.id)
                 state.count(
-                    int(row.event_ms // MINUTE_MS),
+                    minute,
                     bool(row.score < self.negative_threshold),
                     float(row.score),
                     row.id,
                     row.text,
                     int(row.kafka_ms),
                 )
+                counted.append(row.id)
+            if counted:
+                self.seen.updateValue((minute,), (sorted(seen),))
         self._keep(state)
         return iter([])
 
@@ -116,7 +137,11 @@ class ShiftProcessor(StatefulProcessor):
         source = key[0]
         state = self._load()
         through = timerValues.getCurrentWatermarkInMs() // MINUTE_MS - 1
+        pending = [m for m in state.minutes if state.decided_through is None or m > state.decided_through]
         decisions = decide_through(state, source, self.rule, through)
+        for minute in pending:
+            if state.decided_through is not None and minute <= state.decided_through:
+                self.seen.removeKey((minute,))
         self._keep(state, expiredTimerInfo.getExpiryTimeInMs())
         for decision in decisions:
             log.warning("shift %s: %s (%s)", decision.phase, source, decision.event_id)

@@ -112,6 +112,37 @@ def test_a_replayed_burst_gives_one_alert_and_one_recovery_in_one_batch_or_many(
 
 @pytest.mark.kafka
 @pytest.mark.spark
+def test_each_event_counts_once_however_often_it_is_scored_or_sent(topics_ready, spark, tmp_path):
+    # A scorer batch written again after a crash (the Kafka sink writes at least once) puts the
+    # same scored events in feedback-scored twice; an event sent again is scored again under its id.
+    # Read in one batch, every copy reaches the rule before its minute is decided.
+    start = offsets_now(topics_ready, FEEDBACK_TOPICS)
+    scored_start = end_offsets(topics_ready, SCORED_TOPIC)
+    records = burst_records("shift-copies", range(60))
+    produce(topics_ready, records)
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, start, **RULE_SETTINGS)
+    scorer.start(spark, settings).awaitTermination()
+    written = read_range(settings, SCORED_TOPIC, scored_start, end_offsets(settings, SCORED_TOPIC)).records
+    burst = [r for r in written if "-twitter-3" in r.key.decode()]  # twitter's minutes 30-39
+    produce(topics_ready, [(SCORED_TOPIC, r.key, r.value) for r in burst])
+    produce(topics_ready, [r for r in records if "-twitter-2" in r[1].decode()])  # minutes 20-29, sent again
+    scorer.start(spark, settings.replace(checkpoint_location=str(tmp_path / "checkpoints"))).awaitTermination()
+
+    since = end_offsets(settings, ALERTS_TOPIC)
+    run = settings.replace(
+        checkpoint_location=str(tmp_path / "shifts-run"),
+        starting_offsets=json.dumps({SCORED_TOPIC: {str(p): o for p, o in scored_start.items()}}),
+        shifts_max_offsets_per_trigger=None,
+    )
+    shifts.start(spark, run, sentiment_pipeline.parse_trigger("available-now")).awaitTermination()
+    found = shift_records(settings, since)
+    assert phases(found) == EXPECTED
+    assert (found[0]["negatives"], found[0]["total"], found[0]["baseline"]) == (44, 100, 0.2)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
 def test_a_restart_during_the_burst_and_an_alert_written_twice_post_one_alert_and_one_recovery(
     topics_ready, spark, tmp_path
 ):
