@@ -191,8 +191,9 @@ def _scored_records(count: int, prefix: str, now: datetime) -> list[tuple[str, b
     """`count` records as the scorer writes them to `feedback-scored` (its own code makes them)."""
     import pandas as pd
 
+    from feedback.core.alert_rules import AlertRules
     from feedback.core.schema import encode, feedback_envelope, utc_iso
-    from jobs.scoring import AlertRules, route
+    from jobs.scoring import route
     from jobs.table_warm_up import NeutralAnalyzer
 
     stamp = utc_iso(now)

@@ -494,7 +494,7 @@ def latency(
 def _alerts_text(text: str, settings: Settings) -> bool:
     """Whether `text` alerts with the settings' thresholds (the scorer's rule, VADER)."""
     from feedback.clients.sentiment import analyzer_for
-    from jobs.scoring import alert_rules
+    from feedback.core.alert_rules import alert_rules
 
     return alert_rules(settings).channel(analyzer_for("vader").score([text])[0]) is not None
 

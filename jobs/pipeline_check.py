@@ -41,6 +41,7 @@ from kafka import TopicPartition
 from kafka.errors import KafkaError
 
 from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing, client, connect, end_offsets
+from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, FEEDBACK_TOPICS, SCORED_TABLE, SCORED_TOPIC
 from feedback.core.errors import SettingsError
 from feedback.core.schema import encode, feedback_envelope, feedback_key, parse_utc, utc_now_iso
@@ -268,7 +269,7 @@ def _carries(record: MessageRecord, event_id: str) -> bool:
 def _alert(run: _Run, start: dict[int, int], scored: dict, timeout_s: float) -> Optional[MessageRecord]:
     """The dispatcher's record of the message that carries the event, once sent; None otherwise."""
     settings = run.settings
-    if not scored["score"] < settings.negative_threshold:
+    if not alert_rules(settings).negative(scored["score"]):
         run.record(
             "alert",
             "failed",

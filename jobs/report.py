@@ -24,11 +24,11 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 from feedback.core.settings import Settings
 from jobs.alerts_log import read_log
 from jobs.delta_table import read_delta
-from jobs.scoring import alert_rules
 from jobs.shift_rule import MinuteTrace, ShiftRule
 
 MAX_BUCKETS = 120

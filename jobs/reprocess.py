@@ -24,12 +24,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TABLE, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TABLE
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import alert_struct, deadletter_struct, parse_utc
 from feedback.core.settings import Settings, SettingsError
 from jobs.scorer import scored_records
-from jobs.scoring import alert_rules
 from jobs.table_writer import POSITION, scored_rows
 
 NO_ALERT = "no alert"

@@ -27,10 +27,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
+from feedback.core.alert_rules import alert_rules
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
-from jobs.scoring import OUTPUT_SCHEMA, alert_rules, route
+from jobs.scoring import OUTPUT_SCHEMA, route
 from jobs.spark import session_conf
 from jobs.streaming import kafka_source
 

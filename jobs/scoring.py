@@ -22,13 +22,13 @@ valid, and a dead letter's reason is the same text everywhere.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
 import orjson
 import pandas as pd
 
+from feedback.core.alert_rules import AlertRules
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.core.schema import (
     ALERT_FIELDS,
@@ -38,49 +38,9 @@ from feedback.core.schema import (
     parse_record,
     utc_now_iso,
 )
-from feedback.core.settings import Settings
 
 OUTPUT_SCHEMA = "topic string, key string, value string"
 EVENT_NAMES, ALERT_NAMES = names(EVENT_FIELDS), names(ALERT_FIELDS)
-
-
-@dataclass(frozen=True)
-class AlertRules:
-    """Below `negative_threshold` alerts `negative_channel`, above `positive_threshold`
-    alerts `positive_channel`; both strict."""
-
-    negative_threshold: float
-    positive_threshold: float
-    negative_channel: str
-    positive_channel: str
-
-    def channel(self, score: float) -> Optional[str]:
-        if score < self.negative_threshold:
-            return self.negative_channel
-        if score > self.positive_threshold:
-            return self.positive_channel
-        return None
-
-    def channel_sql(self, score: str = "score") -> str:
-        """`channel` as a Spark SQL expression over the column `score` (null for none), for
-        the tables' readers: the summary, the report and reprocessing's comparison. Written
-        beside `channel` so the rule is read in one place; tests/jobs/test_scoring.py holds
-        the two equal at and around both thresholds."""
-
-        def text(value: str) -> str:
-            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-        return (
-            f"CASE WHEN {score} < {self.negative_threshold!r} THEN {text(self.negative_channel)} "
-            f"WHEN {score} > {self.positive_threshold!r} THEN {text(self.positive_channel)} END"
-        )
-
-
-def alert_rules(settings: Settings) -> AlertRules:
-    """The rules the settings give: thresholds and channels."""
-    return AlertRules(
-        settings.negative_threshold, settings.positive_threshold, settings.negative_channel, settings.positive_channel
-    )
 
 
 def iso_ms(epoch_ms: pd.Series) -> list[str]:

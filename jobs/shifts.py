@@ -39,6 +39,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
+from feedback.core.alert_rules import AlertRules, alert_rules
 from feedback.core.catalogue import ALERTS_TOPIC, SCORED_TOPIC
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import scored_struct
@@ -79,8 +80,8 @@ class ShiftProcessor(StatefulProcessor):
     """Per source: count rows into minutes (`handleInputRows`), decide minutes as the watermark
     passes them (`handleExpiredTimer`). One timer at a time: the end of the next minute to decide."""
 
-    def __init__(self, rule: ShiftRule, negative_threshold: float, channel: str):
-        self.rule, self.negative_threshold, self.channel = rule, negative_threshold, channel
+    def __init__(self, rule: ShiftRule, alerts: AlertRules):
+        self.rule, self.alerts, self.channel = rule, alerts, alerts.negative_channel
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
@@ -121,7 +122,7 @@ class ShiftProcessor(StatefulProcessor):
                 seen.add(row.id)
                 state.count(
                     minute,
-                    bool(row.score < self.negative_threshold),
+                    self.alerts.negative(float(row.score)),
                     float(row.score),
                     row.id,
                     row.text,
@@ -180,7 +181,7 @@ def scored_rows(kafka: DataFrame) -> DataFrame:
 
 def shift_alerts(scored: DataFrame, settings: Settings) -> DataFrame:
     """(key, value) rows for `feedback-alerts`: each source's shifts, decided in event time."""
-    processor = ShiftProcessor(rule_of(settings), settings.negative_threshold, settings.negative_channel)
+    processor = ShiftProcessor(rule_of(settings), alert_rules(settings))
     return (
         scored.withWatermark("event_time", f"{settings.shift_watermark_delay_s} seconds")
         .groupBy("source")

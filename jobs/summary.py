@@ -14,12 +14,12 @@ from typing import Optional
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 from feedback.core.schema import SHIFT_KIND, SILENCE_END_KIND
 from feedback.core.settings import Settings
 from jobs.alerts_log import MessageRecord, posted_alerts, read_log
 from jobs.delta_table import read_delta
-from jobs.scoring import alert_rules
 from jobs.status import percentile
 
 

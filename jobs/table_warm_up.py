@@ -9,10 +9,11 @@ from datetime import datetime, timezone
 import pandas as pd
 from pyspark.sql import SparkSession
 
+from feedback.core.alert_rules import AlertRules
 from feedback.core.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.core.schema import encode, feedback_envelope, utc_iso
 from feedback.core.settings import Settings
-from jobs.scoring import AlertRules, route
+from jobs.scoring import route
 from jobs.table_files import delete
 from jobs.table_writer import QUERY_NAME, TableWriter, with_new_keys
 

@@ -1,6 +1,6 @@
 """Alerts: where a message of alerts is posted.
 
-Which score alerts which channel is decided by the scorer (`jobs.scoring.AlertRules`);
+Which score alerts which channel is decided by the scorer (`feedback.core.alert_rules.AlertRules`);
 which alerts a message carries, by the dispatcher (jobs/dispatcher.py); what a message says,
 by `feedback.core.alert_messages`. Posting goes through a `Notifier`:
 

@@ -10,13 +10,12 @@ import json
 from pathlib import Path
 
 from feedback.clients.sentiment import analyzer_for
+from feedback.core.alert_rules import default_alert_rules
 from feedback.core.schema import parse_utc
 from feedback.core.settings import SHORT_SHIFT_RULE
 from jobs.report import draw_shift_trace
 from jobs.shift_rule import MinuteTrace, ShiftRule, SourceState, decide_through
 from producers.replay import release_sample
-
-NEGATIVE_THRESHOLD = 0.3  # the default of `negative_threshold`
 
 
 def demo_rule() -> ShiftRule:
@@ -34,10 +33,10 @@ def release_trace(rule: ShiftRule) -> list[MinuteTrace]:
     _, path = release_sample()
     events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     scores = analyzer_for("vader").score([event["text"] for event in events])
-    state = SourceState()
+    state, alerts = SourceState(), default_alert_rules()
     for event, score in zip(events, scores):
         minute = int(parse_utc(event["created_at"]).timestamp() // 60)
-        state.count(minute, score < NEGATIVE_THRESHOLD, score, event["id"], event["text"], 0)
+        state.count(minute, alerts.negative(score), score, event["id"], event["text"], 0)
     trace: list[MinuteTrace] = []
     decide_through(state, "twitter", rule, state.last_event_minute, trace)
     return trace

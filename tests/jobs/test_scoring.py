@@ -8,8 +8,9 @@ import json
 import pandas as pd
 import pytest
 
+from feedback.core.alert_rules import AlertRules
 from feedback.core.schema import ALERT_FIELDS, DEADLETTER_FIELDS, SCORED_FIELDS, names
-from jobs.scoring import AlertRules, route
+from jobs.scoring import route
 from tests.support.events import envelope
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")

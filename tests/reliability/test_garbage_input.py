@@ -74,7 +74,8 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
     import pyarrow as pa
 
     from feedback.clients.sentiment import analyzer_for
-    from jobs.scoring import AlertRules, route
+    from feedback.core.alert_rules import AlertRules
+    from jobs.scoring import route
 
     frame = pd.DataFrame(
         {

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from feedback.clients.sentiment import analyzer_for
-from jobs.scoring import AlertRules, route
+from feedback.core.alert_rules import AlertRules
+from jobs.scoring import route
 from jobs.table_warm_up import KAFKA_ROW_SCHEMA
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
