@@ -168,7 +168,8 @@ def print_sizing(sizing: Sizing, notes: tuple[str, ...]) -> None:
         _section("where the pipeline's own design meets a limit", "", sizing.design_limits)
     console.print("\n[bold]stack config[/bold]:")
     for line in config_lines(sizing):
-        console.print(f"  {escape(line)}", highlight=False)
+        # never wrapped: each line pasted into a shell is one command, its comment on its line
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     _section("what this cannot know", "", sizing.unknowns)
     _print_estimate(sizing)
 

@@ -161,3 +161,17 @@ def test_the_table_writers_tasks_stop_at_its_state_partitions_and_a_new_checkpoi
     assert "the table writer needs 43 tasks, but at most 4 run at once" in text
     assert "raising it needs a new checkpoint" in text
     assert "pulumi config set feedback:jobsTablesTasks 4" in text and "jobsTablesTasks 43" not in text
+
+
+def test_each_config_line_is_one_line_at_any_width_so_it_pastes_as_one_command(tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["--state-dir", str(tmp_path), "size", "--rate", "10000", "--backend", "eventhubs"],
+        env={"COLUMNS": "60"},
+        catch_exceptions=False,
+    )
+    lines = result.output.splitlines()
+    config = lines[lines.index("stack config:") + 1 :]
+    config = config[: config.index("")]  # up to the blank line before the next section
+    assert config and all(line.startswith("  pulumi config set feedback:") for line in config), config
+    assert any("   # " in line for line in config), config  # a caveat, on its command's line
