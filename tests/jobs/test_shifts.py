@@ -127,7 +127,7 @@ def test_each_event_counts_once_however_often_it_is_scored_or_sent(topics_ready,
     burst = [r for r in written if "-twitter-3" in r.key.decode()]  # twitter's minutes 30-39
     produce(topics_ready, [(SCORED_TOPIC, r.key, r.value) for r in burst])
     produce(topics_ready, [r for r in records if "-twitter-2" in r[1].decode()])  # minutes 20-29, sent again
-    scorer.start(spark, settings.replace(checkpoint_location=str(tmp_path / "checkpoints"))).awaitTermination()
+    scorer.start(spark, settings).awaitTermination()  # from its checkpoint: the events sent again
 
     since = end_offsets(settings, ALERTS_TOPIC)
     run = settings.replace(
