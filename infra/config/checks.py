@@ -461,9 +461,13 @@ def target_rate(keys: StackConfig) -> Found:
     backends = [b for b, built in (("eventhubs", keys.builds_eventhubs), ("hdinsight", keys.builds_hdinsight)) if built]
     too_large = [problem for backend in backends if (problem := sizing.event_bytes_problem(event_bytes, backend))]
     if too_large:
-        smallest = min(sizing.MAX_RECORD_BYTES[b] for b in backends) - sizing.SCORED_EXTRA_BYTES
+        fits = (
+            sizing.SMALLEST_EVENT_BYTES
+            if event_bytes < sizing.SMALLEST_EVENT_BYTES
+            else min(sizing.largest_event_bytes(b) for b in backends)
+        )
         found.problems.append(
-            f"{NAMESPACE}:eventBytes is {event_bytes:,}: {too_large[0]}: run `{set_line('eventBytes', str(smallest))}`"
+            f"{NAMESPACE}:eventBytes is {event_bytes:,}: {too_large[0]}: run `{set_line('eventBytes', str(fits))}`"
         )
         return found
     for n, backend in enumerate(backends):

@@ -368,8 +368,8 @@ def test_an_event_size_a_kafka_request_cannot_carry_is_refused_with_the_largest_
     found = checks.target_rate(keys_of(**GOOD, backend="both", targetEventsPerSecond="100", eventBytes="1048576"))
     [problem] = found.problems
     assert "feedback:eventBytes is 1,048,576: events of 1,048,576 bytes make scored records" in problem
-    assert problem.endswith("`pulumi config set feedback:eventBytes 999790`")
-    assert checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="100", eventBytes="999790")).problems == []
+    assert problem.endswith("`pulumi config set feedback:eventBytes 999708`")
+    assert checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="100", eventBytes="999708")).problems == []
 
 
 def test_without_a_target_rate_nothing_is_compared():
@@ -512,3 +512,9 @@ def test_a_target_rate_past_the_stacks_table_writer_tasks_warns_once_with_the_li
     assert not [w for w in sized.warnings if "feedback:jobsTablesTasks" in w or "reads at most" in w]
     undeployed = checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="10000", deployJobs="false"))
     assert not [w for w in undeployed.warnings if "feedback:jobsTablesTasks" in w]  # no job to run them
+
+
+def test_an_event_size_below_the_envelope_is_refused_with_the_smallest_that_is_one():
+    [problem] = checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="100", eventBytes="1")).problems
+    assert "events are at least 253 bytes" in problem
+    assert problem.endswith("`pulumi config set feedback:eventBytes 253`")

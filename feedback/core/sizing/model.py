@@ -100,14 +100,36 @@ SCORED_EXTRA_BYTES = 210
 ALERT_EXTRA_BYTES = 150
 
 
+# What Kafka's producer counts beyond a record's key and value when it checks max.request.size
+# (`AbstractRecords.estimateSizeInBytesUpperBound`): a record batch's header, 61 bytes
+# (`DefaultRecordBatch.RECORD_BATCH_OVERHEAD`), and a record's own framing, at most 21 bytes
+# (`DefaultRecord.MAX_RECORD_OVERHEAD`: its length, attributes, timestamp and offset deltas, and
+# key and value lengths, as varints).
+KAFKA_RECORD_OVERHEAD_BYTES = 61 + 21
+# The smallest event: the envelope and a byte of text.
+SMALLEST_EVENT_BYTES = ENVELOPE_BYTES + 1
+
+
+def largest_event_bytes(backend: str) -> int:
+    """The largest event whose scored record (the event, SCORED_EXTRA_BYTES, Kafka's framing)
+    one Kafka request to `backend` carries."""
+    return MAX_RECORD_BYTES[backend] - SCORED_EXTRA_BYTES - KAFKA_RECORD_OVERHEAD_BYTES
+
+
 def event_bytes_problem(event_bytes: int, backend: str) -> Optional[str]:
     """Why events of `event_bytes` cannot go through the pipeline on `backend`, or None."""
-    largest, limit = event_bytes + SCORED_EXTRA_BYTES, MAX_RECORD_BYTES[backend]
-    if largest <= limit:
+    if event_bytes < SMALLEST_EVENT_BYTES:
+        return (
+            f"an event is its envelope ({ENVELOPE_BYTES} bytes: id, source, author, times, ...) and its text: "
+            f"events are at least {SMALLEST_EVENT_BYTES} bytes"
+        )
+    if event_bytes <= largest_event_bytes(backend):
         return None
+    largest, limit = event_bytes + SCORED_EXTRA_BYTES + KAFKA_RECORD_OVERHEAD_BYTES, MAX_RECORD_BYTES[backend]
     return (
-        f"events of {event_bytes:,} bytes make scored records of {largest:,} bytes, more than the {limit:,} bytes "
-        f"a Kafka request to {backend} carries: events must stay at or under {limit - SCORED_EXTRA_BYTES:,} bytes"
+        f"events of {event_bytes:,} bytes make scored records of {largest:,} bytes with Kafka's framing, more than "
+        f"the {limit:,} bytes a Kafka request to {backend} carries: events must stay at or under "
+        f"{largest_event_bytes(backend):,} bytes"
     )
 
 

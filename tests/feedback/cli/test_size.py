@@ -135,7 +135,7 @@ def test_a_fractional_rate_is_printed_as_given(tmp_path):
 def test_an_event_too_large_for_a_kafka_request_is_refused_in_one_line(tmp_path, event_bytes):
     result = run(tmp_path, "--rate", "100", "--event-bytes", event_bytes)
     text = " ".join(result.output.split())
-    assert result.exit_code == 2 and "events must stay at or under 999,790 bytes" in text
+    assert result.exit_code == 2 and "events must stay at or under 999,708 bytes" in text
     assert "Traceback" not in result.output
 
 
@@ -175,3 +175,11 @@ def test_each_config_line_is_one_line_at_any_width_so_it_pastes_as_one_command(t
     config = config[: config.index("")]  # up to the blank line before the next section
     assert config and all(line.startswith("  pulumi config set feedback:") for line in config), config
     assert any("   # " in line for line in config), config  # a caveat, on its command's line
+
+
+@pytest.mark.parametrize("event_bytes", ["1", "252"])
+def test_an_event_smaller_than_its_envelope_is_refused_in_one_line(tmp_path, event_bytes):
+    result = run(tmp_path, "--rate", "100", "--event-bytes", event_bytes)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2 and "events are at least 253 bytes" in text, result.output
+    assert run(tmp_path, "--rate", "100", "--event-bytes", "253").exit_code == 0
