@@ -368,8 +368,8 @@ def test_an_event_size_a_kafka_request_cannot_carry_is_refused_with_the_largest_
     found = checks.target_rate(keys_of(**GOOD, backend="both", targetEventsPerSecond="100", eventBytes="1048576"))
     [problem] = found.problems
     assert "feedback:eventBytes is 1,048,576: events of 1,048,576 bytes make scored records" in problem
-    assert problem.endswith("`pulumi config set feedback:eventBytes 999708`")
-    assert checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="100", eventBytes="999708")).problems == []
+    assert problem.endswith("`pulumi config set feedback:eventBytes 999693`")
+    assert checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="100", eventBytes="999693")).problems == []
 
 
 def test_without_a_target_rate_nothing_is_compared():

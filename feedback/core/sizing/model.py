@@ -101,11 +101,12 @@ ALERT_EXTRA_BYTES = 150
 
 
 # What Kafka's producer counts beyond a record's key and value when it checks max.request.size
-# (`AbstractRecords.estimateSizeInBytesUpperBound`): a record batch's header, 61 bytes
-# (`DefaultRecordBatch.RECORD_BATCH_OVERHEAD`), and a record's own framing, at most 21 bytes
-# (`DefaultRecord.MAX_RECORD_OVERHEAD`: its length, attributes, timestamp and offset deltas, and
-# key and value lengths, as varints).
-KAFKA_RECORD_OVERHEAD_BYTES = 61 + 21
+# (`KafkaProducer.doSend`, `AbstractRecords.estimateSizeInBytesUpperBound`, magic v2): a record
+# batch's header, 61 bytes (`DefaultRecordBatch.RECORD_BATCH_OVERHEAD`); a record's length,
+# attributes and timestamp and offset deltas, at most 21 bytes (`DefaultRecord.MAX_RECORD_OVERHEAD`);
+# and the key's length, the value's length and the header count, varints of at most 5 bytes each
+# (`DefaultRecord.sizeOf`).
+KAFKA_RECORD_OVERHEAD_BYTES = 61 + 21 + 3 * 5
 # The smallest event: the envelope and a byte of text.
 SMALLEST_EVENT_BYTES = ENVELOPE_BYTES + 1
 

@@ -135,7 +135,7 @@ def test_a_fractional_rate_is_printed_as_given(tmp_path):
 def test_an_event_too_large_for_a_kafka_request_is_refused_in_one_line(tmp_path, event_bytes):
     result = run(tmp_path, "--rate", "100", "--event-bytes", event_bytes)
     text = " ".join(result.output.split())
-    assert result.exit_code == 2 and "events must stay at or under 999,708 bytes" in text
+    assert result.exit_code == 2 and "events must stay at or under 999,693 bytes" in text
     assert "Traceback" not in result.output
 
 
