@@ -6,7 +6,7 @@ A batch read of `twitter-feedback` and `slack-feedback` from the earliest retain
 a time) to the latest, through the live scorer's own pass (`jobs.scorer.scored_records`: the
 same parse, validation, analyzer call and alert rule, with the analyzer the settings choose),
 then the table writer's own reading of what it wrote (`table_writer.scored_rows`), one row
-per event id (the first delivered, as the table writer keeps it). It writes
+per event id, the copy the table writer keeps (`kept_per_id`). It writes
 `feedback_scored__<version>` and `feedback_deadletter__<version>`; the live tables and the
 alerts are not touched and nothing is alerted. The comparison with the live table gives the
 counts per alert band and the alerts that would change (an event that would alert another
@@ -89,11 +89,26 @@ def rescore(routed: DataFrame) -> Rescored:
     )
 
 
-def first_per_id(scored: DataFrame) -> DataFrame:
-    """One row per event id: the first delivered (lowest topic, partition, offset), the one
-    the table writer keeps."""
-    order = Window.partitionBy("id").orderBy(*POSITION)
-    return scored.withColumn("_n", F.row_number().over(order)).where("_n = 1").drop("_n")
+def kept_per_id(scored: DataFrame, live: DataFrame) -> DataFrame:
+    """One row per event id of `scored`: the copy the table writer keeps, the first delivered (pure).
+
+    Which copy was delivered first is known only to the table writer, which reads the copies in
+    batches (jobs/table_writer.py): of copies in one batch it keeps the lowest source position
+    (topic, partition, offset), of copies in different batches the earlier batch's. So for an id
+    the live table `live` holds, the copy at the live row's source position is kept (the lowest,
+    if a copy past the writer's horizon made a second row); for an id it does not hold (a new
+    live table, or a time the live writer never read), the lowest position, as if all the copies
+    came in one batch."""
+    first = F.min(F.struct(*POSITION)).alias("_live")
+    delivered = live.select("id", *POSITION).groupBy("id").agg(first)
+    is_live = F.coalesce(F.struct(*POSITION) == F.col("_live"), F.lit(False))
+    order = Window.partitionBy("id").orderBy(is_live.desc(), *POSITION)
+    return (
+        scored.join(delivered, "id", "left")
+        .withColumn("_n", F.row_number().over(order))
+        .where("_n = 1")
+        .drop("_n", "_live")
+    )
 
 
 def bands(scored: DataFrame, alerts: DataFrame) -> DataFrame:
@@ -107,13 +122,13 @@ def reprocess(spark: SparkSession, settings: Settings, version: str, since: Opti
     kafka = read_retained(spark, settings, parse_utc(since) if since else None)
     # Scored once, read three times (the two tables and the alerts): kept for this run.
     routed = rescore(scored_records(kafka, settings).localCheckpoint())
-    first_per_id(routed.scored).write.format("delta").mode("overwrite").partitionBy("event_date").save(
+    live = spark.read.format("delta").load(settings.table_for(SCORED_TABLE))
+    kept_per_id(routed.scored, live).write.format("delta").mode("overwrite").partitionBy("event_date").save(
         tables[SCORED_TABLE]
     )
     routed.dead_letters.write.format("delta").mode("overwrite").save(tables[DEADLETTER_TABLE])
     new = bands(spark.read.format("delta").load(tables[SCORED_TABLE]), routed.alerts)
     channel = F.expr(alert_rules(settings).channel_sql())
-    live = spark.read.format("delta").load(settings.table_for(SCORED_TABLE))
     live = live.select("id", F.coalesce(channel, F.lit(NO_ALERT)).alias("band")).dropDuplicates(["id"])
     joined = new.alias("n").join(live.alias("l"), "id", "left")
     dead = spark.read.format("delta").load(tables[DEADLETTER_TABLE])

@@ -2,8 +2,10 @@
 
 The agreement test sends records where two readings of JSON could disagree (tests/support/
 events.py, `tricky_records`) and a sample batch through the live pipeline (scorer, dispatcher
-and table writer, available-now), then reprocesses the retained topics, and compares: the same
-scored rows, the same alerts, the same dead letters with the same reasons. The topics are
+and table writer, available-now), then a copy of a sample event in a later batch, from the
+topic that sorts first, then reprocesses the retained topics, and compares: the same scored
+rows (the same copy of each id kept), the same alerts, the same dead letters with the same
+reasons. The topics are
 shared with other tests, so reprocessing reads more than this test's records; each comparison
 keeps the records at or after this test's first offsets.
 """
@@ -18,7 +20,7 @@ from feedback.clients.alerts import SlackNotifier
 from feedback.core.catalogue import DEADLETTER_TABLE, FEEDBACK_TOPICS, SCORED_TABLE
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
-from jobs.reprocess import NO_ALERT, bands, first_per_id, read_retained, reprocess, rescore, versioned_table
+from jobs.reprocess import NO_ALERT, bands, kept_per_id, read_retained, reprocess, rescore, versioned_table
 from jobs.scorer import scored_records
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import envelope, kafka_rows, sample_batch, tricky_records
@@ -63,8 +65,14 @@ def test_reprocessing_gives_the_live_pipelines_scored_rows_alerts_and_dead_lette
     tricky = tricky_records("agree")
     sample, _ = sample_batch("agree", 12)
     produce(topics_ready, [("twitter-feedback", None, value) for _, value in tricky] + sample)
+    # A copy of a twitter event, from slack-feedback (which sorts first), read in a later batch:
+    # the table writer keeps the twitter copy, delivered first.
+    [(first_topic, copied_id, copied)] = sample[:1]
+    assert first_topic == "twitter-feedback"
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, start)
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        produce(topics_ready, [("slack-feedback", copied_id, copied)])
         sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
         posted_before = len(slack.posts)
         comparison = reprocess(spark, settings, "agree")
@@ -75,6 +83,8 @@ def test_reprocessing_gives_the_live_pipelines_scored_rows_alerts_and_dead_lette
     new_scored = this_tests(load(settings.table_for(versioned_table(SCORED_TABLE, "agree"))), start)
     new_dead = this_tests(load(settings.table_for(versioned_table(DEADLETTER_TABLE, "agree"))), start)
     assert rows(new_scored, SCORED) == rows(live_scored, SCORED)
+    [kept] = new_scored.where(F.col("id") == copied_id.decode()).collect()
+    assert kept["source_topic"] == "twitter-feedback"
     assert (
         new_scored.count() == new_scored.select("id").distinct().count() == live_scored.count() == 12 + 2
     )  # the sample, the duplicate keys, the id sent twice
@@ -97,21 +107,25 @@ def test_reprocessing_gives_the_live_pipelines_scored_rows_alerts_and_dead_lette
 
 
 @pytest.mark.spark
-def test_rescoring_keeps_the_first_delivery_and_bands_each_event_by_its_alert(spark):
+def test_rescoring_keeps_the_copy_the_live_table_kept_else_the_lowest_position_and_bands_each_event(spark):
     from feedback.core.settings import load_settings
 
     values = [
         envelope("r-1", "Driftwood is amazing, I love it, excellent work!"),
         envelope("r-2", "Does Driftwood export to OPML?"),
         envelope("r-1", "a second delivery, later"),
+        envelope("r-2", "a second delivery, read first by the live writer"),
         b"{broken",
     ]
     rescored = rescore(scored_records(kafka_rows(spark, values), load_settings()))
-    kept = first_per_id(rescored.scored)
-    assert sorted((row["id"], row["offset"]) for row in kept.collect()) == [("r-1", 0), ("r-2", 1)]
+    live = rescored.scored.where("id = 'r-2' and offset = 3")  # the live table kept r-2's later copy
+    kept = kept_per_id(rescored.scored, live)
+    assert sorted((row["id"], row["offset"]) for row in kept.collect()) == [("r-1", 0), ("r-2", 3)]
+    no_live = kept_per_id(rescored.scored, live.limit(0))
+    assert sorted((row["id"], row["offset"]) for row in no_live.collect()) == [("r-1", 0), ("r-2", 1)]
     assert {tuple(row) for row in bands(kept, rescored.alerts).collect()} == {
         ("r-1", "#positive-feedback"),
         ("r-2", NO_ALERT),
     }
     [dead] = rescored.dead_letters.collect()
-    assert (dead["reason"].startswith("malformed JSON"), dead["offset"], dead["raw_value"]) == (True, 3, "{broken")
+    assert (dead["reason"].startswith("malformed JSON"), dead["offset"], dead["raw_value"]) == (True, 4, "{broken")
