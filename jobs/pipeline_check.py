@@ -279,6 +279,7 @@ def _alert(run: _Run, start: dict[int, int], scored: dict, timeout_s: float) -> 
         return None
     prefix = f"{settings.dispatcher_group}|".encode("utf-8")
     latest: Optional[MessageRecord] = None
+    latest_ms = 0  # when the dispatcher wrote `latest`: the Kafka timestamp of its record
     try:
         for message in _records(settings, ALERTS_LOG_TOPIC, start, time.monotonic() + timeout_s):
             if message.value is None or message.key is None or not message.key.startswith(prefix):
@@ -286,7 +287,7 @@ def _alert(run: _Run, start: dict[int, int], scored: dict, timeout_s: float) -> 
             record = decode(message.value)
             if not isinstance(record, MessageRecord) or not _carries(record, run.event_id):
                 continue
-            latest = record
+            latest, latest_ms = record, message.timestamp
             if record.channel != settings.negative_channel:
                 run.record(
                     "alert",
@@ -321,14 +322,29 @@ def _alert(run: _Run, start: dict[int, int], scored: dict, timeout_s: float) -> 
             f"{where_to_look(settings, 'alert dispatcher')}"
         )
     else:
-        error = f", last error: {latest.last_error}" if latest.last_error else ""
-        why = (
-            f"message {latest.message_id} is still {latest.status} after {timeout_s:g} s ({latest.attempts} "
-            f"attempt(s){error}): the dispatcher could not post it yet; is Slack reachable and the bot in "
-            f"{latest.channel}? The dispatcher tries again every alert_retry_s"
-        )
+        why = not_sent_yet(settings, latest, time.time() - latest_ms / 1000, timeout_s)
     run.record("alert", "failed", why)
     return None
+
+
+def not_sent_yet(settings: Settings, latest: MessageRecord, quiet_s: float, timeout_s: float) -> str:
+    """Why the message that carries the check's alert is not sent (pure): `latest` is the
+    dispatcher's latest record of it, written `quiet_s` seconds ago. The dispatcher records each
+    attempt before it makes it and tries again after `alert_retry_s` (or Slack's Retry-After), so
+    a record that has not moved for twice that says the dispatcher stopped; one that moves says
+    Slack does not take the message."""
+    error = f", last error: {latest.last_error}" if latest.last_error else ""
+    state = f"message {latest.message_id} is still {latest.status} after {timeout_s:g} s ({latest.attempts} attempt(s){error})"
+    if quiet_s > 2 * settings.alert_retry_s:
+        return (
+            f"{state}, and the dispatcher's record of it has not moved for {quiet_s:.0f} s, though the dispatcher "
+            f"records each attempt and tries again every alert_retry_s ({settings.alert_retry_s:g} s): "
+            f"{where_to_look(settings, 'alert dispatcher')}"
+        )
+    return (
+        f"{state}: the dispatcher could not post it yet; is Slack reachable and the bot in {latest.channel}? "
+        f"The dispatcher tries again every alert_retry_s ({settings.alert_retry_s:g} s)"
+    )
 
 
 def _slack(run: _Run, message: MessageRecord, timeout_s: float) -> None:

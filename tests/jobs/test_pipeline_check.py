@@ -14,9 +14,11 @@ import pytest
 from feedback.clients.alerts import SlackNotifier
 from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.core.kafka_options import bootstrap_servers
+from feedback.core.settings import load_settings
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
-from jobs.pipeline_check import CHECK_SOURCE, STEPS, Timeouts, check_pipeline
+from jobs.alerts_log import MessageRecord
+from jobs.pipeline_check import CHECK_SOURCE, STEPS, Timeouts, check_pipeline, not_sent_yet
 from tests.support.kafka import TopicWatch, offsets_now
 from tests.support.pipeline import pipeline_settings
 from tests.support.settings import own_broker_settings
@@ -116,3 +118,25 @@ def test_the_marked_event_is_a_valid_feedback_envelope():
 
     assert validate_feedback(json.loads(json.dumps(event))) == []
     assert (event["id"], event["source"]) == ("check-0123456789abcdef", CHECK_SOURCE)
+
+
+def test_a_message_whose_record_stopped_moving_names_the_dispatcher_one_that_moves_names_slack():
+    settings = load_settings(alert_retry_s=30)
+    record = MessageRecord(
+        group="g",
+        message_id="m-1",
+        channel="#negative-feedback",
+        partition=0,
+        alerts=[],
+        status="attempted",
+        attempts=2,
+        last_error="timed out",
+    )
+
+    stopped = not_sent_yet(settings, record, quiet_s=61, timeout_s=45)
+    moving = not_sent_yet(settings, record, quiet_s=59, timeout_s=45)
+
+    assert stopped.startswith("message m-1 is still attempted after 45 s (2 attempt(s), last error: timed out), ")
+    assert "has not moved for 61 s" in stopped and "is the alert dispatcher running? `feedback status`" in stopped
+    assert "Slack" not in stopped
+    assert "is Slack reachable and the bot in #negative-feedback?" in moving and "dispatcher running" not in moving
