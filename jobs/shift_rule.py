@@ -20,6 +20,11 @@ events counts as empty. For each decided minute `m`:
   it) nothing changes: one incident is one alert and one recovery. A source that falls silent
   while alerting stays alerting until its events come back.
 
+A record read after its minute was decided (late: a backlog read in many batches moves the
+watermark with the source read furthest ahead) is not counted; the rule counts it as late in
+its minute (`SourceState.count_late`), and a decision says how many records of its window and
+baseline came late (`Decision.late`), so a figure that misses them says so.
+
 Before `min_history_min` minutes have been decided since the source's first event, or while
 its baseline holds no event, the minutes are counted and nothing is said: a baseline of a few
 minutes would alert on noise. Shares are compared as exact fractions (integers crossed), so
@@ -78,6 +83,7 @@ class Minute:
     # The lowest-scored negative texts of the minute: (score, event id, text), at most EXAMPLES_KEPT.
     examples: list[tuple[float, str, str]] = field(default_factory=list)
     newest_ms: int = 0  # the newest Kafka timestamp counted, epoch ms
+    late: int = 0  # records read after the minute was decided: not counted
 
     def count(self, negative: bool, score: float, event_id: str, text: str, kafka_ms: int) -> None:
         self.total += 1
@@ -104,6 +110,7 @@ class Decision:
     baseline: float
     examples: tuple[tuple[float, str, str], ...]
     newest_ms: int  # the newest Kafka timestamp of the window's events
+    late: int = 0  # records of the window's and baseline's minutes read after they were decided
 
     @property
     def event_id(self) -> str:
@@ -147,8 +154,8 @@ class SourceState:
         return cls(**known, minutes=minutes)
 
     def count(self, minute: int, negative: bool, score: float, event_id: str, text: str, kafka_ms: int) -> bool:
-        """Count an event of `minute`; False if that minute is decided (Spark's watermark drops
-        such rows before they come here; this keeps a decided minute decided regardless)."""
+        """Count an event of `minute`; False if that minute is decided, which stays decided (the
+        caller counts such a record as late: `count_late`)."""
         if self.decided_through is not None and minute <= self.decided_through:
             return False
         if self.first_minute is None or minute < self.first_minute:
@@ -156,6 +163,13 @@ class SourceState:
         self.last_event_minute = max(minute, self.last_event_minute or minute)
         self.minutes.setdefault(minute, Minute()).count(negative, score, event_id, text, kafka_ms)
         return True
+
+    def count_late(self, minute: int, horizon_min: int) -> None:
+        """A record of `minute`, read after the minute was decided: not counted, but kept as late
+        while the minute is in the horizon (`horizon_min` minutes back from the last decided), where
+        a decision's figures would have counted it."""
+        if self.decided_through is not None and minute > self.decided_through - horizon_min:
+            self.minutes.setdefault(minute, Minute()).late += 1
 
     @property
     def alerting(self) -> bool:
@@ -228,6 +242,7 @@ def decide_minute(
 
 def _decision(state, source, rule, phase, m, negatives, total, share, baseline) -> Decision:
     window = [state.minutes[k] for k in state.minutes if m - rule.window_min < k <= m]
+    late = sum(c.late for k, c in state.minutes.items() if m - rule.horizon_min < k <= m)
     examples = sorted(e for counts in window for e in counts.examples)[:EXAMPLES_KEPT]
     return Decision(
         source=source,
@@ -242,6 +257,7 @@ def _decision(state, source, rule, phase, m, negatives, total, share, baseline) 
         baseline=float(baseline),
         examples=tuple(examples),
         newest_ms=max((c.newest_ms for c in window), default=0),
+        late=late,
     )
 
 
@@ -253,7 +269,7 @@ def _forget(state: SourceState, rule: ShiftRule) -> None:
     for minute, counts in state.minutes.items():
         if minute <= m - rule.window_min:
             counts.examples = []
-    for minute in [k for k, c in state.minutes.items() if k <= m and not c.total]:
+    for minute in [k for k, c in state.minutes.items() if k <= m and not c.total and not c.late]:
         del state.minutes[minute]
 
 
@@ -286,7 +302,7 @@ def _skip_silence(state: SourceState, minute: int, last_minute: int) -> int:
     than the horizon the source's history starts again at that minute, so `min_history_min`
     counts from there: an event far in the past, or a source back after days, does not count
     as the history the rule asks for."""
-    if any(k < minute for k in state.minutes):
+    if any(k < minute and state.minutes[k].total for k in state.minutes):
         return minute
     ahead = [k for k in state.minutes if k >= minute]
     target = min(ahead) if ahead else last_minute + 1
@@ -298,8 +314,9 @@ def _skip_silence(state: SourceState, minute: int, last_minute: int) -> int:
 
 
 def idle(state: SourceState) -> bool:
-    """Whether nothing the rule looks at is left: no counted minute, no incident open."""
-    return not state.alerting and not state.minutes
+    """Whether nothing the rule looks at is left: no counted minute (a minute of late records
+    only counts nothing), no incident open."""
+    return not state.alerting and not any(counts.total for counts in state.minutes.values())
 
 
 def _iso_minute(minute: int) -> str:
@@ -310,6 +327,7 @@ def shift_record(decision: Decision, channel: str) -> dict:
     """The SHIFT_FIELDS record of a decision (pure): the same decision, the same record."""
     share, baseline = decision.share, decision.baseline
     verb = "up to" if decision.phase == "alert" else "back to"
+    late = f"; {decision.late} late records not counted" if decision.late else ""
     record = {
         "kind": SHIFT_KIND,
         "key": f"{decision.event_id}|{channel}",
@@ -319,7 +337,7 @@ def shift_record(decision: Decision, channel: str) -> dict:
         "author": RULE_NAME,
         "text": (
             f"negative share of {decision.source} {verb} {share:.0%} over {decision.window_min} min "
-            f"(baseline {baseline:.0%}; {decision.negatives} of {decision.total} events)"
+            f"(baseline {baseline:.0%}; {decision.negatives} of {decision.total} events{late})"
         ),
         "score": share,
         "url": None,
@@ -336,6 +354,7 @@ def shift_record(decision: Decision, channel: str) -> dict:
         "negatives": decision.negatives,
         "total": decision.total,
         "baseline": baseline,
+        "late": decision.late,
         "examples": json.dumps(
             [{"event_id": e, "score": s, "text": t} for s, e, t in decision.examples], ensure_ascii=False
         ),

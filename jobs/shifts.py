@@ -113,7 +113,9 @@ class ShiftProcessor(StatefulProcessor):
         for minute, rows_of_minute in frame.groupby("minute", sort=True):
             minute = int(minute)
             if state.decided_through is not None and minute <= state.decided_through:
-                continue  # decided: the rule counts nothing in it (SourceState.count)
+                for _ in range(len(rows_of_minute)):  # decided: not counted, but said (count_late)
+                    state.count_late(minute, self.rule.horizon_min)
+                continue
             seen = set(self.seen.getValue((minute,))[0]) if self.seen.containsKey((minute,)) else set()
             counted = []
             for row in rows_of_minute.itertuples(index=False):
@@ -180,10 +182,17 @@ def scored_rows(kafka: DataFrame) -> DataFrame:
 
 
 def shift_alerts(scored: DataFrame, settings: Settings) -> DataFrame:
-    """(key, value) rows for `feedback-alerts`: each source's shifts, decided in event time."""
+    """(key, value) rows for `feedback-alerts`: each source's shifts, decided in event time.
+
+    The watermark is set on `event_time`, which the processor's input then leaves out: Spark
+    drops a stateful operator's input rows older than the watermark when a column of its input
+    carries it (`watermarkPredicateForDataForLateEvents`), and the processor must see those rows
+    to say how many came late (`SourceState.count_late`). The watermark still moves with the
+    newest event time and fires the processor's event-time timers."""
     processor = ShiftProcessor(rule_of(settings), alert_rules(settings))
     return (
         scored.withWatermark("event_time", f"{settings.shift_watermark_delay_s} seconds")
+        .drop("event_time")
         .groupBy("source")
         .transformWithStateInPandas(
             processor, outputStructType=OUTPUT_SCHEMA, outputMode="Update", timeMode="EventTime"

@@ -180,6 +180,8 @@ def shift_lines(alert: Alert) -> list[str]:
     window = f"{d.get('window_min')} min"
     baseline = f"{d.get('baseline', 0):.0%} over the {d.get('baseline_min', 0) / 60:g} h before"
     counts = f"{d.get('negatives')} negative of {d.get('total')} events"
+    if d.get("late"):  # read after their minutes were decided: the figures leave them out
+        counts += f"; {d['late']} late, not counted"
     if d.get("phase") == "recovered":
         head = (
             f"*Recovered: negative feedback from {source}* is back to {alert.score:.0%} of the last {window} "

@@ -136,6 +136,12 @@ SHIFT_FIELDS: tuple[Field, ...] = (
     Field("total", "long", True, "All events in the window."),
     Field("baseline", "double", True, "The baseline's negative share, alerting minutes left out."),
     Field(
+        "late",
+        "long",
+        False,
+        "Records of the window's and baseline's minutes read after those minutes were decided: not counted.",
+    ),
+    Field(
         "examples", "string", True, "JSON: up to three of the window's lowest-scored texts [{event_id, score, text}]."
     ),
 )

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedback.core.schema import SHIFT_FIELDS, names
-from jobs.shift_rule import Decision, ShiftRule, SourceState, decide_through, shift_record
+from jobs.shift_rule import Decision, ShiftRule, SourceState, decide_through, idle, shift_record
 
 RULE = ShiftRule(window_min=5, baseline_min=30, factor=2.0, min_negatives=30, min_history_min=20)
 
@@ -105,6 +105,47 @@ def test_events_of_a_decided_minute_are_not_counted():
     decide_through(state, "a", RULE, 12)
     assert state.count(11, True, 0.1, "y", "t", 0) is False
     assert state.count(13, True, 0.1, "z", "t", 0) is True and 11 not in state.minutes
+
+
+def test_late_records_are_not_counted_and_each_decision_over_their_minutes_says_how_many():
+    states: dict[str, SourceState] = {}
+    rows = burst_minutes()
+    held_back = [row for row in rows if row[0] == "a" and 10 <= row[1] < 15]  # 100 events, 20 negative
+    for source, minute, negatives, events in rows:
+        if (source, minute, negatives, events) in held_back:
+            continue
+        count(states, source, minute, negatives, events)
+        if minute == 29 and source == "c":
+            decide_through(states["a"], "a", RULE, 28)  # minutes 10-14 are decided without them
+            for _, late_minute, _, late_events in held_back:
+                for _ in range(late_events):
+                    states["a"].count_late(late_minute, RULE.horizon_min)
+    decisions = decide_through(states["a"], "a", RULE, 53)
+
+    # the held-back minutes had the baseline's share: the same phases and shares as on time
+    assert [(d.phase, d.minute, d.share, d.baseline) for d in decisions] == [
+        ("alert", 32, 0.44, 0.2),
+        ("recovered", 39, 0.2, 0.2),
+    ]
+    assert [d.late for d in decisions] == [100, 100]  # minutes 10-14 lie in both baselines
+    assert "; 100 late records not counted)" in shift_record(decisions[0], "#neg")["text"]
+    assert shift_record(decisions[0], "#neg")["late"] == 100
+    # a late record older than the rule looks back at is not kept
+    state = states["a"]
+    state.count_late(state.decided_through - RULE.horizon_min, RULE.horizon_min)
+    assert state.decided_through - RULE.horizon_min not in state.minutes
+    on_time = replay(burst_minutes())
+    assert [d.late for d in on_time] == [0, 0] and "late" not in shift_record(on_time[0], "#neg")["text"]
+
+
+def test_a_source_with_only_late_records_left_is_idle():
+    state = SourceState()
+    state.count(10, False, 0.6, "x", "t", 0)
+    decide_through(state, "a", RULE, 12)
+    state.count_late(11, RULE.horizon_min)
+    assert state.minutes[11].late == 1 and idle(state) is False  # minute 10 still counted
+    decide_through(state, "a", RULE, 10 + RULE.horizon_min + 1)
+    assert idle(state)
 
 
 def test_the_state_round_trips_through_json_mid_incident():

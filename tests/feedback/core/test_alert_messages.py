@@ -118,7 +118,7 @@ def test_an_alert_has_the_fields_of_the_alert_record_in_their_order_then_its_kin
     assert "kind" not in an_alert(1).row()  # an event's alert is recorded as it always was
 
 
-def a_shift(phase: str = "alert", examples=(("0.05", "e1", "Everything is <!channel> broken"),)) -> dict:
+def a_shift(phase: str = "alert", examples=(("0.05", "e1", "Everything is <!channel> broken"),), late=0) -> dict:
     decision = Decision(
         source="twitter",
         phase=phase,
@@ -132,6 +132,7 @@ def a_shift(phase: str = "alert", examples=(("0.05", "e1", "Everything is <!chan
         baseline=0.2,
         examples=tuple((float(s), e, t) for s, e, t in examples),
         newest_ms=1_795_170_000_000,
+        late=late,
     )
     return shift_record(decision, "#negative-feedback")
 
@@ -163,6 +164,12 @@ def test_a_shift_alert_says_source_share_baseline_count_examples_and_where_the_r
 def test_a_shift_alerts_examples_cannot_mention_the_channel():
     text = render("m1", "#negative-feedback", [Alert.of_record(a_shift())], 10)["text"]
     assert "<!channel>" not in text and "&lt;!channel&gt;" in text
+
+
+def test_a_shift_whose_minutes_had_late_records_says_how_many_were_not_counted():
+    for phase in ("alert", "recovered"):
+        text = render("m1", "#negative-feedback", [Alert.of_record(a_shift(phase, late=48))], 10)["text"]
+        assert "(44 negative of 100 events; 48 late, not counted" in text
 
 
 def test_a_recovery_says_the_share_is_back_and_when_the_incident_began():
