@@ -18,7 +18,8 @@ from jobs import scorer, sentiment_pipeline, shifts
 from jobs.alerts_log import read_log
 from jobs.silence_log import write_silence
 from jobs.silences import Silence
-from tests.support.events import NEGATIVE, NEUTRAL
+from jobs.table_warm_up import KAFKA_ROW_SCHEMA
+from tests.support.events import NEGATIVE, NEUTRAL, envelope
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import pipeline_settings
 from tests.support.scored import scorer_output
@@ -235,3 +236,27 @@ def test_a_silence_of_the_source_during_the_burst_holds_its_alerts_back_and_says
     assert len(ends) == 1 and f"it held back {len(held)} alerts, not posted" in ends[0].text
     assert sum(1 for p in posts if p.text.startswith("*Recovered: negative feedback from twitter")) == 1
     assert not any(p.text.startswith("*Negative feedback from twitter") for p in posts)  # held alerts stay unposted
+
+
+@pytest.mark.spark
+def test_an_event_dated_ahead_of_its_record_counts_at_the_records_time_and_an_old_one_at_its_own(spark):
+    # The scored record's Kafka time is when the scorer wrote it; an event cannot be written
+    # before it was sent, so a later created_at is a wrong clock, and would move the watermark
+    # (which never goes back) past every source's minutes.
+    written = datetime(2026, 11, 29, 12, 0, 30, tzinfo=timezone.utc)
+    values = [
+        envelope("ahead", "fine", created_at="2100-01-01T00:00:00Z"),
+        envelope("old", "fine", created_at="1970-01-01T00:01:00Z"),
+        envelope("now", "fine", created_at="2026-11-29T11:59:00Z"),
+    ]
+    scored = [value for topic, _, value in scorer_output(list(enumerate(values))) if topic == SCORED_TOPIC]
+    rows = [(None, value, SCORED_TOPIC, 0, n, written, 0) for n, value in enumerate(scored)]
+    frame = spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
+
+    times = {row["id"]: row["event_ms"] for row in shifts.scored_rows(frame).collect()}
+
+    assert times == {
+        "ahead": int(written.timestamp() * 1000),
+        "old": 60_000,
+        "now": int(datetime(2026, 11, 29, 11, 59, tzinfo=timezone.utc).timestamp() * 1000),
+    }
