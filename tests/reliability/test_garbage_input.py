@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feedback.core.schema import feedback_envelope, parse_record
+from feedback.core.schema import MAX_FIELD_CHARS, MAX_TEXT_CHARS, feedback_envelope, parse_record
 
 VALID = feedback_envelope(
     id="g-1",
@@ -113,3 +113,60 @@ def test_a_sample_of_garbage_lands_once_on_one_side_in_spark(spark, sample):
     assert dead + valid.count() == len(values)
     assert valid.where("id is null or text is null or created_at is null or ingested_at is null").count() == 0
     assert rescored.dead_letters.where("reason is null or reason = ''").count() == 0
+
+
+# One character repeated: the widest each field can be in UTF-8 and in JSON (NUL is written
+# \u0000, six bytes; the emoji takes four; a quote two).
+WIDE_CHARACTERS = st.sampled_from(["a", "é", "😀", "\x00", '"', "\u2028"])
+
+
+def _field(name: str, limit: int):
+    return st.tuples(WIDE_CHARACTERS, st.integers(limit - 2, limit + 1)).map(lambda c: (name, c[0] * c[1]))
+
+
+wide_envelopes = st.builds(
+    lambda fields: json.dumps({**VALID, **dict(fields)}, ensure_ascii=False).encode(),
+    st.lists(
+        st.sampled_from(
+            [("text", MAX_TEXT_CHARS), *((name, limit) for name, limit in MAX_FIELD_CHARS.items() if name in VALID)]
+        ).flatmap(lambda field: _field(*field)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+
+
+class NegativeAnalyzer:
+    """Every text 0.1, so every valid event alerts: the records' sizes are the question here,
+    not the scores (VADER takes seconds over a text of 100,000 characters)."""
+
+    name, version = "negative", "0"
+
+    def score(self, texts: list[str]) -> list[float]:
+        return [0.1] * len(texts)
+
+
+@given(st.lists(wide_envelopes, min_size=1, max_size=3))
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+def test_every_record_the_scorer_writes_of_fields_at_and_past_their_limits_fits_the_smallest_kafka_record(sample):
+    import pandas as pd
+
+    from feedback.core.alert_rules import AlertRules
+    from feedback.core.sizing.limits import MAX_RECORD_BYTES
+    from feedback.core.sizing.model import KAFKA_RECORD_OVERHEAD_BYTES
+    from jobs.scoring import route
+
+    frame = pd.DataFrame(
+        {
+            "value": sample,
+            "topic": ["twitter-feedback"] * len(sample),
+            "partition": [0] * len(sample),
+            "offset": list(range(len(sample))),
+            "timestamp_ms": [1_763_800_000_000] * len(sample),
+        }
+    )
+    out = route(frame, NegativeAnalyzer(), AlertRules(0.3, 0.9, "#neg", "#pos"))
+    assert set(out["topic"]) >= {"feedback-alerts"} or all(parse_record(v)[1] for v in sample)
+    room = min(MAX_RECORD_BYTES.values()) - KAFKA_RECORD_OVERHEAD_BYTES
+    for row in out.itertuples():
+        assert len(row.key.encode()) + len(row.value.encode()) <= room, (row.topic, len(row.value.encode()))
