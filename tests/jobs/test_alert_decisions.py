@@ -9,6 +9,9 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from feedback.core.catalogue import MESSAGE_RECORD_BYTES
 from feedback.core.schema import utc_iso
@@ -408,3 +411,72 @@ def test_a_message_of_alerts_with_long_multibyte_ids_is_recorded_in_one_kafka_re
     d.posting(record, time_.t)
     sizes = [len(w.value) for w in d.take_writes() if w.value is not None]
     assert sizes and max(sizes) <= MESSAGE_RECORD_BYTES, max(sizes)
+
+
+class DispatcherRounds(RuleBasedStateMachine):
+    """The decider driven as the loop drives it, in any order hypothesis picks: alerts arrive on
+    two partitions (an event now and then read again), posts start, Slack answers (posted, or a
+    429 with Retry-After), the clock moves. However they interleave, no alert is posted twice,
+    and once Slack takes every post, every alert is posted and every offset committed."""
+
+    def __init__(self):
+        super().__init__()
+        self.time = FakeClock()
+        self.d = decider(self.time)
+        self.report = RoundReport()
+        self.next_offset = {0: 0, 1: 0}
+        self.expected: set[str] = set()
+        self.in_flight: dict[str, MessageRecord] = {}
+        self.posted: list[str] = []
+
+    @rule(partition=st.sampled_from([0, 1]), event=st.integers(0, 30))
+    def alert_arrives(self, partition, event):
+        channel = NEGATIVE if event % 2 else POSITIVE
+        self.d.accept(partition, self.next_offset[partition], value(event, channel, f"e{event}"), self.report)
+        self.next_offset[partition] += 1
+        self.expected.add(f"e{event}|{channel}")
+
+    @rule(channel=st.sampled_from([NEGATIVE, POSITIVE]))
+    def post_starts(self, channel):
+        if channel in self.in_flight or (decided := self.d.next_post(channel, self.time.t)) is None:
+            return
+        record, _ = decided
+        self.d.posting(record, self.time.t)
+        self.in_flight[channel] = record
+
+    @rule(channel=st.sampled_from([NEGATIVE, POSITIVE]), retry_after=st.none() | st.floats(0.5, 5))
+    def slack_answers(self, channel, retry_after):
+        record = self.in_flight.pop(channel, None)
+        if record is None:
+            return
+        if retry_after is None:
+            self.posted += [alert["key"] for alert in record.alerts]
+            outcome = Outcome("sent", ref=str(self.time.t), answered_at=self.time.t)
+        else:
+            outcome = Outcome("rate-limited", retry_after_s=retry_after, answered_at=self.time.t)
+        self.d.settle(channel, outcome, self.report)
+        self.d.take_writes()
+
+    @rule(seconds=st.floats(0.1, 10))
+    def time_passes(self, seconds):
+        self.time.advance(seconds)
+
+    @invariant()
+    def no_alert_is_posted_twice(self):
+        assert len(self.posted) == len(set(self.posted))
+
+    def teardown(self):
+        for channel in list(self.in_flight):
+            self.slack_answers(channel, None)
+        for _ in range(100):
+            self.time.advance(10)
+            for channel in (NEGATIVE, POSITIVE):
+                self.post_starts(channel)
+                self.slack_answers(channel, None)
+        assert sorted(self.posted) == sorted(self.expected)
+        assert self.d.settled([0, 1])
+        assert self.d.commits(dict(self.next_offset)) == self.next_offset  # every offset, none committed before
+
+
+TestDispatcherRounds = DispatcherRounds.TestCase
+TestDispatcherRounds.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
