@@ -67,26 +67,31 @@ def test_every_payload_is_valid_or_has_a_reason(payload):
         assert isinstance(event, dict) and isinstance(event["text"], str) and event["text"].strip()
 
 
+def source_frame(values: list[bytes]):
+    """The scorer's Python pass's input: `values` at offsets 0, 1, ... of twitter-feedback's partition 0."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "value": values,
+            "topic": ["twitter-feedback"] * len(values),
+            "partition": [0] * len(values),
+            "offset": list(range(len(values))),
+            "timestamp_ms": [1_763_800_000_000] * len(values),
+        }
+    )
+
+
 @given(st.lists(payloads, min_size=1, max_size=8))
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_dead(sample):
-    import pandas as pd
     import pyarrow as pa
 
     from feedback.clients.sentiment import analyzer_for
     from feedback.core.alert_rules import AlertRules
     from jobs.scoring import route
 
-    frame = pd.DataFrame(
-        {
-            "value": sample,
-            "topic": ["twitter-feedback"] * len(sample),
-            "partition": [0] * len(sample),
-            "offset": list(range(len(sample))),
-            "timestamp_ms": [1_763_800_000_000] * len(sample),
-        }
-    )
-    out = route(frame, analyzer_for("vader"), AlertRules(0.3, 0.9, "#neg", "#pos"))
+    out = route(source_frame(sample), analyzer_for("vader"), AlertRules(0.3, 0.9, "#neg", "#pos"))
     pa.Table.from_pandas(out)  # what Spark does with it: every record Arrow can carry
     sides = out[out["topic"] != "feedback-alerts"]
     assert len(sides) == len(sample)
@@ -149,23 +154,12 @@ class NegativeAnalyzer:
 @given(st.lists(wide_envelopes, min_size=1, max_size=3))
 @settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 def test_every_record_the_scorer_writes_of_fields_at_and_past_their_limits_fits_the_smallest_kafka_record(sample):
-    import pandas as pd
-
     from feedback.core.alert_rules import AlertRules
     from feedback.core.sizing.limits import MAX_RECORD_BYTES
     from feedback.core.sizing.model import KAFKA_RECORD_OVERHEAD_BYTES
     from jobs.scoring import route
 
-    frame = pd.DataFrame(
-        {
-            "value": sample,
-            "topic": ["twitter-feedback"] * len(sample),
-            "partition": [0] * len(sample),
-            "offset": list(range(len(sample))),
-            "timestamp_ms": [1_763_800_000_000] * len(sample),
-        }
-    )
-    out = route(frame, NegativeAnalyzer(), AlertRules(0.3, 0.9, "#neg", "#pos"))
+    out = route(source_frame(sample), NegativeAnalyzer(), AlertRules(0.3, 0.9, "#neg", "#pos"))
     assert set(out["topic"]) >= {"feedback-alerts"} or all(parse_record(v)[1] for v in sample)
     room = min(MAX_RECORD_BYTES.values()) - KAFKA_RECORD_OVERHEAD_BYTES
     for row in out.itertuples():
