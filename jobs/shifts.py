@@ -188,7 +188,10 @@ def shift_alerts(scored: DataFrame, settings: Settings) -> DataFrame:
     drops a stateful operator's input rows older than the watermark when a column of its input
     carries it (`watermarkPredicateForDataForLateEvents`), and the processor must see those rows
     to say how many came late (`SourceState.count_late`). The watermark still moves with the
-    newest event time and fires the processor's event-time timers."""
+    newest event time and fires the processor's event-time timers (Spark 4.0.1 and 4.1.3's
+    `WatermarkSupport.findEventTimeColumn` and `WatermarkPropagator`). A column that keeps the
+    watermark's mark (an alias of `event_time`) would turn the filter back on; `event_ms` is
+    computed from it, so it carries none."""
     processor = ShiftProcessor(rule_of(settings), alert_rules(settings))
     return (
         scored.withWatermark("event_time", f"{settings.shift_watermark_delay_s} seconds")
