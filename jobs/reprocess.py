@@ -5,7 +5,7 @@
 A batch read of `twitter-feedback` and `slack-feedback` from the earliest retained offset (or
 a time) to the latest, through the live scorer's own pass (`jobs.scorer.scored_records`: the
 same parse, validation, analyzer call and alert rule, with the analyzer the settings choose),
-then the table writer's own reading of what it wrote (`table_writer.scored_rows`), one row
+then the one reading of what it wrote (`jobs.scored_records.scored_rows`), one row
 per event id, the copy the table writer keeps (`kept_per_id`). It writes
 `feedback_scored__<version>` and `feedback_deadletter__<version>`; the live tables and the
 alerts are not touched and nothing is alerted. The comparison with the live table gives the
@@ -29,8 +29,9 @@ from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TABLE, DEADLETTER_T
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import alert_struct, deadletter_struct, parse_utc
 from feedback.core.settings import Settings, SettingsError
+from jobs.scored_records import scored_rows
 from jobs.scorer import scored_records
-from jobs.table_writer import POSITION, scored_rows
+from jobs.table_writer import POSITION
 
 NO_ALERT = "no alert"
 

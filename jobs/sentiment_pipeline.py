@@ -1,12 +1,12 @@
-"""The sentiment pipeline: three parts connected by Kafka topics, run together or one at a time.
+"""The sentiment pipeline: four parts connected by Kafka topics, run together or one at a time.
 
-    feedback pipeline run                                    # all three, locally, until stopped
+    feedback pipeline run                                    # all four, locally, until stopped
     feedback pipeline run --part scorer                      # one part
-    feedback pipeline run --trigger available-now            # the backlog through all three, then stop
+    feedback pipeline run --trigger available-now            # the backlog through all four, then stop
     python -m jobs.sentiment_pipeline --part scorer --backend eventhubs ...   # a Databricks task
 
 ```
-feedback topics ─▶ scorer ─┬─▶ feedback-scored ─────┬─▶ table writer ─▶ Delta tables
+feedback topics ─▶ scorer ─┬─▶ feedback-scored ─────┬─▶ tables ─▶ Delta tables
  (jobs/scorer.py)          ├─▶ feedback-deadletter ─┘   (jobs/table_writer.py)
                            │   feedback-scored ─▶ shifts ─┐   (jobs/shifts.py)
                            └─▶ feedback-alerts ◀──────────┘
@@ -14,15 +14,14 @@ feedback topics ─▶ scorer ─┬─▶ feedback-scored ─────┬─
                                                   (jobs/dispatcher.py)
 ```
 
-The tables part runs two queries: the table writer and the shift alerts (a source's negative
-share against its baseline), each with its own checkpoint, trigger and FAIR pool.
-
 The scorer is on the alert path and does nothing else (Kafka to Kafka, one Python pass);
 the dispatcher posts alerts exactly once; the table writer makes the Delta tables with its
-own, slower trigger. Locally the table writer runs in a process of its own at a lower OS
-priority (`tables_nice`), so its batches use the CPU the scorer leaves; otherwise (on
-Databricks, or with `tables_nice` unset) the two queries share one Spark application, each
-in its own FAIR scheduler pool, so a table batch never queues the scorer behind it. With
+own, slower trigger; the shift alerts compare each source's negative share with its baseline,
+in event time. Each Spark part is one query with its own checkpoint, trigger and FAIR pool.
+Locally the table writer and the shift alerts run in a process of their own at a lower OS
+priority (`tables_nice`), so their batches use the CPU the scorer leaves; otherwise (on
+Databricks, or with `tables_nice` unset) the queries share one Spark application, each in
+its own FAIR scheduler pool, so a table batch never queues the scorer behind it. With
 `trigger = "continuous=1s"` the continuous path (jobs/continuous_passthrough.py) runs
 instead of the scorer.
 
@@ -58,7 +57,9 @@ from jobs.alert_decisions import RoundReport
 
 log = logging.getLogger(__name__)
 
-PARTS = ("scorer", "dispatcher", "tables")
+PARTS = ("scorer", "dispatcher", "tables", "shifts")
+# The Spark parts that run at a lower priority than the scorer, in a process of their own locally.
+BEHIND_SCORER = ("tables", "shifts")
 APP_NAME = "sentiment-pipeline"
 
 
@@ -78,7 +79,7 @@ def run_backlog(
     report = RoundReport()
     if "scorer" in parts:
         _await(scorer.start(spark, settings))
-    if "tables" in parts:  # before the dispatcher reads to the end of feedback-alerts: its shifts are alerts
+    if "shifts" in parts:  # before the dispatcher reads to the end of feedback-alerts: its shifts are alerts
         _await(shifts.start(spark, settings, parse_trigger("available-now")))
     threads: list[threading.Thread] = []
     failures: list[BaseException] = []
@@ -111,24 +112,35 @@ def _await(query) -> None:
         raise RuntimeError(f"the {query.name} query failed: {query.exception()}")
 
 
-PART_LOGS = {"scorer": "scorer.log", "dispatcher": "dispatcher.log", "tables": "table-writer.log"}
+PART_LOGS = {
+    "scorer": "scorer.log",
+    "dispatcher": "dispatcher.log",
+    "tables": "table-writer.log",
+    "shifts": "shifts.log",
+}
 
 
-def part_log(settings: Settings, part: str) -> Path:
-    """Where a part started by `part_process` writes its output."""
-    return settings.state_dir / "logs" / PART_LOGS[part]
+def part_log(settings: Settings, parts: Sequence[str]) -> Path:
+    """Where a process of `parts` started by `part_process` writes its output: the first part's log."""
+    return settings.state_dir / "logs" / PART_LOGS[parts[0]]
 
 
-def tables_log(settings: Settings) -> Path:
-    return part_log(settings, "tables")
+def behind(parts: Sequence[str]) -> tuple[str, ...]:
+    """Those of `parts` that run behind the scorer (BEHIND_SCORER), in PARTS' order."""
+    return tuple(part for part in PARTS if part in BEHIND_SCORER and part in parts)
+
+
+def tables_log(settings: Settings, parts: Sequence[str] = BEHIND_SCORER) -> Path:
+    """The log of the process `tables_process` starts for `parts`."""
+    return part_log(settings, behind(parts))
 
 
 def tables_apart(settings: Settings, parts: Sequence[str], trigger_kind: str) -> bool:
-    """Whether `start` runs the table writer in a process of its own (see tables_process)."""
+    """Whether `start` runs the parts behind the scorer in a process of their own (see tables_process)."""
     return (
         bool(settings.tables_nice)
         and not settings.on_databricks
-        and "tables" in parts
+        and bool(behind(parts))
         and "scorer" in parts
         and trigger_kind == "processing-time"
     )
@@ -150,32 +162,32 @@ def _follow_parent() -> None:
     def watch() -> None:
         while os.getppid() == int(parent):
             time.sleep(2)
-        log.warning("the process that started this table writer (pid %s) is gone: stopping", parent)
+        log.warning("the process that started these parts (pid %s) is gone: stopping", parent)
         os.kill(os.getpid(), signal.SIGTERM)
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def part_process(settings: Settings, part: str, niceness: Optional[int] = None) -> subprocess.Popen:
-    """`part` in a process of its own (at OS niceness `niceness`, where `nice` exists), with
+def part_process(settings: Settings, parts: Sequence[str], niceness: Optional[int] = None) -> subprocess.Popen:
+    """`parts` in a process of their own (at OS niceness `niceness`, where `nice` exists), with
     this process's settings, in this process's group; its output goes to `part_log`."""
-    command = [sys.executable, "-m", "jobs.sentiment_pipeline", "--part", part]
+    command = [sys.executable, "-m", "jobs.sentiment_pipeline", "--part", ",".join(parts)]
     if niceness is not None and shutil.which("nice"):
         command = ["nice", "-n", str(niceness), *command]
     # The child's settings are exactly these: from the environment, not a config file.
     env = {**os.environ, **settings.as_environment(), "FEEDBACK_CONFIG": os.devnull, PARENT_VARIABLE: str(os.getpid())}
-    log_file = part_log(settings, part)
+    log_file = part_log(settings, parts)
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with log_file.open("ab") as output:
         child = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
-    log.info("the %s runs in process %d; its log: %s", part, child.pid, log_file)
+    log.info("%s run in process %d; its log: %s", " and ".join(parts), child.pid, log_file)
     return child
 
 
-def tables_process(settings: Settings) -> subprocess.Popen:
-    """The table writer in a process of its own at OS niceness `tables_nice` (locally), so
-    its batches use the CPU the scorer leaves."""
-    return part_process(settings, "tables", settings.tables_nice)
+def tables_process(settings: Settings, parts: Sequence[str] = BEHIND_SCORER) -> subprocess.Popen:
+    """Those of `parts` behind the scorer (the table writer, the shift alerts) in a process of
+    their own at OS niceness `tables_nice` (locally), so their batches use the CPU the scorer leaves."""
+    return part_process(settings, behind(parts), settings.tables_nice)
 
 
 class Running:
@@ -248,7 +260,7 @@ class Running:
             raise RuntimeError(f"the alert dispatcher failed: {self.failure}") from self.failure
         if ended_alone:
             raise RuntimeError(
-                f"the table writer's process (pid {self.tables.pid}) ended with exit code "
+                f"the process of the parts behind the scorer (pid {self.tables.pid}) ended with exit code "
                 f"{self.tables.returncode}; see its log under state_dir/logs"
             )
 
@@ -267,11 +279,12 @@ def start(
         else:
             queries.append(_in_pool(spark, "scorer", scorer.start, settings, trigger))
     tables = None
-    if "tables" in parts:
-        if tables_apart(settings, parts, trigger.kind):
-            tables = tables_process(settings)
-        else:
+    if tables_apart(settings, parts, trigger.kind):
+        tables = tables_process(settings, parts)
+    else:
+        if "tables" in parts:
             queries.append(_in_pool(spark, "tables", table_writer.start, settings))
+        if "shifts" in parts:
             queries.append(_in_pool(spark, "shifts", shifts.start, settings))
     alerts = (
         dispatcher.connect_dispatcher(settings, notifier or notifier_for(settings)) if "dispatcher" in parts else None
@@ -300,7 +313,7 @@ class Plan:
 
     parts: tuple[str, ...]
     trigger: Trigger  # the scorer's
-    tables_apart: bool  # the table writer in a process of its own (tables_process)
+    tables_apart: bool  # the parts behind the scorer in a process of their own (tables_process)
 
     @property
     def needs_spark(self) -> bool:
@@ -331,7 +344,8 @@ def run_plan(settings: Settings, planned: Plan, timeout_s: Optional[float] = Non
 def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     """Entry point of the Databricks Python wheel tasks (and `python -m jobs.sentiment_pipeline`).
 
-    Parameters: `--part scorer|dispatcher|tables` (default: all three) and `--name value`
+    Parameters: `--part scorer|dispatcher|tables|shifts` (default: all four; several joined by
+    commas, `--part tables,shifts`, as `tables_process` starts them) and `--name value`
     pairs for settings (`--backend eventhubs --trigger processing-time=250ms
     --checkpoint-location abfss://...`), or the same as keyword arguments (a notebook:
     `main(part="tables", backend="eventhubs")`); secrets come from the environment or, on
@@ -345,11 +359,11 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
             sys.argv[1:] if argv is None and not parameters else (argv or []), parameters, own=("part",)
         )
         settings = load_settings(read_scope=read_scope, **overrides).require_complete()
-        planned = plan(settings, [options["part"]] if "part" in options else PARTS)
+        planned = plan(settings, options["part"].split(",") if "part" in options else PARTS)
     except SettingsError as error:
         raise SystemExit(f"error: {error}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # SIGTERM (a parent stopping the table writer's process, or a supervisor) stops the parts
+    # SIGTERM (a parent stopping the process of the parts behind the scorer, or a supervisor) stops the parts
     # cleanly, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     _follow_parent()

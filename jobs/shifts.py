@@ -1,6 +1,7 @@
 """Shift alerts: a source's share of negative feedback against its own baseline.
 
-    feedback pipeline run --part tables        # the table writer and this query, one application
+    feedback pipeline run --part shifts                     # this part alone
+    python -m jobs.sentiment_pipeline --part shifts ...      # the Databricks task
     feedback-scored ─▶ shifts ─▶ feedback-alerts ─▶ dispatcher ─▶ Slack
 
 One stateful query over `feedback-scored`: rows are keyed by source and counted in
@@ -12,9 +13,9 @@ or a recovery is a SHIFT_FIELDS record (feedback/core/schema.py) in `feedback-al
 by the negative channel, with a deterministic id: the Kafka sink writes at least once, and
 the dispatcher posts each id once (jobs/repeats.py).
 
-It runs beside the table writer, in its application and process, with its own checkpoint
-(`checkpoint_location`/shifts), trigger (`shifts_trigger`) and FAIR pool: off the per-event
-alert path. Its state is one JSON value per source (`SourceState`), a day of minute counts
+A part of its own, off the per-event alert path, with its own checkpoint
+(`checkpoint_location`/shifts), trigger (`shifts_trigger`) and FAIR pool; locally it runs in the
+table writer's process at `tables_nice` (jobs/sentiment_pipeline.py). Its state is one JSON value per source (`SourceState`), a day of minute counts
 at most, and the ids counted in each minute not yet decided (`seen`, so each event counts once
 however often it is delivered), kept in RocksDB (which `transformWithStateInPandas` needs). The rule's settings are
 read when a minute is decided, so a change of them takes effect at a restart without a new
@@ -42,9 +43,9 @@ from pyspark.sql.types import ArrayType, LongType, StringType, StructField, Stru
 from feedback.core.alert_rules import AlertRules, alert_rules
 from feedback.core.catalogue import ALERTS_TOPIC, SCORED_TOPIC
 from feedback.core.kafka_options import spark_kafka_options
-from feedback.core.schema import scored_struct
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
+from jobs.scored_records import scored_rows
 from jobs.shift_rule import ShiftRule, SourceState, decide_through, idle, shift_record
 from jobs.spark import session_conf
 from jobs.streaming import kafka_source
@@ -60,10 +61,6 @@ SEEN_KEY = StructType([StructField("minute", LongType())])
 SEEN_IDS = StructType([StructField("ids", ArrayType(StringType()))])
 OUTPUT_SCHEMA = StructType([StructField("key", StringType()), StructField("value", StringType())])
 MINUTE_MS = 60_000
-# What the query reads of a `feedback-scored` record: parsing only these fields costs less.
-SCORED_READ = StructType(
-    [field for field in scored_struct().fields if field.name in ("id", "source", "text", "score", "created_at")]
-)
 
 
 def rule_of(settings: Settings) -> ShiftRule:
@@ -158,22 +155,22 @@ class ShiftProcessor(StatefulProcessor):
         pass
 
 
-def scored_rows(kafka: DataFrame) -> DataFrame:
+def shift_rows(kafka: DataFrame) -> DataFrame:
     """`feedback-scored` records as (source, id, text, score, event_ms, kafka_ms, event_time),
-    without the records that are not scored events. The event time is `created_at`, or the
-    Kafka timestamp where that is earlier: an event cannot be written before it was sent, and
-    one dated in the future would move the watermark (which never goes back) past every
-    source's minutes."""
-    record = F.from_json(F.col("value").cast("string"), SCORED_READ)
-    event_time = F.least(record["created_at"].try_cast("timestamp"), F.col("timestamp"))
+    without the records that are not scored events, read as every job reads them
+    (`jobs.scored_records.scored_rows`). The event time is `created_at`, or the Kafka timestamp
+    where that is earlier: an event cannot be written before it was sent, and one dated in the
+    future would move the watermark (which never goes back) past every source's minutes."""
+    rows = scored_rows(kafka, F.col("timestamp").alias("kafka_time"))
+    event_time = F.least("created_at", "kafka_time")
     return (
-        kafka.select(record.alias("r"), event_time.alias("event_time"), F.col("timestamp").alias("kafka_time"))
-        .where("r.source is not null and r.id is not null and r.score is not null and event_time is not null")
+        rows.select("source", "id", "text", "score", event_time.alias("event_time"), "kafka_time")
+        .where("source is not null and id is not null and score is not null and event_time is not null")
         .select(
-            "r.source",
-            "r.id",
-            F.coalesce("r.text", F.lit("")).alias("text"),
-            "r.score",
+            "source",
+            "id",
+            F.coalesce("text", F.lit("")).alias("text"),
+            "score",
             F.unix_millis("event_time").alias("event_ms"),
             F.unix_millis("kafka_time").alias("kafka_ms"),
             "event_time",
@@ -212,7 +209,7 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
         conf.update(LOCAL_STATE_STORE)
     with session_conf(spark, conf):
         return (
-            shift_alerts(scored_rows(kafka_source(spark, settings, (SCORED_TOPIC,))), settings)
+            shift_alerts(shift_rows(kafka_source(spark, settings, (SCORED_TOPIC,))), settings)
             .writeStream.format("kafka")
             .options(**spark_kafka_options(settings, "sink"))
             .option("topic", ALERTS_TOPIC)

@@ -60,7 +60,7 @@ from datetime import datetime, timezone
 from typing import Callable, Optional
 
 from pyspark import InheritableThread
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StreamingQuery
@@ -74,17 +74,11 @@ from feedback.core.catalogue import (
     SCORED_TABLE,
     SCORED_TOPIC,
 )
-from feedback.core.schema import (
-    EVENT_FIELDS,
-    POSITION_FIELDS,
-    SCORE_FIELDS,
-    deadletter_struct,
-    names,
-    scored_struct,
-)
+from feedback.core.schema import deadletter_struct
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.delta_table import read_delta
+from jobs.scored_records import SCORED_RECORD, scored_rows, utc_time
 from jobs.spark import session_conf
 from jobs.streaming import kafka_source
 from jobs.table_checkpoint import superseded_checkpoint_offsets, uncommitted_batch
@@ -96,10 +90,6 @@ log = logging.getLogger(__name__)
 QUERY_NAME = "tables"
 POSITION = ("source_topic", "partition", "offset")
 
-SCORED_RECORD = scored_struct()
-# The columns of feedback_scored: the record's, with the event's date after the event's own.
-SCORED_COLUMNS = (*names(EVENT_FIELDS), "event_date", *names(POSITION_FIELDS), *names(SCORE_FIELDS))
-_TIMES = ("created_at", "ingested_at", "kafka_timestamp", "scored_at")
 DEADLETTER_RECORD = deadletter_struct()
 # What both records carry that decides them: the event id (scored) and the source position.
 _KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + [SCORED_RECORD[name] for name in POSITION])
@@ -115,16 +105,6 @@ LOCAL_STATE_STORE = {
     ),
     "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
 }
-
-
-def _timestamp(column: str) -> Column:
-    """An ISO-8601 UTC string (the scorer's own output) as a timestamp, null if it is not one.
-
-    Spark's cast has a parser of its own for ISO-8601, which is faster than a pattern
-    (`try_to_timestamp` with one goes through java.time's formatter); `try_cast` gives null
-    rather than an error under ANSI mode.
-    """
-    return F.col(column).try_cast("timestamp")
 
 
 # Why a record of the table writer's topics that the scorer did not write is a dead letter.
@@ -237,18 +217,6 @@ def decide(batch: DataFrame) -> tuple[DataFrame, DataFrame]:
     return scored, records.where(F.col("topic") == DEADLETTER_TOPIC)
 
 
-def scored_rows(records: DataFrame) -> DataFrame:
-    """`feedback-scored` records (Kafka rows) -> typed rows, one per record (pure)."""
-    parsed = (
-        records.where(F.col("topic") == SCORED_TOPIC)
-        .select(F.from_json(F.col("value").cast("string"), SCORED_RECORD).alias("r"))
-        .select("r.*")
-    )
-    typed = parsed.withColumns({name: _timestamp(name) for name in _TIMES})
-    # event_date from the parsed time, so each time is parsed once
-    return typed.withColumn("event_date", F.to_date("created_at")).select(*SCORED_COLUMNS)
-
-
 def deadletter_rows(records: DataFrame) -> DataFrame:
     """`feedback-deadletter` records of a batch (the marked stream's rows) -> typed rows, one
     per record (pure): the scorer's dead letters as it wrote them, a stray (`keyed`) with the
@@ -264,7 +232,7 @@ def deadletter_rows(records: DataFrame) -> DataFrame:
     return parsed.select(
         F.when(stray, reason).otherwise(F.col("r.reason")).alias("reason"),
         *POSITION,  # the scorer's dead letter's, as `keyed` read them; a stray's own
-        F.when(stray, F.col("stray_timestamp")).otherwise(_timestamp("r.kafka_timestamp")).alias("kafka_timestamp"),
+        F.when(stray, F.col("stray_timestamp")).otherwise(utc_time("r.kafka_timestamp")).alias("kafka_timestamp"),
         F.when(stray, raw).otherwise(F.col("r.raw_value")).alias("raw_value"),
         F.when(stray, encoding).otherwise(F.col("r.raw_encoding")).alias("raw_encoding"),
     )

@@ -2,14 +2,14 @@
 # MAGIC %md
 # MAGIC # Sentiment pipeline
 # MAGIC Runs the tested job code from this repository's wheel (`jobs.sentiment_pipeline`) with
-# MAGIC the settings below: all three parts (scorer, alert dispatcher, table writer), or the one
+# MAGIC the settings below: all four parts (scorer, alert dispatcher, table writer, shift alerts), or the one
 # MAGIC chosen in `part`. Credentials (Event Hubs, Slack) come from the
 # MAGIC environment of the job cluster or, through `dbutils.secrets`, from the secret scope
 # MAGIC named below; never from this notebook. Its own checkpoint: the job's stays the job's.
 
 # COMMAND ----------
 
-dbutils.widgets.dropdown("part", "all", ["all", "scorer", "dispatcher", "tables"])  # noqa: F821 (Databricks global)
+dbutils.widgets.dropdown("part", "all", ["all", "scorer", "dispatcher", "tables", "shifts"])  # noqa: F821 (Databricks global)
 dbutils.widgets.dropdown("backend", "hdinsight", ["hdinsight", "eventhubs"])  # noqa: F821
 dbutils.widgets.text("bootstrap_servers", "")  # noqa: F821  from `pulumi stack output kafkaBootstrapServers`
 dbutils.widgets.text("checkpoint_location", "dbfs:/feedback/notebook-checkpoints")  # noqa: F821

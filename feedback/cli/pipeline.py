@@ -27,7 +27,8 @@ def run(
         None, help="The table writer's: processing-time=30s | available-now (setting `tables_trigger`)."
     ),
     part: list[str] = typer.Option(
-        ["scorer", "dispatcher", "tables"], help="Run only this part (repeat for more): scorer, dispatcher, tables."
+        ["scorer", "dispatcher", "tables", "shifts"],
+        help="Run only this part (repeat for more): scorer, dispatcher, tables, shifts.",
     ),
     timeout: Optional[float] = typer.Option(None, help="Stop after this many seconds (default: run until stopped)."),
 ) -> None:
@@ -42,8 +43,8 @@ def run(
         raise fail(str(error), 2) from None
     if planned.tables_apart:
         console.print(
-            f"the table writer runs in a process of its own at niceness {settings.tables_nice} "
-            f"(setting tables_nice); its log: {sentiment_pipeline.tables_log(settings)}"
+            f"{' and '.join(sentiment_pipeline.behind(planned.parts))} run in a process of their own at niceness "
+            f"{settings.tables_nice} (setting tables_nice); its log: {sentiment_pipeline.tables_log(settings, planned.parts)}"
         )
     if planned.trigger.kind != "available-now":
         console.print("`feedback status` in another terminal shows each part's lag, progress and latency")

@@ -1,8 +1,8 @@
 """The local demo: the whole flow on this machine, ending with a summary.
 
 Steps: start the local broker, create the catalogue's topics, replay the sample files,
-read back what this run produced, run the sentiment pipeline's three parts (scorer, alert
-dispatcher, table writer) over exactly those events (available-now), and print what was sent, read, scored, dead-lettered and alerted. Returns
+read back what this run produced, run the sentiment pipeline's four parts (scorer, alert
+dispatcher, table writer, shift alerts) over exactly those events (available-now), and print what was sent, read, scored, dead-lettered and alerted. Returns
 the exit code: 0 only when every count reconciles.
 """
 
@@ -103,7 +103,7 @@ def _phases(counts: dict[str, int]) -> str:
 
 
 def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console: Console):
-    """Run the sentiment pipeline's three parts once (available-now) over exactly this run's events.
+    """Run the sentiment pipeline's four parts once (available-now) over exactly this run's events.
 
     Each demo run gets its own checkpoints, tables and dispatcher group under
     state_dir/demo/<run>, and every part starts at the offsets before this run's replay,

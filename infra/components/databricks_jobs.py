@@ -6,7 +6,7 @@ stack's workspace by URL and Azure resource id, and signs in the way `pulumi up`
 CLI or a service principal's ARM_* variables).
 
 - `feedback-pipeline`: one continuous job with a task per part of the sentiment pipeline
-  (`jobs.sentiment_pipeline:main --part scorer|dispatcher|tables`), all on one shared job
+  (`jobs.sentiment_pipeline:main --part scorer|dispatcher|tables|shifts`), all on one shared job
   cluster. Continuous mode is what Databricks recommends for always-on streaming ("Run jobs
   continuously"); it allows several tasks as long as none depends on another.
 - `feedback-producers`: one continuous job with a task per producer whose credentials are
@@ -480,7 +480,8 @@ class DatabricksDeployment(pulumi.ComponentResource):
             job_specs.PIPELINE_JOB,
             "Sentiment pipeline, running continuously: scorer (feedback topics -> feedback-scored, "
             "feedback-deadletter, feedback-alerts), alert dispatcher (feedback-alerts -> Slack, "
-            "recorded in alerts-log), table writer (-> Delta tables); jobs/sentiment_pipeline.py.",
+            "recorded in alerts-log), table writer (-> Delta tables), shift alerts (feedback-scored -> "
+            "feedback-alerts); jobs/sentiment_pipeline.py.",
             cluster,
             [(part, job_specs.PIPELINE_ENTRY_POINT, parameters(part)) for part in job_specs.PIPELINE_PARTS],
             shared,

@@ -39,12 +39,15 @@ ENTRY_POINTS = {PIPELINE_ENTRY_POINT: "jobs.sentiment_pipeline:main", CLI_ENTRY_
 PIPELINE_JOB, PRODUCERS_JOB = "feedback-pipeline", "feedback-producers"
 # The pipeline's parts, one task each: `jobs.sentiment_pipeline:main --part <name>`. The scorer
 # (feedback topics -> feedback-scored, feedback-deadletter, feedback-alerts), the alert
-# dispatcher (feedback-alerts -> Slack, its record in alerts-log) and the table writer
-# (feedback-scored and feedback-deadletter -> Delta tables).
-PIPELINE_PARTS = ("scorer", "dispatcher", "tables")
+# dispatcher (feedback-alerts -> Slack, its record in alerts-log), the table writer
+# (feedback-scored and feedback-deadletter -> Delta tables) and the shift alerts
+# (feedback-scored -> feedback-alerts; its checkpoint folder, `shifts`, is the one it had
+# when it ran inside the tables task, so a stack that adds this task keeps its state).
+PIPELINE_PARTS = ("scorer", "dispatcher", "tables", "shifts")
 TABLES_PART, DISPATCHER_PART = "tables", "dispatcher"
-# The parts that read Kafka with Spark, in batches of at most `max_offsets_per_trigger` events
-# (the dispatcher is a Kafka consumer of its own).
+# The parts that read Kafka with Spark in batches of at most `max_offsets_per_trigger` events
+# (the dispatcher is a Kafka consumer of its own; the shift alerts' cap is their own setting,
+# `shifts_max_offsets_per_trigger`).
 SPARK_PARTS = ("scorer", TABLES_PART)
 # The jobs' own defaults: a parameter is passed only when the stack sets another value, so a
 # stack that sets none keeps its job definitions (and running job) as they are.

@@ -26,6 +26,7 @@ from feedback.core.settings import load_settings
 from feedback.devtools.local_kafka import Listener, LocalKafka
 from producers.replay import replay
 from tests.standins import tls
+from tests.support.pipeline import WITHOUT_SHIFTS
 from tests.support.repo import REPO
 from tests.support.settings import free_port, isolate, own_broker_settings
 
@@ -190,7 +191,7 @@ def test_pipeline_runs_unchanged_over_sasl_ssl(eventhubs_like, spark, tmp_path):
         starting_offsets=json.dumps(offsets),
         dispatcher_group=f"test-{tmp_path.name}",
     )
-    sentiment_pipeline.run(spark, settings)
+    sentiment_pipeline.run(spark, settings, parts=WITHOUT_SHIFTS)
     summary = summarize(spark, settings)
     assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (report.sent, 272, 8, 2)
     assert summary.alerts_reconciled and summary.alerts_expected > 0

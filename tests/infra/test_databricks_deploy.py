@@ -179,7 +179,7 @@ def test_no_secret_value_is_in_a_job_a_notebook_or_spark_conf_only_references(fu
 # -- the jobs --------------------------------------------------------------------------------
 
 
-def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluster_with_the_pinned_lts_runtime(
+def test_the_pipeline_is_a_continuous_job_of_four_wheel_tasks_on_one_job_cluster_with_the_pinned_lts_runtime(
     run_program,
 ):
     stack = run_program(
@@ -197,7 +197,7 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
     assert cluster["sparkVersion"] == "18.x-scala2.13"
     assert (cluster["nodeTypeId"], cluster["numWorkers"]) == ("Standard_D8ds_v5", 3)
     assert "existingClusterId" not in repr(pipeline)  # a job cluster, never an all-purpose one
-    assert [task["taskKey"] for task in pipeline["tasks"]] == ["scorer", "dispatcher", "tables"]
+    assert [task["taskKey"] for task in pipeline["tasks"]] == ["scorer", "dispatcher", "tables", "shifts"]
     common = [
         "--backend",
         "hdinsight",
@@ -217,9 +217,11 @@ def test_the_pipeline_is_a_continuous_job_of_three_wheel_tasks_on_one_job_cluste
         # without a Slack token, alerts go to files beside the producers' state, in the volume
         "dispatcher": ["--part", "dispatcher", *common, "--alerts-dir", f"{STATE}/alerts"],
         "tables": ["--part", "tables", *common, "--tables-trigger", "processing-time=1m"],
+        # its own trigger and batch cap are settings of their own (shifts_trigger, shifts_max_offsets_per_trigger)
+        "shifts": ["--part", "shifts", *common],
     }
     for task in pipeline["tasks"]:
-        assert task["jobClusterKey"] == pipeline["jobClusters"][0]["jobClusterKey"]  # one cluster for all three
+        assert task["jobClusterKey"] == pipeline["jobClusters"][0]["jobClusterKey"]  # one cluster for all four
         assert "dependsOns" not in task  # continuous jobs allow no task dependencies
         # Retries come from the job's task retry mode; a continuous job takes no retry policy.
         assert not {"maxRetries", "minRetryIntervalMillis", "retryOnTimeout"} & set(task)
@@ -267,6 +269,7 @@ def test_the_table_writers_tasks_and_the_batch_cap_reach_the_spark_parts_and_par
     ]
     assert tasks["scorer"][-4:] == ["--trigger", "processing-time=250ms", "--max-offsets-per-trigger", "600000"]
     assert not {"--tables-tasks", "--max-offsets-per-trigger"} & set(tasks["dispatcher"])  # a Kafka consumer
+    assert not {"--tables-tasks", "--max-offsets-per-trigger"} & set(tasks["shifts"])  # its own cap
     # as jobs/sentiment_pipeline.py:main reads them
     parsed = {part: load_settings(**job_parameters(parameters, own=("part",))[0]) for part, parameters in tasks.items()}
     assert (parsed["tables"].tables_tasks, parsed["tables"].max_offsets_per_trigger) == (3, 600_000)

@@ -97,6 +97,26 @@ def test_new_code_updates_the_jobs_in_place_and_keeps_their_state(life, tmp_path
     assert locations(new) == locations(first)
 
 
+def test_new_code_with_the_shift_alerts_as_a_task_of_their_own_adds_it_in_place(life, monkeypatch):
+    # The pipeline job before the shift alerts had a task of their own (they ran in the tables task).
+    with monkeypatch.context() as before:
+        before.setattr(job_specs, "PIPELINE_PARTS", ("scorer", "dispatcher", "tables"))
+        first = applied(life.up())
+    new = applied(life.up())  # the same stack with the program that has the task
+    assert new.plan.kinds(JOB) == {"same", "update"} and new.plan.kinds(VOLUME) == {"same"}
+    # the one change: the pipeline job, updated (its run restarted by control_run_state)
+    assert [change.name for change in new.plan.of_kind("update", "replace", "create", "delete")] == [
+        "databricks-jobs-pipeline"
+    ]
+    tasks = {task["taskKey"]: task for task in job_inputs(new, job_specs.PIPELINE_JOB)["tasks"]}
+    assert list(tasks) == ["scorer", "dispatcher", "tables", "shifts"]
+    # the same checkpoint location as the tables task it left: the query's `shifts` folder under it
+    shifts, tables = (tasks[key]["pythonWheelTask"]["parameters"] for key in ("shifts", "tables"))
+    where = shifts.index("--checkpoint-location") + 1
+    assert shifts[where] == tables[tables.index("--checkpoint-location") + 1]
+    assert locations(new) == locations(first)
+
+
 def pauses(run: Run) -> dict[str, str]:
     assert run.stack is not None
     return {job.inputs["name"]: job.inputs["continuous"]["pauseStatus"] for job in run.stack.of_type(JOB)}

@@ -20,7 +20,7 @@ from jobs import sentiment_pipeline
 from jobs.alerts_log import MessageRecord
 from jobs.pipeline_check import CHECK_SOURCE, STEPS, Timeouts, check_pipeline, not_sent_yet
 from tests.support.kafka import TopicWatch, offsets_now
-from tests.support.pipeline import pipeline_settings
+from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings
 from tests.support.settings import own_broker_settings
 
 
@@ -37,7 +37,7 @@ def test_a_marked_event_is_followed_to_its_score_alert_slack_message_and_row(top
             tables_trigger="processing-time=2s",
             tables_nice=None,  # the table writer in this process, on the tests' one Spark session
         )
-        running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
+        running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings), parts=WITHOUT_SHIFTS)
         shown = []
         try:
             report = check_pipeline(settings, spark=lambda: spark, on_step=shown.append)

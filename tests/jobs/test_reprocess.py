@@ -25,7 +25,7 @@ from jobs.scorer import scored_records
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import envelope, kafka_rows, sample_batch, tricky_records
 from tests.support.kafka import offsets_now, produce
-from tests.support.pipeline import pipeline_settings
+from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings
 
 # What both paths decide; not scored_at (the time of scoring) nor the table writer's batch.
 SCORED = (
@@ -71,9 +71,9 @@ def test_reprocessing_gives_the_live_pipelines_scored_rows_alerts_and_dead_lette
     assert first_topic == "twitter-feedback"
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, start)
-        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings), parts=WITHOUT_SHIFTS)
         produce(topics_ready, [("slack-feedback", copied_id, copied)])
-        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings), parts=WITHOUT_SHIFTS)
         posted_before = len(slack.posts)
         comparison = reprocess(spark, settings, "agree")
         assert len(slack.posts) == posted_before  # reprocessing alerts nobody

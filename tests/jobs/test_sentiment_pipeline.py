@@ -1,8 +1,8 @@
-"""The sentiment pipeline (jobs/sentiment_pipeline.py): its three parts end to end on the real
+"""The sentiment pipeline (jobs/sentiment_pipeline.py): its parts end to end on the real
 local broker and a real local Spark, the table writer in a process of its own, and the entry
 point a Databricks task calls.
 
-Events are produced with kafka-python into the session's broker; the pipeline's three parts
+Events are produced with kafka-python into the session's broker; the pipeline's parts
 (scorer, dispatcher, table writer) start at the offsets before they were sent (the topics
 are shared with other tests), with their own checkpoints, tables and dispatcher group;
 alerts go to the Slack Web API stand-in.
@@ -30,7 +30,7 @@ from jobs.summary import summarize
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce
-from tests.support.pipeline import pipeline_process, pipeline_settings
+from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_process, pipeline_settings
 from tests.support.wheel_tasks import call_like_a_wheel_task
 
 
@@ -43,9 +43,10 @@ def test_pipeline_counts_reconcile_and_alerts_are_posted_once(topics_ready, spar
     produce(topics_ready, records)
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, start)
-        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings), parts=WITHOUT_SHIFTS)
         first = summarize(spark, settings)
-        sentiment_pipeline.run(spark, settings, SlackNotifier(settings))  # nothing new: nothing posted again
+        # nothing new: nothing posted again
+        sentiment_pipeline.run(spark, settings, SlackNotifier(settings), parts=WITHOUT_SHIFTS)
         again = summarize(spark, settings)
         posts_before_reprocess = len(slack.posts)
         comparison = reprocess(spark, settings, "test-v2")
@@ -128,11 +129,12 @@ def test_the_table_writer_runs_apart_at_its_niceness_writes_the_tables_and_stops
         )
         running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
         try:
-            assert [query.name for query in running.queries] == ["scorer"]  # the table writer is not in this process
+            # the table writer and the shift alerts are not in this process: both are in the one at tables_nice
+            assert [query.name for query in running.queries] == ["scorer"]
             child = psutil.Process(running.tables.pid)
             # `tables_nice` below the pipeline's own priority (`nice -n`), whatever niceness the tests run at
             assert child.nice() == min(psutil.Process().nice() + 7, 19)
-            assert "--part" in child.cmdline() and "tables" in child.cmdline()
+            assert child.cmdline()[child.cmdline().index("--part") + 1] == "tables,shifts"
             summary = wait_for(
                 lambda: (lambda s: s if s.events_in == 21 + 1 + dead else None)(summarize(spark, settings)),
                 240,
@@ -153,7 +155,7 @@ def test_a_table_writer_whose_pipeline_was_killed_stops_by_itself(topics_ready, 
             topics_ready, tmp_path, slack, offsets_now(topics_ready, FEEDBACK_TOPICS), state_dir=tmp_path / "state"
         )
         log = tmp_path / "pipeline.log"
-        pipeline = pipeline_process(settings, "processing-time=1s", log)
+        pipeline = pipeline_process(settings, "processing-time=1s", log, part=",".join(WITHOUT_SHIFTS))
         try:
             tables = wait_for(
                 lambda: next((p for p in psutil.Process(pipeline.pid).children() if "tables" in p.cmdline()), None),

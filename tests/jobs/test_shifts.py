@@ -253,7 +253,7 @@ def test_an_event_dated_ahead_of_its_record_counts_at_the_records_time_and_an_ol
     rows = [(None, value, SCORED_TOPIC, 0, n, written, 0) for n, value in enumerate(scored)]
     frame = spark.createDataFrame(rows, KAFKA_ROW_SCHEMA)
 
-    times = {row["id"]: row["event_ms"] for row in shifts.scored_rows(frame).collect()}
+    times = {row["id"]: row["event_ms"] for row in shifts.shift_rows(frame).collect()}
 
     assert times == {
         "ahead": int(written.timestamp() * 1000),

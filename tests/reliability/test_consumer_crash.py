@@ -5,13 +5,13 @@ with nothing lost and nothing written or alerted twice.
     .venv/bin/python -m pytest tests/reliability/test_consumer_crash.py          # fast: 200 events, 3 kills
     .venv/bin/python -m pytest tests/reliability/test_consumer_crash.py --long   # 20,000 events, 5 kills
 
-The pipeline's three parts run in one process (`python -m jobs.sentiment_pipeline`, as a
+The pipeline's four parts run in one process (`python -m jobs.sentiment_pipeline`, as a
 Databricks task runs them) with a 1-second scorer trigger, a 2-second table trigger and a
 bounded batch size. The first run is killed by the Slack Web API stand-in itself, right
 after it recorded a post and before it answers: the dispatcher's record says `attempted`,
 Slack has the message. Later runs are killed inside a scorer batch after a random number
 of them, which lands anywhere in the scorer's, the table writer's or the dispatcher's work.
-Finally an `available-now` run takes all three to the end of the backlog.
+Finally an `available-now` run takes all four to the end of the backlog.
 """
 
 from __future__ import annotations

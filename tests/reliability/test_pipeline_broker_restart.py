@@ -1,11 +1,11 @@
-"""Broker restart while the pipeline's three parts run: they ride it out, with nothing lost
+"""Broker restart while the pipeline's four parts run: they ride it out, with nothing lost
 and nothing written or alerted twice.
 
     .venv/bin/python -m pytest tests/reliability/test_pipeline_broker_restart.py          # fast: 300 events, 1 kill
     .venv/bin/python -m pytest tests/reliability/test_pipeline_broker_restart.py --long   # 5,000 events, 3 kills
 
 The pipeline runs as a Databricks task runs it (`python -m jobs.sentiment_pipeline`, all
-three parts, the table writer in its own process as locally by default) against a broker
+four parts, the table writer and the shift alerts in their own process as locally by default) against a broker
 of the test's own. Half the events are sent, the broker is SIGKILLed while the parts work
 on them and started again on the same data a few seconds later, then the other half is
 sent. The same pipeline process, never restarted, must bring every part to the end of its

@@ -4,7 +4,7 @@ while the pipeline keeps scoring; afterwards every alert is in Slack exactly onc
     .venv/bin/python -m pytest tests/reliability/test_slack_outage.py          # fast: Slack silent for 8 s
     .venv/bin/python -m pytest tests/reliability/test_slack_outage.py --long   # Slack silent for a minute
 
-The pipeline's three parts run in this process (scorer trigger 1 s, table writer 1 s). The
+The scorer, the dispatcher and the table writer run in this process (scorer trigger 1 s, table writer 1 s). The
 Slack Web API stand-in first answers 429 with Retry-After, 500s and two time-outs (one
 after it recorded the post), then stops answering: the silence lasts at least the chosen
 time and until the events sent during it have been scored, so the test shows scoring and
@@ -26,7 +26,7 @@ from jobs.summary import summarize
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce
-from tests.support.pipeline import pipeline_settings
+from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -61,7 +61,7 @@ def test_every_alert_is_posted_once_after_errors_timeouts_and_a_silence_and_scor
         def scored() -> int:
             return summarize(spark, settings).scored
 
-        running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings))
+        running = sentiment_pipeline.start(spark, settings, SlackNotifier(settings), parts=WITHOUT_SHIFTS)
         try:
             produce(topics_ready, sample_batch("outage-a", WAVE)[0])
             wait_until(lambda: scored() >= WAVE, 300, "the first wave to be scored")

@@ -5,7 +5,7 @@ bounded and drains) and the producer's and the driver's memory stay flat.
     .venv/bin/python -m pytest tests/reliability/test_sustained_load.py --long   # 20/s for 5 minutes
 
 The producer is the `feedback produce` command in a process of its own, replaying a file of
-unique events at the rate; the pipeline's three parts run in this process (the scorer's
+unique events at the rate; the scorer, the dispatcher and the table writer run in this process (the scorer's
 default trigger, the table writer's every 5 s). Every 2 s the test samples the scorer's
 consumer lag (the topics' end offsets minus the offsets its last batch read, from the
 query's progress) and the resident memory of the producer, of the
@@ -33,7 +33,7 @@ from jobs import scorer, sentiment_pipeline
 from jobs.summary import summarize
 from tests.support.events import NEGATIVE, NEUTRAL, POSITIVE, event
 from tests.support.kafka import offsets_now
-from tests.support.pipeline import pipeline_settings
+from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings
 from tests.support.repo import REPO
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -88,7 +88,7 @@ def test_the_pipeline_keeps_up_with_a_fixed_rate_and_memory_stays_flat(
         settings = pipeline_settings(
             topics_ready, tmp_path, slack, start, trigger="processing-time=250ms", tables_trigger="processing-time=5s"
         )
-        running = sentiment_pipeline.start(spark, settings)
+        running = sentiment_pipeline.start(spark, settings, parts=WITHOUT_SHIFTS)
         query = running.query(scorer.QUERY_NAME)
         try:
             while query.lastProgress is None:  # the first (empty) batch has run

@@ -20,6 +20,9 @@ from tests.support.kafka import offsets_now, spark_offsets
 from tests.support.repo import REPO
 
 OUTPUT_TOPICS = (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
+# The parts a test that is not about shift alerts runs: the shift query (tests/jobs/test_shifts.py)
+# is a Spark query with a Python state server of its own, and costs every pipeline test its start.
+WITHOUT_SHIFTS = ("scorer", "dispatcher", "tables")
 
 
 def pipeline_settings(settings, tmp_path: Path, slack: SlackWebStandIn, start: dict, **more):
@@ -46,7 +49,7 @@ def pipeline_process(
     settings,
     trigger: str,
     log: Path,
-    part: str | None = None,
+    part: str | None = None,  # parts joined by commas (`--part`); None: all of them
     tables_trigger: str = "processing-time=2s",
     env: dict[str, str] | None = None,
 ) -> subprocess.Popen:

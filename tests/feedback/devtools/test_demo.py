@@ -1,7 +1,7 @@
 """`feedback demo` (feedback/devtools/demo.py), the README's main command, run the way a user runs
 it: through the CLI, here on the session's broker (already running in the state dir given, so
 the demo uses it) and the session's Spark. It replays the sample files, runs the pipeline's
-three parts over exactly those events and prints a summary whose counts must reconcile.
+four parts over exactly those events and prints a summary whose counts must reconcile.
 
 The expected counts are producers/samples/README.md's table: 282 + 156 + 390 lines, of which
 272 + 146 + 390 valid with distinct ids, 2 + 2 sent again with an id seen before, 8 + 8
