@@ -14,7 +14,7 @@ import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 from pyspark.sql import SparkSession
 
@@ -53,9 +53,32 @@ def task_slots_needed() -> int:
     return sum(topic(name).partitions for name in FEEDBACK_TOPICS) + 2
 
 
-def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -> SparkSession:
+@contextmanager
+def stderr_to(path: Path) -> Iterator[None]:
+    """This process's standard error (file descriptor 2) appended to `path` while the block
+    runs, then put back. A process started in the block keeps writing there after it: Spark's
+    JVM, and through it the Python workers, whose output the JVM copies to its own standard
+    error (PySpark's worker chatter: the "Streaming TransformWithStateInPandas Python worker"
+    lines), and log4j's console appender (jobs/log4j2-local.properties writes to SYSTEM_ERR)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with path.open("ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def spark_session(
+    settings: Settings, app_name: str, master: str = "local[2]", jvm_log: Optional[Path] = None
+) -> SparkSession:
     """The session for `app_name`. The continuous trigger needs a task slot per Kafka
-    partition, so for it the local master gets that many."""
+    partition, so for it the local master gets that many. With `jvm_log`, a JVM this starts
+    writes its standard error there (`stderr_to`), not to the terminal."""
     if settings.on_databricks:
         session = SparkSession.builder.appName(app_name).getOrCreate()
         redact_plans(session)  # a session setting: set at runtime, where the runtime made the session
@@ -68,7 +91,7 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
     if settings.trigger.startswith("continuous") and master == "local[2]":
         master = f"local[{task_slots_needed()}]"
     jars = ",".join(str(jar.resolve()) for jar in spark_extra_jars(settings.cache_dir))
-    return (
+    builder = (
         SparkSession.builder.master(master)
         .appName(app_name)
         .config("spark.jars", jars)
@@ -93,8 +116,11 @@ def spark_session(settings: Settings, app_name: str, master: str = "local[2]") -
         # PySpark's daemon without a re-read of Spark's zips at every task (jobs/worker_daemon.py).
         .config("spark.python.daemon.module", "jobs.worker_daemon")
         .config("spark.driver.extraJavaOptions", _logging_options())
-        .getOrCreate()
     )
+    if jvm_log is None:
+        return builder.getOrCreate()
+    with stderr_to(jvm_log):
+        return builder.getOrCreate()
 
 
 @contextmanager

@@ -133,8 +133,12 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
         f"4. in another terminal, `feedback --config {config} status --watch` follows this run "
         f"(and `pipeline summary` or `pipeline report` with the same --config look at it later)"
     )
-    with console.status("4. running the sentiment pipeline: scorer, alert dispatcher, table writer (available-now)"):
-        spark = spark_session(run_settings, "feedback-demo")
+    spark_log = run_dir / "spark.log"
+    console.print(f"4. Spark's own output (its warnings, its Python workers' lines) goes to {spark_log}")
+    with console.status(
+        "4. running the sentiment pipeline: scorer, alert dispatcher, table writer, shift alerts (available-now)"
+    ):
+        spark = spark_session(run_settings, "feedback-demo", jvm_log=spark_log)
         sentiment_pipeline.run(spark, run_settings)
         summary = summarize(spark, run_settings)
     where = "Slack" if run_settings.slack_bot_token else f"the local file {run_settings.alerts_path}"
