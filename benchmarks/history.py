@@ -93,7 +93,7 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
     from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
     from jobs.spark import session_conf
     from jobs.table_upkeep import table_defaults
-    from jobs.table_writer import SCORED_COLUMNS
+    from jobs.scored_records import SCORED_COLUMNS
 
     if not rows:
         return
