@@ -39,7 +39,7 @@ def _stamp(moment: datetime) -> str:
 def history(group: str, rate: float, hours: float, now: datetime, window_s: float) -> Iterator[tuple[bytes, bytes]]:
     """(key, value) of the records `hours` of running at `rate` events/s leave in `alerts-log`
     (pure; see the module docstring), oldest first."""
-    from jobs.alerts_log import MessageRecord
+    from jobs.alerts.message_records import MessageRecord
 
     seconds = int(hours * 3600)
     offsets = {"#negative-feedback": 0, "#positive-feedback": 0}
@@ -119,7 +119,7 @@ def start(settings: Settings, console: Console, rate: float, hours: float) -> in
     """Write the record of `hours` at `rate`, then time a dispatcher's start on it."""
     from feedback.clients.alerts import FileNotifier
     from feedback.clients.topics import ensure_topics
-    from jobs.dispatcher import connect_dispatcher
+    from jobs.alerts.dispatcher import connect_dispatcher
 
     ensure_topics(settings)
     group = f"bench-start-{uuid.uuid4().hex[:8]}"

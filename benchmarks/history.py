@@ -91,9 +91,9 @@ def build_tables(spark, settings: Settings, rows: int, batch_rows: int, log_comm
     from pyspark.sql import functions as F
 
     from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
-    from jobs.spark import session_conf
-    from jobs.table_upkeep import table_defaults
-    from jobs.scored_records import SCORED_COLUMNS
+    from jobs.common.scored_records import SCORED_COLUMNS
+    from jobs.common.spark import session_conf
+    from jobs.tables.table_upkeep import table_defaults
 
     if not rows:
         return
@@ -193,8 +193,8 @@ def _scored_records(count: int, prefix: str, now: datetime) -> list[tuple[str, b
 
     from feedback.core.alert_rules import AlertRules
     from feedback.core.schema import encode, feedback_envelope, utc_iso
-    from jobs.scoring import route
-    from jobs.table_warm_up import NeutralAnalyzer
+    from jobs.scoring.scoring import route
+    from jobs.tables.table_warm_up import NeutralAnalyzer
 
     stamp = utc_iso(now)
     values = [
@@ -266,7 +266,7 @@ def _stop(query, timeout: float = 120) -> None:
 
 def measure(spark, settings: Settings, rows: int, options: Options, work: Path, console: Console) -> Point:
     from feedback.core.triggers import parse_trigger
-    from jobs import table_writer
+    from jobs.tables import table_query
 
     rate, horizon_h, batches, batch_rows = options.rate, options.horizon_h, options.batches, options.batch_rows
 
@@ -288,10 +288,10 @@ def measure(spark, settings: Settings, rows: int, options: Options, work: Path, 
         for first in range(0, horizon_keys, STATE_BATCH):
             _produce(settings, _scored_records(min(STATE_BATCH, horizon_keys - first), f"h{tag}-{first}", now))
         in_batches = run.replace(max_offsets_per_trigger=STATE_BATCH)
-        table_writer.start(spark, in_batches, parse_trigger("available-now")).awaitTermination()
+        table_query.start(spark, in_batches, parse_trigger("available-now")).awaitTermination()
     disk = _folder_bytes(work)
     with console.status(f"{rows:,} rows: {batches} batches of {batch_rows} events"):
-        query = table_writer.start(spark, run)
+        query = table_query.start(spark, run)
         last = -1
         times, read = [], []
         try:
@@ -314,7 +314,7 @@ def measure(spark, settings: Settings, rows: int, options: Options, work: Path, 
     with console.status(f"{rows:,} rows: a start"):
         _produce(settings, _scored_records(batch_rows, f"r{tag}", datetime.now(timezone.utc)))
         started = time.monotonic()
-        query = table_writer.start(spark, run)
+        query = table_query.start(spark, run)
         try:
             _wait_batch(query, -1)
             start_s = time.monotonic() - started
@@ -325,7 +325,7 @@ def measure(spark, settings: Settings, rows: int, options: Options, work: Path, 
 
 def _measure_here(settings: Settings, rows: int, options: Options, answer) -> None:
     """One size measured in this process (a fresh one: `_measure_apart`), its Point sent back."""
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     spark = spark_session(settings, "bench-history")
     work = Path(tempfile.mkdtemp(prefix="bench-history-"))

@@ -42,7 +42,7 @@ from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOP
 from feedback.core.schema import encode, feedback_key, utc_now_iso
 from feedback.core.settings import Settings
 from feedback.core.sizing import MeasuredRates, rates_path
-from jobs import scorer
+from jobs.scoring import scorer
 from producers.replay import sample_files
 
 LOCAL_CORES = 2
@@ -138,9 +138,10 @@ def throughput(settings: Settings, console: Console, events: int, warm_up: int =
     lexicon), which are printed apart; the rates are of the backlog that follows.
     """
     from feedback.core.triggers import parse_trigger
-    from jobs import scorer, table_writer
-    from jobs.spark import spark_session
-    from jobs.summary import summarize
+    from jobs.common.spark import spark_session
+    from jobs.scoring import scorer
+    from jobs.tables import table_writer
+    from jobs.views.summary import summarize
 
     _ensure_topics(settings)
     texts = sample_texts()
@@ -237,7 +238,7 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
     from pyspark.sql import functions as F
 
     from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
-    from jobs.delta_table import read_delta
+    from jobs.common.delta_table import read_delta
 
     batches = read_delta(spark, settings.table_for(BATCHES_TABLE))
     if batches is None:
@@ -253,7 +254,8 @@ def _commit_latencies(spark, settings: Settings, prefix: str) -> list[float]:
 
 def _alert_latencies(settings: Settings, prefix: str) -> tuple[int, list[float]]:
     """(alerts recorded, send -> post latencies in ms of those posted) for ids starting with `prefix`."""
-    from jobs.alerts_log import posted_alerts, read_log
+    from jobs.alerts.alerts_log import read_log
+    from jobs.alerts.message_records import posted_alerts
 
     records = [r for r in read_log(settings, settings.dispatcher_group).values() if r.status != "refused"]
     recorded = sum(1 for r in records for a in r.alerts if a["event_id"].startswith(prefix))
@@ -266,7 +268,8 @@ def _alert_path(settings: Settings, prefix: str) -> dict[str, list[float]]:
     CreateTime), -> the post (`sent_at` of its message in the dispatcher's record)."""
     from feedback.clients.kafka_client import read_range
     from feedback.core.schema import parse_utc
-    from jobs.alerts_log import posted_alerts, read_log
+    from jobs.alerts.alerts_log import read_log
+    from jobs.alerts.message_records import posted_alerts
 
     start = {int(p): o for p, o in json.loads(settings.starting_offsets)[ALERTS_TOPIC].items()}
     records = read_range(settings, ALERTS_TOPIC, start, end_offsets(settings, ALERTS_TOPIC)).records
@@ -359,7 +362,7 @@ def _slack_history(settings: Settings, since: float) -> list[dict]:
 
 
 def _alerts_of_messages(settings: Settings) -> dict[str, list[dict]]:
-    from jobs.alerts_log import read_log
+    from jobs.alerts.alerts_log import read_log
 
     return {mid: record.alerts for mid, record in read_log(settings, settings.dispatcher_group).items()}
 
@@ -387,9 +390,9 @@ def latency(
     its own.
     """
     from jobs import sentiment_pipeline
+    from jobs.common.spark import spark_session
     from jobs.sentiment_pipeline import tables_log
-    from jobs.spark import spark_session
-    from jobs.summary import percentiles
+    from jobs.views.summary import percentiles
 
     _ensure_topics(settings)
     texts = sample_texts()
@@ -518,8 +521,8 @@ def continuous_latency(
     """
     from feedback.core.catalogue import PASSTHROUGH_TOPIC
     from jobs import sentiment_pipeline
-    from jobs.spark import spark_session
-    from jobs.summary import percentiles
+    from jobs.common.spark import spark_session
+    from jobs.views.summary import percentiles
 
     _ensure_topics(settings)
     texts = sample_texts()

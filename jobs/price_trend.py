@@ -38,7 +38,7 @@ from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import PRICES_TOPIC
 from feedback.core.schema import price_struct
 from feedback.core.settings import Settings
-from jobs.transforms import utc_timestamp
+from jobs.common.transforms import utc_timestamp
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class MergeInto:
 def start(spark: SparkSession, settings: Settings, spec: WindowSpec, topic: str = PRICES_TOPIC):
     """Start one window's streaming query (its own checkpoint, its own table)."""
     from feedback.core.triggers import parse_trigger
-    from jobs.streaming import kafka_source
+    from jobs.common.streaming import kafka_source
 
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
     if trigger.kind == "continuous":
@@ -199,7 +199,7 @@ def render_chart(trend, out: Path, title: str = "Bitcoin price trend") -> Path:
 def main(argv: Optional[list[str]] = None) -> int:
     """`run` or `chart [--out FILE] [--window tumbling|sliding]`, then `--setting value` pairs."""
     from feedback.core.settings import SettingsError, job_parameters, load_settings
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("run", "chart"):

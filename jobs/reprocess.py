@@ -3,9 +3,9 @@
     feedback pipeline reprocess --version vader-2026-11-22 [--from-timestamp 2026-11-20T00:00:00Z]
 
 A batch read of `twitter-feedback` and `slack-feedback` from the earliest retained offset (or
-a time) to the latest, through the live scorer's own pass (`jobs.scorer.scored_records`: the
+a time) to the latest, through the live scorer's own pass (`jobs.scoring.scorer.scored_records`: the
 same parse, validation, analyzer call and alert rule, with the analyzer the settings choose),
-then the one reading of what it wrote (`jobs.scored_records.scored_rows`), one row
+then the one reading of what it wrote (`jobs.common.scored_records.scored_rows`), one row
 per event id, the copy the table writer keeps (`kept_per_id`). It writes
 `feedback_scored__<version>` and `feedback_deadletter__<version>`; the live tables and the
 alerts are not touched and nothing is alerted. The comparison with the live table gives the
@@ -29,9 +29,9 @@ from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TABLE, DEADLETTER_T
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import alert_struct, deadletter_struct, parse_utc
 from feedback.core.settings import Settings, SettingsError
-from jobs.scored_records import scored_rows
-from jobs.scorer import scored_records
-from jobs.table_writer import POSITION
+from jobs.common.scored_records import scored_rows
+from jobs.scoring.scorer import scored_records
+from jobs.tables.table_writer import POSITION
 
 NO_ALERT = "no alert"
 
@@ -94,7 +94,7 @@ def kept_per_id(scored: DataFrame, live: DataFrame) -> DataFrame:
     """One row per event id of `scored`: the copy the table writer keeps, the first delivered (pure).
 
     Which copy was delivered first is known only to the table writer, which reads the copies in
-    batches (jobs/table_writer.py): of copies in one batch it keeps the lowest source position
+    batches (jobs/tables/table_writer.py): of copies in one batch it keeps the lowest source position
     (topic, partition, offset), of copies in different batches the earlier batch's. So for an id
     the live table `live` holds, the copy at the live row's source position is kept (the lowest,
     if a copy past the writer's horizon made a second row); for an id it does not hold (a new

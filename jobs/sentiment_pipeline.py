@@ -7,11 +7,11 @@
 
 ```
 feedback topics ─▶ scorer ─┬─▶ feedback-scored ─────┬─▶ tables ─▶ Delta tables
- (jobs/scorer.py)          ├─▶ feedback-deadletter ─┘   (jobs/table_writer.py)
-                           │   feedback-scored ─▶ shifts ─┐   (jobs/shifts.py)
+ (jobs/scoring/scorer.py)          ├─▶ feedback-deadletter ─┘   (jobs/tables/table_writer.py)
+                           │   feedback-scored ─▶ shifts ─┐   (jobs/shift_alerts/shifts.py)
                            └─▶ feedback-alerts ◀──────────┘
                                feedback-alerts ─▶ dispatcher ─▶ Slack   (record: alerts-log)
-                                                  (jobs/dispatcher.py)
+                                                  (jobs/alerts/dispatcher.py)
 ```
 
 The scorer is on the alert path and does nothing else (Kafka to Kafka, one Python pass);
@@ -22,7 +22,7 @@ Locally the table writer and the shift alerts run in a process of their own at a
 priority (`tables_nice`), so their batches use the CPU the scorer leaves; otherwise (on
 Databricks, or with `tables_nice` unset) the queries share one Spark application, each in
 its own FAIR scheduler pool, so a table batch never queues the scorer behind it. With
-`trigger = "continuous=1s"` the continuous path (jobs/continuous_passthrough.py) runs
+`trigger = "continuous=1s"` the continuous path (jobs/scoring/continuous_passthrough.py) runs
 instead of the scorer.
 
 Settings used: trigger, tables_trigger and shifts_trigger, the shift_* settings, checkpoint_location, table_location,
@@ -52,8 +52,11 @@ from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
 from feedback.core.triggers import Trigger, parse_trigger
-from jobs import dispatcher, scorer, shifts, table_writer
-from jobs.alert_decisions import RoundReport
+from jobs.alerts import dispatcher
+from jobs.alerts.alert_decisions import RoundReport
+from jobs.scoring import scorer
+from jobs.shift_alerts import shifts
+from jobs.tables import table_query
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +101,7 @@ def run_backlog(
         threads.append(threading.Thread(target=dispatch, name="alert-dispatcher"))
         threads[-1].start()
     if "tables" in parts:
-        _await(table_writer.start(spark, settings, parse_trigger("available-now")))
+        _await(table_query.start(spark, settings, parse_trigger("available-now")))
     for thread in threads:
         thread.join()
     if failures:
@@ -273,7 +276,7 @@ def start(
     trigger = parse_trigger(settings.trigger, settings.on_databricks)
     if "scorer" in parts:
         if trigger.kind == "continuous":
-            from jobs import continuous_passthrough
+            from jobs.scoring import continuous_passthrough
 
             queries.append(continuous_passthrough.start(spark, settings, trigger))
         else:
@@ -283,7 +286,7 @@ def start(
         tables = tables_process(settings, parts)
     else:
         if "tables" in parts:
-            queries.append(_in_pool(spark, "tables", table_writer.start, settings))
+            queries.append(_in_pool(spark, "tables", table_query.start, settings))
         if "shifts" in parts:
             queries.append(_in_pool(spark, "shifts", shifts.start, settings))
     alerts = (
@@ -335,7 +338,7 @@ def plan(settings: Settings, parts: Sequence[str]) -> Plan:
 def run_plan(settings: Settings, planned: Plan, timeout_s: Optional[float] = None) -> None:
     """Run what `plan` checked, in a Spark session of this process when a part needs one: the
     one way both `feedback pipeline run` and the Databricks task (`main`) run parts."""
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     spark = spark_session(settings, APP_NAME) if planned.needs_spark else None
     run(spark, settings, timeout_s=timeout_s, parts=planned.parts)

@@ -9,7 +9,7 @@
 # MAGIC %md
 # MAGIC ## Why this notebook never explains a Kafka source
 # MAGIC It reads the tables, not Kafka. Do not call `explain()` (nor `%sql EXPLAIN`) on a frame read from Kafka with the
-# MAGIC Event Hubs settings (`jobs.streaming.kafka_source`), nor on anything made from one (`select`, `filter`, the
+# MAGIC Event Hubs settings (`jobs.common.streaming.kafka_source`), nor on anything made from one (`select`, `filter`, the
 # MAGIC scorer's frames): the analyzed plan keeps the source's options, and Spark prints the Event Hubs connection string,
 # MAGIC key included, in its `DataSource(... HashMap(...))` part; only the V2 part is redacted, and
 # MAGIC `spark.sql.redaction.options.regex` does not reach the other. A notebook saves cell output, so the key would stay
@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from feedback.core.catalogue import DEADLETTER_TABLE, SCORED_TABLE
 from feedback.core.settings import load_settings
-from jobs.summary import summarize
+from jobs.views.summary import summarize
 
 settings = load_settings(on_databricks=True, table_location=dbutils.widgets.get("table_location"))  # noqa: F821
 summary = summarize(spark, settings)  # noqa: F821 (the notebook's SparkSession)

@@ -26,8 +26,8 @@ from feedback.core.schema import parse_utc
 from feedback.core.settings import load_settings
 from feedback.devtools.demo import run_pipeline
 from feedback.devtools.local_kafka import LocalKafka
-from jobs.report import render
-from jobs.spark import spark_session
+from jobs.common.spark import spark_session
+from jobs.views.report import render
 from producers.replay import replay, sample_files
 
 

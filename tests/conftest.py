@@ -108,7 +108,7 @@ def topics_ready(broker_settings) -> Settings:
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     """One local[2] SparkSession for the whole run, made the way the jobs make it."""
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     with pytest.MonkeyPatch.context() as monkeypatch:
         isolate(monkeypatch, tmp_path_factory.mktemp("spark-config"))

@@ -7,7 +7,7 @@
     feedback alerts unsilence SILENCE_ID
 
 A digest shows its most extreme alerts and names `show` for the rest. A silence holds back
-the alerts it matches until its end (jobs/silences.py); they are recorded, not posted.
+the alerts it matches until its end (jobs/alerts/silences.py); they are recorded, not posted.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def show(
     """Every alert of one message, or every alert a silence held back, from the dispatcher's record (`alerts-log`, kept `alert_repeat_window_s`) and `feedback-alerts`."""
     from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.errors import SettingsError
-    from jobs.alerts_log import read_log, whole_alerts
+    from jobs.alerts.alerts_log import read_log, whole_alerts
 
     settings = settings_of(ctx)
     try:
@@ -56,7 +56,7 @@ def show(
 
 
 def _show_held(settings, silence_id: str, records: list) -> None:
-    from jobs.alerts_log import whole_alerts
+    from jobs.alerts.alerts_log import whole_alerts
 
     alerts = [alert for record in records for alert in whole_alerts(settings, record)]
     _alert_table(f"{len(alerts)} alerts held back by silence {silence_id}, not posted", alerts)
@@ -106,8 +106,8 @@ def silence(
 
     from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.errors import SettingsError
-    from jobs.silence_log import write_silence
-    from jobs.silences import Silence, SilenceError, parse_duration
+    from jobs.alerts.silence_log import write_silence
+    from jobs.alerts.silences import Silence, SilenceError, parse_duration
 
     settings = settings_of(ctx)
     try:
@@ -144,8 +144,9 @@ def silences(ctx: typer.Context) -> None:
 
     from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.errors import SettingsError
-    from jobs.alerts_log import held_counts, read_log_all
-    from jobs.silence_log import read_silences
+    from jobs.alerts.alerts_log import read_log_all
+    from jobs.alerts.message_records import held_counts
+    from jobs.alerts.silence_log import read_silences
 
     settings = settings_of(ctx)
     try:
@@ -177,7 +178,7 @@ def unsilence(ctx: typer.Context, silence_id: str = typer.Argument(..., help="Th
 
     from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.errors import SettingsError
-    from jobs.silence_log import read_silences, write_silence
+    from jobs.alerts.silence_log import read_silences, write_silence
 
     settings = settings_of(ctx)
     now = datetime.now(timezone.utc)

@@ -6,7 +6,7 @@
     feedback-task check --backend hdinsight ...          what `feedback databricks check` runs on Databricks
 
 Each step (sent, scored, alert, Slack, table) is printed as it is known, with the seconds since
-the event was sent, then all of them in a table (jobs/pipeline_check.py says what each waits
+the event was sent, then all of them in a table (jobs/views/pipeline_check.py says what each waits
 for). Exit codes: 0 every step that was checked passed; 1 a step failed (the last line says
 which, and why), or the event could not be sent (one error line: no broker, no topic); 2 a
 wrong setting.
@@ -56,7 +56,7 @@ def check_command(
     can follow as `--name value` (e.g. `--table-location ...`).
     """
     from feedback.core.kafka_options import bootstrap_servers
-    from jobs.pipeline_check import Timeouts, check_pipeline
+    from jobs.views.pipeline_check import Timeouts, check_pipeline
 
     try:
         overrides, _ = job_parameters(ctx.args)
@@ -65,7 +65,7 @@ def check_command(
         raise fail(str(error), 2) from None
 
     def spark():
-        from jobs.spark import spark_session
+        from jobs.common.spark import spark_session
 
         return spark_session(settings, "feedback-check")
 

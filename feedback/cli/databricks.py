@@ -13,7 +13,7 @@
 `run` on a continuous job (both deployed jobs are) does not call Run now while the job has an
 active run: Run now would cancel that run and start another. See `feedback.clients.job_runs.start_job`.
 
-`check` runs `feedback check` (jobs/pipeline_check.py) where the pipeline's Kafka can be reached:
+`check` runs `feedback check` (jobs/views/pipeline_check.py) where the pipeline's Kafka can be reached:
 HDInsight's brokers answer only inside the peered Databricks network. It submits a one-time run
 (`jobs/runs/submit`) of the wheel's `feedback-task` with the deployed job's libraries, cluster
 (as a single node) and secret references, and the settings its tasks are given; waits for it;
@@ -513,7 +513,7 @@ def check(
     The run uses the job's wheel and libraries, its cluster (one node) with its secret references,
     and the settings its tasks are given. Prints the check's steps and times from the run's output.
     """
-    from jobs.pipeline_check import new_event_id
+    from jobs.views.pipeline_check import new_event_id
 
     connection = _connection(ctx)
     with _failures(connection):

@@ -227,7 +227,7 @@ def status(
     from feedback.clients.kafka_client import KafkaUnavailable, TopicMissing
     from feedback.core.kafka_options import bootstrap_servers
     from feedback.devtools.pipeline_views import status_view
-    from jobs.status import gather
+    from jobs.views.status import gather
 
     settings = settings_of(ctx)
     problems = (KafkaUnavailable, TopicMissing, TimeoutError, SettingsError)

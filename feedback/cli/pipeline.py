@@ -56,8 +56,8 @@ def run(
 def summary(ctx: typer.Context) -> None:
     """Counts, alerts and latency from the pipeline's own tables."""
     from feedback.devtools.pipeline_views import pipeline_summary_table
-    from jobs.spark import spark_session
-    from jobs.summary import summarize
+    from jobs.common.spark import spark_session
+    from jobs.views.summary import summarize
 
     settings = _settings(ctx)
     result = summarize(spark_session(settings, "feedback-summary"), settings)
@@ -84,8 +84,8 @@ def reprocess(
     analyzer: Optional[str] = typer.Option(None, help="vader | azure-language (setting `analyzer`)."),
 ) -> None:
     """Re-score the retained topics with the live scorer's pass into new versioned tables; compare. Posts no alert."""
+    from jobs.common.spark import spark_session
     from jobs.reprocess import reprocess as run_reprocess
-    from jobs.spark import spark_session
 
     settings = _settings(ctx, analyzer=analyzer)
     result = run_reprocess(spark_session(settings, "feedback-reprocess"), settings, version, since)
@@ -115,8 +115,8 @@ def report(
     ctx: typer.Context, out: Path = typer.Option(Path("out/sentiment.png"), help="Where to write the PNG.")
 ) -> None:
     """Draw sentiment over time, the score distribution, alerts per channel and latency to a PNG; print its path."""
-    from jobs.report import NothingToDraw, render
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
+    from jobs.views.report import NothingToDraw, render
 
     settings = _settings(ctx)
     try:
@@ -132,7 +132,7 @@ def price_trend(
 ) -> None:
     """Run the windowed Bitcoin price-trend job (tumbling and sliding windows) into its Delta tables."""
     from jobs import price_trend as job
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     settings = _settings(ctx, trigger=trigger)
     job.run(spark_session(settings, "price-trend"), settings)
@@ -146,7 +146,7 @@ def price_chart(
 ) -> None:
     """Render the price trend per currency to a PNG; print its path."""
     from jobs import price_trend as job
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     settings = _settings(ctx)
     spec = {"tumbling": job.TUMBLING, "sliding": job.SLIDING}[window]

@@ -1,7 +1,7 @@
 """Alerts: where a message of alerts is posted.
 
 Which score alerts which channel is decided by the scorer (`feedback.core.alert_rules.AlertRules`);
-which alerts a message carries, by the dispatcher (jobs/dispatcher.py); what a message says,
+which alerts a message carries, by the dispatcher (jobs/alerts/dispatcher.py); what a message says,
 by `feedback.core.alert_messages`. Posting goes through a `Notifier`:
 
 * `SlackNotifier`: slack_sdk's `WebClient.chat_postMessage` with no retry handler. A post is
@@ -210,7 +210,7 @@ def not_member_message(channel: str, client, consequence: str) -> str:
 
 class Notifier(Protocol):
     name: str
-    paced: bool  # whether the dispatcher keeps to Slack's rates (jobs/pacing.py) for it
+    paced: bool  # whether the dispatcher keeps to Slack's rates (jobs/alerts/pacing.py) for it
 
     def post(self, message: OutgoingMessage) -> str:
         """Post one message; return a reference (Slack's message ts). Raises RateLimited or

@@ -1,6 +1,6 @@
 """What an alert says in Slack: one alert as a message of its own, or many as a digest (pure).
 
-The dispatcher (jobs/dispatcher.py) decides which alerts a message carries; this module only
+The dispatcher (jobs/alerts/dispatcher.py) decides which alerts a message carries; this module only
 turns them into the arguments of `chat.postMessage`. A message carries its own id and its
 alert count in `metadata`, never the alerts' keys: the dispatcher's record (`alerts-log`)
 says which alerts a message holds, and the id is what `conversations.history` is searched
@@ -218,7 +218,7 @@ def render(message_id: str, channel: str, alerts: Sequence[Alert], shown: int, p
     One alert: its line as the text (a shift: `shift_lines`). More: a digest, a header and a context line, the
     `shown` most extreme alerts one section each, and "… and K more" naming the command
     that lists them all. `plain`: the digest as text alone, without blocks (for a digest
-    Slack refused; see jobs/dispatcher.py).
+    Slack refused; see jobs/alerts/dispatcher.py).
     """
     if not alerts:
         raise ValueError("a message carries at least one alert")

@@ -68,7 +68,7 @@ TOPICS: tuple[Topic, ...] = (
     # The dispatcher's record of every message it decided, attempted and posted, read back when
     # it starts. Compacted (the latest record per key is what counts), in segments of an hour;
     # the dispatcher writes tombstones for messages sent longer ago than its repeat window
-    # (jobs/alerts_log.py).
+    # (jobs/alerts/message_records.py).
     Topic(
         "alerts-log",
         1,
@@ -77,7 +77,7 @@ TOPICS: tuple[Topic, ...] = (
         "The alert dispatcher's record: the latest state of each message of alerts, keyed by group and message id.",
         segment_ms=HOUR_MS,
     ),
-    # Silences (jobs/silences.py): the latest state of each, keyed by its id, written by
+    # Silences (jobs/alerts/silences.py): the latest state of each, keyed by its id, written by
     # `feedback alerts silence` and `unsilence`, read by the dispatcher. Compacted, in segments
     # of an hour; a handful of small records.
     Topic(
@@ -112,7 +112,7 @@ PASSTHROUGH_TOPIC = "feedback-passthrough"
 # the next message), and the sizing counts the record's growth with it.
 MESSAGE_RECORD_BYTES = 700_000
 
-# The Delta tables the table writer keeps under `table_location` (jobs/table_writer.py), from
+# The Delta tables the table writer keeps under `table_location` (jobs/tables/table_writer.py), from
 # feedback-scored and feedback-deadletter; the summary, the report, reprocessing and the
 # notebooks read them by these names.
 SCORED_TABLE = "feedback_scored"  # one row per event id, partitioned by event date

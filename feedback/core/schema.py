@@ -45,7 +45,7 @@ MAX_FIELD_CHARS = {"id": 256, "source": 64, "author": 256, "lang": 35, "url": 20
 MAX_DEADLETTER_RAW_BYTES = 65_536
 # A silence's `by`, `reason`, `source` and `text` (feedback alerts silence): lines a person types
 # and reads in Slack. Bounded so that a silence record, and the line posted at its end, stay a
-# small fraction of a Kafka record (jobs/silences.py).
+# small fraction of a Kafka record (jobs/alerts/silences.py).
 MAX_SILENCE_FIELD_CHARS = 300
 
 
@@ -70,7 +70,7 @@ FEEDBACK_FIELDS: tuple[Field, ...] = (
     Field("ingested_at", "timestamp", True, "When the producer read it, ISO-8601 in UTC."),
 )
 
-# What the scorer writes (jobs/scoring.py), each record from one event read at a source
+# What the scorer writes (jobs/scoring/scoring.py), each record from one event read at a source
 # position, and what the table writer and the alert dispatcher read back.
 POSITION_FIELDS: tuple[Field, ...] = (
     Field("source_topic", "string", True, "The topic the event was read from."),
@@ -109,8 +109,8 @@ ALERT_FIELDS: tuple[Field, ...] = (
 )
 
 # `feedback-alerts` too, keyed by the channel: a source's negative share shifted, or came back
-# (jobs/shifts.py, the rule in jobs/shift_rule.py). The alert's fields come first, filled so
-# that the dispatcher de-duplicates it as it does an event's alert (jobs/repeats.py): the id
+# (jobs/shift_alerts/shifts.py, the rule in jobs/shift_alerts/shift_rule.py). The alert's fields come first, filled so
+# that the dispatcher de-duplicates it as it does an event's alert (jobs/alerts/repeats.py): the id
 # is deterministic and the "source position" rises with the minute decided.
 SHIFT_FIELDS: tuple[Field, ...] = (
     Field("kind", "string", True, "shift (an event's alert has no kind)."),
@@ -146,7 +146,7 @@ SHIFT_FIELDS: tuple[Field, ...] = (
     ),
 )
 SHIFT_KIND = "shift"
-# The line the dispatcher posts when a silence ends (jobs/silences.py): an alert of its own kind,
+# The line the dispatcher posts when a silence ends (jobs/alerts/silences.py): an alert of its own kind,
 # made by the dispatcher, never in `feedback-alerts`.
 SILENCE_END_KIND = "silence-end"
 
@@ -187,7 +187,7 @@ def utc_iso(moment: datetime, timespec: str = "milliseconds") -> str:
 
 # The Spark datetime pattern that reads UTC_ISO (a fraction of 1 to 6 digits: "for parsing, the
 # acceptable fraction length can be [1, the number of contiguous 'S']", Spark's "Datetime Patterns");
-# jobs.transforms.utc_timestamp applies it.
+# jobs.common.transforms.utc_timestamp applies it.
 SPARK_UTC_ISO = "yyyy-MM-dd'T'HH:mm:ss[.SSSSSS]XXX"
 
 

@@ -150,7 +150,7 @@ class Settings(BaseSettings):
     # leaves the other cores to the scorer (docs/benchmarks.md).
     tables_tasks: int = Field(1, ge=1)
     # How long the table writer remembers the ids and source positions it has read, to tell
-    # replays and duplicates from new events (jobs/table_writer.py): at least this many hours,
+    # replays and duplicates from new events (jobs/tables/table_writer.py): at least this many hours,
     # at most one trigger more. It must cover the scorer's longest stop (it replays its last
     # batch when it starts again) and the producers' resends. A copy that comes back later is
     # written again. The state holds two keys per event read in that time.
@@ -169,7 +169,7 @@ class Settings(BaseSettings):
     # scorer leaves and never delay an alert (docs/benchmarks.md measures it). Unset: both in
     # one Spark application (each query in a FAIR pool), as on Databricks.
     tables_nice: Optional[int] = Field(5, ge=1, le=19)
-    # Shift alerts (jobs/shifts.py, the rule in jobs/shift_rule.py): a source's negative share
+    # Shift alerts (jobs/shift_alerts/shifts.py, the rule in jobs/shift_alerts/shift_rule.py): a source's negative share
     # over the last `shift_window_min` minutes against its share over the `shift_baseline_h`
     # hours before (alerting minutes left out). It alerts above `shift_factor` times the
     # baseline with at least `shift_min_negatives` negative events in the window, and not
@@ -220,13 +220,13 @@ class Settings(BaseSettings):
     slack_timeout_s: float = Field(10, gt=0)
     # A Databricks secret scope to read unset secrets from (SECRET_SCOPE_KEYS names them).
     databricks_secret_scope: Optional[str] = None
-    # The alert dispatcher (jobs/dispatcher.py): its Kafka consumer group, which is also the
+    # The alert dispatcher (jobs/alerts/dispatcher.py): its Kafka consumer group, which is also the
     # name its record in `alerts-log` is kept under (a new group starts reading
     # `feedback-alerts` at starting_offsets), and how long alerts that could not be posted
     # (Slack was down) wait before they are tried again.
     dispatcher_group: str = "feedback-alert-dispatcher"
     alert_retry_s: float = Field(30, gt=0)
-    # Pacing (jobs/pacing.py): messages a second to one channel (Slack: "generally allows posting
+    # Pacing (jobs/alerts/pacing.py): messages a second to one channel (Slack: "generally allows posting
     # one message per second per channel", docs.slack.dev/apis/web-api/rate-limits), and to all
     # channels together (Slack publishes no number; unset: only the channels' rates). Other code
     # that needs Slack's rate takes this default.
@@ -236,7 +236,7 @@ class Settings(BaseSettings):
     # message, three of them the digest's frame), and names the command that lists the rest.
     alert_digest_shown: int = Field(10, ge=1, le=47)
     # How long the dispatcher remembers the event ids it alerted, to drop a resent event
-    # (jobs/repeats.py; replays of the same source record are caught for ever).
+    # (jobs/alerts/repeats.py; replays of the same source record are caught for ever).
     alert_repeat_window_s: float = Field(3600, gt=0)
     # The channels the Slack producer listens to (ids or names), and the simulator's bot id
     # (the one bot whose messages count as feedback).

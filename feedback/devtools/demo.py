@@ -110,8 +110,8 @@ def run_pipeline(settings: Settings, starts: dict[str, dict[int, int]], console:
     so running the demo again does not count the previous runs' events as duplicates.
     """
     from jobs import sentiment_pipeline
-    from jobs.spark import spark_session
-    from jobs.summary import summarize
+    from jobs.common.spark import spark_session
+    from jobs.views.summary import summarize
 
     run = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     run_dir = settings.state_dir / "demo" / run

@@ -1,5 +1,5 @@
 """The pipeline's figures as rich renderables, for `feedback status`, `feedback pipeline
-summary` and `make demo`: the jobs gather plain objects (jobs/status.py, jobs/summary.py),
+summary` and `make demo`: the jobs gather plain objects (jobs/views/status.py, jobs/views/summary.py),
 and only the command line draws them."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from jobs.status import PipelineStatus
+from jobs.views.status import PipelineStatus
 
-if TYPE_CHECKING:  # jobs.summary imports pyspark; `feedback status` runs without it
-    from jobs.summary import PipelineSummary
+if TYPE_CHECKING:  # jobs.views.summary imports pyspark; `feedback status` runs without it
+    from jobs.views.summary import PipelineSummary
 
 
 def _percentiles(values: dict[str, float]) -> str:
@@ -38,7 +38,7 @@ def pipeline_summary_table(summary: PipelineSummary) -> Table:
         table.add_row(f"alerts posted to {channel}", str(count))
     if summary.shifts_sent:
         shifts = ", ".join(f"{phase}: {n}" for phase, n in sorted(summary.shifts_sent.items()))
-        table.add_row("shift alerts posted (jobs/shifts.py)", shifts)
+        table.add_row("shift alerts posted (jobs/shift_alerts/shifts.py)", shifts)
     for channel, count in sorted(summary.alerts_silenced.items()):
         table.add_row(f"alerts held back by a silence in {channel}", str(count))
     for channel, count in sorted(summary.alerts_pending.items()):

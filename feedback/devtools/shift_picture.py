@@ -13,8 +13,8 @@ from feedback.clients.sentiment import analyzer_for
 from feedback.core.alert_rules import default_alert_rules
 from feedback.core.schema import parse_utc
 from feedback.core.settings import SHORT_SHIFT_RULE
-from jobs.report import draw_shift_trace
-from jobs.shift_rule import MinuteTrace, ShiftRule, SourceState, decide_through
+from jobs.shift_alerts.shift_rule import MinuteTrace, ShiftRule, SourceState, decide_through
+from jobs.views.report import draw_shift_trace
 from producers.replay import release_sample
 
 

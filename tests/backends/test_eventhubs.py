@@ -176,7 +176,7 @@ def test_a_consumer_with_the_listen_connection_string_names_that_setting(eventhu
 @pytest.mark.spark
 def test_pipeline_runs_unchanged_over_sasl_ssl(eventhubs_like, spark, tmp_path):
     from jobs import sentiment_pipeline
-    from jobs.summary import summarize
+    from jobs.views.summary import summarize
 
     _, eventhubs = eventhubs_like
     # every part starts at its topics' current ends: the topics are shared with other tests

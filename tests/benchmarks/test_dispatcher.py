@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import datetime, timezone
 
 from benchmarks.dispatcher import history
-from jobs.alerts_log import decode
+from jobs.alerts.message_records import decode
 
 
 def test_the_last_window_has_both_versions_and_older_messages_are_sent_then_tombstoned():

@@ -11,7 +11,7 @@ from delta.tables import DeltaTable
 from benchmarks.history import MONTH_DAYS, build_tables
 from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
 from feedback.core.settings import load_settings
-from jobs.table_writer import TableWriter, with_new_keys
+from jobs.tables.table_writer import TableWriter, with_new_keys
 from tests.support.events import envelope
 from tests.support.scored import kafka_batch, scorer_output
 

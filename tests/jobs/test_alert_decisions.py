@@ -1,4 +1,4 @@
-"""The dispatcher's decisions (jobs/alert_decisions.py) without Kafka or Slack: alerts,
+"""The dispatcher's decisions (jobs/alerts/alert_decisions.py) without Kafka or Slack: alerts,
 answers and a clock in; messages, records and commits out. The same decisions on the real
 broker and a Slack stand-in are in tests/jobs/test_dispatcher.py."""
 
@@ -15,11 +15,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from feedback.core.catalogue import MESSAGE_RECORD_BYTES
 from feedback.core.schema import utc_iso
-from jobs.alert_decisions import Clock, Decider, Outcome, RoundReport, parse_alert, regrouped
-from jobs.alerts_log import MessageRecord, PartitionMarks, decode
-from jobs.pacing import Pacer
-from jobs.shift_rule import Decision, shift_record
-from jobs.silences import Silence
+from jobs.alerts.alert_decisions import Clock, Decider, Outcome, RoundReport, parse_alert, regrouped
+from jobs.alerts.message_records import MessageRecord, PartitionMarks, decode
+from jobs.alerts.pacing import Pacer
+from jobs.alerts.silences import Silence
+from jobs.shift_alerts.shift_rule import Decision, shift_record
 from tests.support.alerts import alert_value
 
 NEGATIVE, POSITIVE = "#negative-feedback", "#positive-feedback"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from jobs.alerts_log import COMPACT_FIELDS, MessageRecord, PartitionMarks, decode, posted_alerts
+from jobs.alerts.message_records import COMPACT_FIELDS, MessageRecord, PartitionMarks, decode, posted_alerts
 
 
 def whole_alert(n: int) -> dict:

@@ -1,4 +1,4 @@
-"""The continuous path's routing (jobs/continuous_passthrough.py: map-only expressions), on a static frame."""
+"""The continuous path's routing (jobs/scoring/continuous_passthrough.py: map-only expressions), on a static frame."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jobs.continuous_passthrough import route
+from jobs.scoring.continuous_passthrough import route
 from tests.support.events import envelope, kafka_rows
 
 pytestmark = pytest.mark.spark

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jobs.delta_table import read_delta
+from jobs.common.delta_table import read_delta
 from tests.support.repo import REPO
 
 pytestmark = pytest.mark.spark
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 MAKE_TABLE = """
 import sys
 from feedback.core.settings import load_settings
-from jobs.spark import spark_session
+from jobs.common.spark import spark_session
 spark = spark_session(load_settings(cache_dir=sys.argv[2]), "make-table")
 spark.range(3).write.format("delta").mode("append").save(sys.argv[1])
 """

@@ -1,4 +1,4 @@
-"""The alert dispatcher (jobs/dispatcher.py) on the real local broker, posting to the Slack
+"""The alert dispatcher (jobs/alerts/dispatcher.py) on the real local broker, posting to the Slack
 Web API stand-in: each alert in exactly one message, paced per channel, through repeats,
 restarts, time-outs, outages, refusals and a second dispatcher in the same group."""
 
@@ -20,8 +20,9 @@ from feedback.core.alert_messages import from_rows, render
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import utc_now_iso
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs.alerts_log import MessageRecord, read_log
-from jobs.dispatcher import Dispatcher, connect_dispatcher
+from jobs.alerts.alerts_log import read_log
+from jobs.alerts.dispatcher import Dispatcher, connect_dispatcher
+from jobs.alerts.message_records import MessageRecord
 from tests.support.alerts import alert_value, posted_alert_keys, posted_message_ids
 from tests.support.kafka import produce, spark_offsets
 

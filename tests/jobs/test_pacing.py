@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.pacing import Pacer
+from jobs.alerts.pacing import Pacer
 
 
 def test_a_channel_gets_one_message_an_interval_and_the_other_channel_is_not_held():

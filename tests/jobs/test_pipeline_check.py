@@ -1,4 +1,4 @@
-"""The pipeline check (jobs/pipeline_check.py) on the session's real broker: through a real
+"""The pipeline check (jobs/views/pipeline_check.py) on the session's real broker: through a real
 pipeline (scorer, dispatcher and table writer in this process, alerts to the Slack Web API
 stand-in), and against a pipeline that is not running or a broker that is not there.
 
@@ -17,8 +17,8 @@ from feedback.core.kafka_options import bootstrap_servers
 from feedback.core.settings import load_settings
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
-from jobs.alerts_log import MessageRecord
-from jobs.pipeline_check import CHECK_SOURCE, STEPS, Timeouts, check_pipeline, not_sent_yet
+from jobs.alerts.message_records import MessageRecord
+from jobs.views.pipeline_check import CHECK_SOURCE, STEPS, Timeouts, check_pipeline, not_sent_yet
 from tests.support.kafka import TopicWatch, offsets_now
 from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings
 from tests.support.settings import own_broker_settings
@@ -112,7 +112,7 @@ def test_with_no_broker_the_check_stops_at_the_send_naming_the_address(tmp_path)
 
 def test_the_marked_event_is_a_valid_feedback_envelope():
     from feedback.core.schema import validate_feedback
-    from jobs.pipeline_check import check_event
+    from jobs.views.pipeline_check import check_event
 
     event = check_event("check-0123456789abcdef")
 

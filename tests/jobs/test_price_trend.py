@@ -62,7 +62,7 @@ def assert_windows_equal(actual: dict, expected: dict) -> None:
 
 @pytest.fixture(scope="module")
 def spark(broker_settings):
-    from jobs.spark import spark_session
+    from jobs.common.spark import spark_session
 
     session = spark_session(broker_settings, "price-trend-tests")
     yield session

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from feedback.core.alert_messages import Alert
-from jobs.repeats import Repeats, source_of
+from jobs.alerts.repeats import Repeats, source_of
 
 
 def alert(event_id: str, offset: int, partition: int = 0) -> Alert:

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from jobs.report import BUCKETS, MAX_BUCKETS, axis_limits, bucket_for
+from jobs.views.report import BUCKETS, MAX_BUCKETS, axis_limits, bucket_for
 
 
 @pytest.mark.parametrize(
@@ -59,8 +59,8 @@ def test_the_report_draws_a_day_of_events_whether_sent_at_once_or_over_half_an_h
 ):
     from pyspark.sql import functions as F
 
-    from jobs.report import render
-    from jobs.table_writer import BATCHES_TABLE, SCORED_TABLE
+    from jobs.tables.table_writer import BATCHES_TABLE, SCORED_TABLE
+    from jobs.views.report import render
 
     settings = topics_ready.replace(table_location=str(tmp_path / "tables"), dispatcher_group=f"report-{minutes}")
     rows = spark.range(600).select(

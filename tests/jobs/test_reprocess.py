@@ -21,7 +21,7 @@ from feedback.core.catalogue import DEADLETTER_TABLE, FEEDBACK_TOPICS, SCORED_TA
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
 from jobs.reprocess import NO_ALERT, bands, kept_per_id, read_retained, reprocess, rescore, versioned_table
-from jobs.scorer import scored_records
+from jobs.scoring.scorer import scored_records
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import envelope, kafka_rows, sample_batch, tricky_records
 from tests.support.kafka import offsets_now, produce

@@ -1,4 +1,4 @@
-"""The scorer (jobs/scorer.py): the one Python pass of jobs/scoring.py, inside Spark. It runs
+"""The scorer (jobs/scoring/scorer.py): the one Python pass of jobs/scoring/scoring.py, inside Spark. It runs
 on the real broker in tests/jobs/test_sentiment_pipeline.py."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
-from jobs.scorer import ARROW_BATCH_RECORDS, query_conf, scored_records
+from jobs.scoring.scorer import ARROW_BATCH_RECORDS, query_conf, scored_records
 from tests.support.events import envelope, kafka_rows
 
 

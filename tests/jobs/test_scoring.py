@@ -1,4 +1,4 @@
-"""The scorer's one Python pass (jobs/scoring.py), as a pure function; inside Spark in tests/jobs/test_scorer.py."""
+"""The scorer's one Python pass (jobs/scoring/scoring.py), as a pure function; inside Spark in tests/jobs/test_scorer.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from feedback.core.alert_rules import AlertRules
 from feedback.core.schema import ALERT_FIELDS, DEADLETTER_FIELDS, SCORED_FIELDS, names
-from jobs.scoring import route
+from jobs.scoring.scoring import route
 from tests.support.events import envelope
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")

@@ -23,10 +23,11 @@ from feedback.clients.alerts import SlackNotifier
 from feedback.clients.kafka_client import read_range
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import sentiment_pipeline, table_writer
-from jobs.report import render
+from jobs import sentiment_pipeline
 from jobs.reprocess import reprocess
-from jobs.summary import summarize
+from jobs.tables import table_writer
+from jobs.views.report import render
+from jobs.views.summary import summarize
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce

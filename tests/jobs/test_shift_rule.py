@@ -1,4 +1,4 @@
-"""The shift rule (jobs/shift_rule.py) on its own: minutes of counted events, decided in order."""
+"""The shift rule (jobs/shift_alerts/shift_rule.py) on its own: minutes of counted events, decided in order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedback.core.schema import SHIFT_FIELDS, names
-from jobs.shift_rule import Decision, ShiftRule, SourceState, decide_through, idle, shift_record
+from jobs.shift_alerts.shift_rule import Decision, ShiftRule, SourceState, decide_through, idle, shift_record
 
 RULE = ShiftRule(window_min=5, baseline_min=30, factor=2.0, min_negatives=30, min_history_min=20)
 

@@ -1,6 +1,6 @@
-"""Shift alerts (jobs/shifts.py) on the real local broker and Spark: a replay in event time
+"""Shift alerts (jobs/shift_alerts/shifts.py) on the real local broker and Spark: a replay in event time
 through the scorer and the shift query, in one batch and in many, across a restart, and on to
-Slack through the dispatcher; and a silence (jobs/silences.py) of the source during the burst."""
+Slack through the dispatcher; and a silence (jobs/alerts/silences.py) of the source during the burst."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from feedback.clients.kafka_client import end_offsets, read_range
 from feedback.core.catalogue import ALERTS_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
 from feedback.core.schema import encode, feedback_envelope, utc_iso
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import scorer, sentiment_pipeline, shifts
-from jobs.alerts_log import read_log
-from jobs.silence_log import write_silence
-from jobs.silences import Silence
-from jobs.table_warm_up import KAFKA_ROW_SCHEMA
+from jobs import sentiment_pipeline
+from jobs.alerts.alerts_log import read_log
+from jobs.alerts.silence_log import write_silence
+from jobs.alerts.silences import Silence
+from jobs.scoring import scorer
+from jobs.shift_alerts import shifts
+from jobs.tables.table_warm_up import KAFKA_ROW_SCHEMA
 from tests.support.events import NEGATIVE, NEUTRAL, envelope
 from tests.support.kafka import offsets_now, produce
 from tests.support.pipeline import pipeline_settings

@@ -1,4 +1,4 @@
-"""Silences on the real local broker (jobs/silence_log.py): written, read back by the latest
+"""Silences on the real local broker (jobs/alerts/silence_log.py): written, read back by the latest
 record of each id, and followed by the dispatcher's feed."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from feedback.core.catalogue import SILENCES_TOPIC
-from jobs.silence_log import SilenceFeed, read_silences, write_silence
-from jobs.silences import Silence
+from jobs.alerts.silence_log import SilenceFeed, read_silences, write_silence
+from jobs.alerts.silences import Silence
 from tests.support.kafka import produce
 
 pytestmark = pytest.mark.kafka

@@ -1,4 +1,4 @@
-"""Silences (jobs/silences.py) on their own: what they match, until when, the errors."""
+"""Silences (jobs/alerts/silences.py) on their own: what they match, until when, the errors."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from feedback.core.alert_messages import Alert, render
-from jobs.silences import Silence, SilenceError, active_for, end_alert, parse_duration
+from jobs.alerts.silences import Silence, SilenceError, active_for, end_alert, parse_duration
 
 NOW = datetime(2026, 11, 28, 12, 0, tzinfo=timezone.utc)
 CHANNELS = ("#negative-feedback", "#positive-feedback")

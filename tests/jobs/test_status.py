@@ -1,4 +1,4 @@
-"""What `feedback status` reads and shows (jobs/status.py): the pure readings, and the figures against a real
+"""What `feedback status` reads and shows (jobs/views/status.py): the pure readings, and the figures against a real
 broker and real Spark checkpoints. The command itself: tests/feedback/cli/test_main.py."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from feedback.devtools.pipeline_views import status_view
-from jobs.alerts_log import MessageRecord
-from jobs.silences import Silence
-from jobs.status import (
+from jobs.alerts.message_records import MessageRecord
+from jobs.alerts.silences import Silence
+from jobs.views.status import (
     Batch,
     PartitionLag,
     PartStatus,
@@ -143,7 +143,7 @@ def test_each_channel_shows_what_waits_since_when_and_its_messages_of_the_last_m
 
 
 def test_a_part_without_a_checkpoint_starts_where_starting_offsets_says():
-    from jobs.status import starting_positions
+    from jobs.views.status import starting_positions
 
     ends = {"a": {0: 10, 1: 4}, "b": {0: 7}}
     assert starting_positions("earliest", ends) == {"a": {0: 0, 1: 0}, "b": {0: 0}}
@@ -191,7 +191,7 @@ def test_status_follows_the_parts_through_a_backlog_and_counts_new_records_as_la
     from feedback.core.catalogue import FEEDBACK_TOPICS
     from feedback.devtools.slack_standin import SlackWebStandIn
     from jobs import sentiment_pipeline
-    from jobs.status import gather
+    from jobs.views.status import gather
     from tests.support.alerts import posted_alert_keys
     from tests.support.events import sample_batch
     from tests.support.kafka import offsets_now, produce

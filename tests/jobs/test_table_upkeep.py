@@ -1,4 +1,4 @@
-"""The Delta properties that maintain the table writer's tables (jobs/table_upkeep.py)."""
+"""The Delta properties that maintain the table writer's tables (jobs/tables/table_upkeep.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from delta.tables import DeltaTable
 
 from feedback.core.catalogue import SCORED_TABLE
 from feedback.core.settings import load_settings
-from jobs import table_upkeep
+from jobs.tables import table_upkeep
 
 pytestmark = pytest.mark.spark
 

@@ -1,12 +1,12 @@
-"""The table writer's warm-up (jobs/table_warm_up.py): every path of a batch, into scratch tables it deletes."""
+"""The table writer's warm-up (jobs/tables/table_warm_up.py): every path of a batch, into scratch tables it deletes."""
 
 from __future__ import annotations
 
 import pytest
 
 from feedback.core.settings import load_settings
-from jobs.table_warm_up import KAFKA_ROW_SCHEMA, WARM_UP_FOLDER, warm_up, warm_up_batches
-from jobs.table_writer import BatchCounts, TableWriter, with_new_keys
+from jobs.tables.table_warm_up import KAFKA_ROW_SCHEMA, WARM_UP_FOLDER, warm_up, warm_up_batches
+from jobs.tables.table_writer import BatchCounts, TableWriter, with_new_keys
 
 pytestmark = pytest.mark.spark
 

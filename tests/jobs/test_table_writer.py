@@ -15,10 +15,9 @@ from delta.tables import DeltaTable
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import table_checkpoint, table_writer
-from jobs.spark import session_conf
-from jobs.summary import summarize
-from jobs.table_writer import (
+from jobs.common.spark import session_conf
+from jobs.tables import table_checkpoint, table_query, table_writer
+from jobs.tables.table_writer import (
     BatchCounts,
     TableWriter,
     batch_counts,
@@ -28,6 +27,7 @@ from jobs.table_writer import (
     union_earlier,
     with_new_keys,
 )
+from jobs.views.summary import summarize
 from tests.support.events import envelope
 from tests.support.kafka import offsets_now, produce, spark_offsets
 from tests.support.pipeline import pipeline_settings
@@ -50,9 +50,9 @@ def test_replays_are_dropped_and_duplicates_counted_once(topics_ready, spark, tm
     duplicate = scorer_output([(4, envelope("tw-a", "fine again"))])  # another record, an id seen before
     produce(topics_ready, first + first[:1] + duplicate)  # tw-a written twice by the scorer: a replay
     backlog = parse_trigger("available-now")
-    table_writer.start(spark, settings, backlog).awaitTermination()
+    table_query.start(spark, settings, backlog).awaitTermination()
     produce(topics_ready, first + duplicate)  # after a scorer restart, all of it once more
-    table_writer.start(spark, settings, backlog).awaitTermination()
+    table_query.start(spark, settings, backlog).awaitTermination()
     summary = summarize(spark, settings, alerts=False)
 
     assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (4, 2, 1, 1)
@@ -88,7 +88,7 @@ def test_a_record_the_scorer_did_not_write_is_a_dead_letter_of_its_own(topics_re
     before = offsets_now(topics_ready, ("feedback-scored", "feedback-deadletter"))
     scorers = scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")])  # an event and a dead letter
     produce(topics_ready, scorers + stray + stray[:1])
-    table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
+    table_query.start(spark, settings, parse_trigger("available-now")).awaitTermination()
 
     summary = summarize(spark, settings, alerts=False)
     # Each stray record is a dead letter, the one sent twice twice: two records, two positions.
@@ -161,7 +161,7 @@ def test_the_rule_reads_each_record_once_and_keeps_a_slot_for_each_position_and_
     first = scorer_output([(1, envelope("tw-a", "fine")), (2, envelope("tw-b", "good")), (3, b"{broken")])
     duplicate = scorer_output([(4, envelope("tw-a", "fine again"))])
     produce(topics_ready, first + first[:1] + duplicate)  # five records: one a replay, one a duplicate
-    query = table_writer.start(spark, settings, parse_trigger("available-now"))
+    query = table_query.start(spark, settings, parse_trigger("available-now"))
     query.awaitTermination()
 
     assert sum(progress["numInputRows"] for progress in query.recentProgress) == 5
@@ -219,7 +219,7 @@ def test_a_copy_is_recognised_within_the_horizon_and_written_again_past_it(topic
 
     def run(records) -> None:
         produce(topics_ready, records)
-        table_writer.start(spark, settings, backlog).awaitTermination()
+        table_query.start(spark, settings, backlog).awaitTermination()
 
     run(scorer_output([(1, envelope("tw-a", "first")), (2, b"{broken")]))
     run(scorer_output([(3, envelope("tw-a", "within"))]))  # another record of tw-a, at once: a duplicate
@@ -258,7 +258,7 @@ def test_a_checkpoint_of_an_earlier_table_writer_is_moved_aside_and_the_query_go
     produce(topics_ready, scorer_output([(2, envelope("tw-new", "after"))]))
 
     assert table_checkpoint.superseded_layout(spark, str(folder)) == layout
-    table_writer.start(spark, settings, parse_trigger("available-now")).awaitTermination()
+    table_query.start(spark, settings, parse_trigger("available-now")).awaitTermination()
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
     assert [r["id"] for r in scored] == ["tw-new"]
     assert (tmp_path / "checkpoints" / f"tables-{layout}" / "commits" / "3").exists()
@@ -338,16 +338,16 @@ def test_only_the_batch_a_stopped_run_left_uncommitted_looks_at_the_tables(topic
     monkeypatch.setattr(TableWriter, "_append", stopped_before_the_counts_row)
     produce(topics_ready, scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")]))
     with pytest.raises(Exception, match="stopped"):
-        table_writer.start(spark, settings, backlog).awaitTermination()
+        table_query.start(spark, settings, backlog).awaitTermination()
     assert (
         table_checkpoint.uncommitted_batch(spark, settings, table_writer.QUERY_NAME) == 0
     )  # Spark's checkpoint: offsets 0, no commit 0
 
     monkeypatch.setattr(TableWriter, "_append", append)
-    table_writer.start(spark, settings, backlog).awaitTermination()  # batch 0 again: it looks
+    table_query.start(spark, settings, backlog).awaitTermination()  # batch 0 again: it looks
     assert table_checkpoint.uncommitted_batch(spark, settings, table_writer.QUERY_NAME) is None
     produce(topics_ready, scorer_output([(3, envelope("tw-b", "new"))]))
-    table_writer.start(spark, settings, backlog).awaitTermination()  # a new batch first: no look
+    table_query.start(spark, settings, backlog).awaitTermination()  # a new batch first: no look
 
     assert looks == [0]
     summary = summarize(spark, settings, alerts=False)

@@ -1,4 +1,4 @@
-"""The column expressions the Spark jobs share (jobs/transforms.py), on a small frame."""
+"""The column expressions the Spark jobs share (jobs/common/transforms.py), on a small frame."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 from pyspark.sql import functions as F
 
-from jobs import transforms
+from jobs.common import transforms
 
 pytestmark = pytest.mark.spark
 

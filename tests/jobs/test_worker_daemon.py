@@ -1,4 +1,4 @@
-"""PySpark's worker daemon without a re-read of Spark's zips at every task (jobs/worker_daemon.py)."""
+"""PySpark's worker daemon without a re-read of Spark's zips at every task (jobs/common/worker_daemon.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import zipimport
 
 import pytest
 
-from jobs.worker_daemon import invalidate_when_changed
+from jobs.common.worker_daemon import invalidate_when_changed
 
 eager_zipimport = pytest.mark.skipif(sys.version_info >= (3, 12), reason="Python 3.12 invalidates lazily itself")
 

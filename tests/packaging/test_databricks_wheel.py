@@ -47,7 +47,7 @@ PROBE = Path(__file__).with_name("wheel_probe.py")
 RUNTIME_PACKAGES = ("pyspark", "delta-spark", "pandas", "pyarrow")
 # Third-party modules the wheel's code imports only inside a function, deliberately absent here.
 NOT_INSTALLED = {
-    "matplotlib": "Databricks Runtime 18 and 17.3 ship it (3.10); only jobs/report.py and jobs/price_trend.py import it, "
+    "matplotlib": "Databricks Runtime 18 and 17.3 ship it (3.10); only jobs/views/report.py and jobs/price_trend.py import it, "
     "to draw their charts",
     "benchmarks": "not in the wheel: `feedback bench` measures on a developer's machine (`make bench`)",
 }
@@ -134,8 +134,8 @@ def test_the_wheel_carries_the_package_data_of_its_packages(environment):
         for path in (REPO / package.replace(".", "/")).glob(pattern)
     }
     assert {
-        "jobs/fairscheduler.xml",
-        "jobs/log4j2-local.properties",
+        "jobs/common/fairscheduler.xml",
+        "jobs/common/log4j2-local.properties",
         "producers/samples/twitter.jsonl",
         "feedback/clients/maven/spark/pom.xml",
     } <= expected

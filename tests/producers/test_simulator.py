@@ -17,7 +17,9 @@ from feedback.core.catalogue import ALERTS_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC,
 from feedback.core.schema import encode, validate_feedback
 from feedback.core.settings import SHORT_SHIFT_RULE
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import scorer, sentiment_pipeline, shifts
+from jobs import sentiment_pipeline
+from jobs.scoring import scorer
+from jobs.shift_alerts import shifts
 from producers import sample_texts
 from producers.position import Position
 from producers.simulator import (

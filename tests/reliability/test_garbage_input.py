@@ -89,7 +89,7 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
 
     from feedback.clients.sentiment import analyzer_for
     from feedback.core.alert_rules import AlertRules
-    from jobs.scoring import route
+    from jobs.scoring.scoring import route
 
     out = route(source_frame(sample), analyzer_for("vader"), AlertRules(0.3, 0.9, "#neg", "#pos"))
     pa.Table.from_pandas(out)  # what Spark does with it: every record Arrow can carry
@@ -108,7 +108,7 @@ def test_the_scorer_routes_every_payload_to_exactly_one_side_with_a_reason_when_
 def test_a_sample_of_garbage_lands_once_on_one_side_in_spark(spark, sample):
     from feedback.core.settings import load_settings
     from jobs.reprocess import rescore
-    from jobs.scorer import scored_records
+    from jobs.scoring.scorer import scored_records
     from tests.support.events import kafka_rows
 
     values = sample + [json.dumps(VALID).encode(), None]
@@ -157,7 +157,7 @@ def test_every_record_the_scorer_writes_of_fields_at_and_past_their_limits_fits_
     from feedback.core.alert_rules import AlertRules
     from feedback.core.sizing.limits import MAX_RECORD_BYTES
     from feedback.core.sizing.model import KAFKA_RECORD_OVERHEAD_BYTES
-    from jobs.scoring import route
+    from jobs.scoring.scoring import route
 
     out = route(source_frame(sample), NegativeAnalyzer(), AlertRules(0.3, 0.9, "#neg", "#pos"))
     assert set(out["topic"]) >= {"feedback-alerts"} or all(parse_record(v)[1] for v in sample)

@@ -12,7 +12,7 @@ notebook cell that explained one would keep the key in its saved output. So:
 * the scorer's source failing against an Event Hubs address (a listener that is not TLS, so the
   client fails at once) shows no key in its error, its progress or Spark's log;
 * the hazard itself is pinned: the key IS in `explain` output with Spark's default settings, and
-  `spark.sql.redaction.string.regex` removes it; jobs/spark.py sets it on every session the
+  `spark.sql.redaction.string.regex` removes it; jobs/common/spark.py sets it on every session the
   project makes (`PLAN_REDACTION`). If a Spark version ever redacts it by itself, the first
   test fails and the rule can be lifted.
 
@@ -34,10 +34,10 @@ from typing import Iterator
 import pytest
 
 from feedback.core.triggers import Trigger
-from jobs.scorer import scored_records
-from jobs.scorer import start as start_scorer
-from jobs.spark import PLAN_REDACTION, STRING_REDACTION
-from jobs.streaming import kafka_source
+from jobs.common.spark import PLAN_REDACTION, STRING_REDACTION
+from jobs.common.streaming import kafka_source
+from jobs.scoring.scorer import scored_records
+from jobs.scoring.scorer import start as start_scorer
 from tests.support.repo import REPO
 from tests.support.secrets import FAKE, all_secrets, assert_no_secret, error_texts, printed, private_part, run_cli
 

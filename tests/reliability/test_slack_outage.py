@@ -22,7 +22,7 @@ from feedback.clients.alerts import SlackNotifier
 from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
-from jobs.summary import summarize
+from jobs.views.summary import summarize
 from tests.support.alerts import posted_alert_keys
 from tests.support.events import sample_batch
 from tests.support.kafka import offsets_now, produce

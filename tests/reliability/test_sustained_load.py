@@ -29,8 +29,9 @@ from feedback.clients.kafka_client import end_offsets
 from feedback.core.catalogue import FEEDBACK_TOPICS
 from feedback.core.schema import encode
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import scorer, sentiment_pipeline
-from jobs.summary import summarize
+from jobs import sentiment_pipeline
+from jobs.scoring import scorer
+from jobs.views.summary import summarize
 from tests.support.events import NEGATIVE, NEUTRAL, POSITIVE, event
 from tests.support.kafka import offsets_now
 from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs.alerts_log import read_log
+from jobs.alerts.alerts_log import read_log
 
 
 def posted_message_ids(slack: SlackWebStandIn) -> list[str]:

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.devtools.slack_standin import SlackWebStandIn
-from jobs import scorer
+from jobs.scoring import scorer
 from tests.support.kafka import offsets_now, spark_offsets
 from tests.support.repo import REPO
 

@@ -9,8 +9,8 @@ import pandas as pd
 
 from feedback.clients.sentiment import analyzer_for
 from feedback.core.alert_rules import AlertRules
-from jobs.scoring import route
-from jobs.table_warm_up import KAFKA_ROW_SCHEMA
+from jobs.scoring.scoring import route
+from jobs.tables.table_warm_up import KAFKA_ROW_SCHEMA
 
 RULES = AlertRules(0.3, 0.9, "#neg", "#pos")
 

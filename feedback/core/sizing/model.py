@@ -66,7 +66,7 @@ DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
 DEFAULT_MAX_OFFSETS_PER_TRIGGER: Optional[int] = Settings.model_fields["max_offsets_per_trigger"].default
 # The table writer coalesces a batch to `tables_tasks` partitions after its de-duplication, which
 # leaves the batch in `tables_state_partitions` partitions (spark.sql.shuffle.partitions for its
-# query, jobs/table_writer.py); coalescing never adds partitions, so at most that many tasks run at
+# query, jobs/tables/table_writer.py); coalescing never adds partitions, so at most that many tasks run at
 # once. Spark fixes the number at the query's first run: raising it needs a new checkpoint, which
 # starts the de-duplication state empty. The stack has no key for it: the deployed jobs run the
 # setting's default.
@@ -93,7 +93,7 @@ POSITIVE_SHARE = 0.10
 # The alert channels: `negative_channel` and `positive_channel` (feedback.core.settings). Each is
 # one key of feedback-alerts, so one partition and one dispatcher's work.
 ALERT_CHANNELS = 2
-# Bytes the scorer adds, measured on a 1,050-byte sample event (jobs/scoring.py's `route`): a
+# Bytes the scorer adds, measured on a 1,050-byte sample event (jobs/scoring/scoring.py's `route`): a
 # scored record is 190 bytes longer, with a 19-byte key; an alert record 128 longer, with an
 # 18-byte key. Rounded up to the next ten.
 SCORED_EXTRA_BYTES = 210

@@ -196,7 +196,7 @@ def _tb(n: float) -> str:
 
 # Spark's Kafka source reads each Kafka partition in a task of its own unless `minPartitions` is set
 # ("Structured Streaming + Kafka Integration Guide"); the scorer then merges them into one task per
-# core (jobs/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
+# core (jobs/scoring/scorer.py), so it uses at most as many cores as the feedback topics have partitions.
 def partitions_wanted(target: Target, scorer_cores: int) -> int:
     """Partitions a feedback topic wants at the target rate, before any backend's limit: the largest of
     the catalogue's count, feedback-scored's bytes and events at about one throughput unit a

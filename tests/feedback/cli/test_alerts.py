@@ -14,7 +14,7 @@ from feedback.cli.main import app
 from feedback.clients.kafka_client import connect, end_offsets
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import utc_now_iso
-from jobs.alerts_log import MessageRecord
+from jobs.alerts.message_records import MessageRecord
 from tests.support.kafka import produce
 from tests.support.settings import free_port
 

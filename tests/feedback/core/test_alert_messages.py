@@ -20,7 +20,7 @@ from feedback.core.alert_messages import (
     show_command,
 )
 from feedback.core.schema import ALERT_FIELDS, names
-from jobs.shift_rule import Decision, shift_record
+from jobs.shift_alerts.shift_rule import Decision, shift_record
 
 
 def an_alert(n: int, score: float = 0.1, text: str = "The sync broke again", **more) -> Alert:

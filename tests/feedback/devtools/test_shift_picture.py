@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from feedback.devtools.shift_picture import demo_rule, draw, release_trace
-from jobs.report import NothingToDraw, draw_shift_trace
+from jobs.views.report import NothingToDraw, draw_shift_trace
 
 
 def test_the_release_sample_gives_one_alert_on_its_burst_and_one_recovery():

@@ -39,10 +39,8 @@ statistics) and skips the appends the stopped run made. The counts row comes las
 when the rows it counts have committed (`committed_at`): a batch with a counts row has all
 its rows. The other appends are independent, so they run at once (`run_together`).
 
-Before the query starts: a query that keeps running is warmed up (jobs/table_warm_up.py), the
-checkpoint is read for a batch a stopped run left uncommitted and for an earlier table
-writer's layout (jobs/table_checkpoint.py), and the tables get the Delta properties that
-maintain them (jobs/table_upkeep.py).
+The query, and what runs before it starts (a warm-up, the checkpoint's reading, the tables'
+Delta properties), is jobs/tables/table_query.py.
 
 Settings: tables_trigger, tables_tasks, tables_horizon_h, tables_state_partitions,
 tables_log_retention_h, checkpoint_location (this query's folder is `tables`),
@@ -63,7 +61,6 @@ from pyspark import InheritableThread
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.window import Window
 
 from feedback.core.catalogue import (
@@ -76,14 +73,9 @@ from feedback.core.catalogue import (
 )
 from feedback.core.schema import deadletter_struct
 from feedback.core.settings import Settings
-from feedback.core.triggers import Trigger, parse_trigger
-from jobs.delta_table import read_delta
-from jobs.scored_records import SCORED_RECORD, scored_rows, utc_time
-from jobs.spark import session_conf
-from jobs.streaming import kafka_source
-from jobs.table_checkpoint import superseded_checkpoint_offsets, uncommitted_batch
-from jobs.table_upkeep import keep_table_properties, table_defaults
-from jobs.transforms import raw_columns
+from jobs.common.delta_table import read_delta
+from jobs.common.scored_records import SCORED_RECORD, scored_rows, utc_time
+from jobs.common.transforms import raw_columns
 
 log = logging.getLogger(__name__)
 
@@ -95,16 +87,6 @@ DEADLETTER_RECORD = deadletter_struct()
 _KEY_RECORD = T.StructType([T.StructField("id", T.StringType())] + [SCORED_RECORD[name] for name in POSITION])
 # The marked stream's rows: a record (`new_key` null) or a key read for the first time (`new_key` true).
 RECORD, NEW_KEY = "record", "new key"
-# The state store: RocksDB (state on local disk, not the JVM heap), checkpointing only what a
-# batch changed. Databricks Runtime 17.3 and 18 have both by default ("Configure RocksDB state store
-# on Databricks", docs.databricks.com/structured-streaming/rocksdb-state-store); Spark needs
-# them set.
-LOCAL_STATE_STORE = {
-    "spark.sql.streaming.stateStore.providerClass": (
-        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-    ),
-    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
-}
 
 
 # Why a record of the table writer's topics that the scorer did not write is a dead letter.
@@ -449,35 +431,3 @@ class TableWriter:
             time.monotonic() - decided_at,
         )
         return counts
-
-
-def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = None) -> StreamingQuery:
-    """Start the table writer's streaming query. A query that keeps running (a processing-time
-    trigger) is warmed up first (`warm_up`); a backlog run's first batch is the backlog.
-
-    Its state is kept in `tables_state_partitions` partitions, a number Spark fixes at the
-    query's first run (from `spark.sql.shuffle.partitions`, set for it here).
-    """
-    from jobs.table_warm_up import warm_up  # it runs this module's TableWriter
-
-    trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
-    if trigger.kind == "processing-time":
-        log.info("tables: warmed up in %.1f s", warm_up(spark, settings))
-    carried = superseded_checkpoint_offsets(spark, settings, QUERY_NAME)
-    if carried is not None:
-        settings = settings.replace(starting_offsets=carried)
-    again = uncommitted_batch(spark, settings, QUERY_NAME)
-    keep_table_properties(spark, settings)
-    source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))
-    query_conf = {"spark.sql.shuffle.partitions": str(settings.tables_state_partitions), **table_defaults(settings)}
-    if not settings.on_databricks:
-        query_conf.update(LOCAL_STATE_STORE)
-    with session_conf(spark, query_conf):
-        return (
-            marked(source, settings.tables_horizon_h * 3600)
-            .writeStream.queryName(QUERY_NAME)
-            .foreachBatch(TableWriter(settings, again=again))
-            .option("checkpointLocation", settings.checkpoint_for(QUERY_NAME))
-            .trigger(**trigger.writer_options())
-            .start()
-        )

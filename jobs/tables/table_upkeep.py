@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 
 from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, DUPLICATES_TABLE, SCORED_TABLE
 from feedback.core.settings import Settings
-from jobs.delta_table import read_delta
+from jobs.common.delta_table import read_delta
 
 log = logging.getLogger(__name__)
 

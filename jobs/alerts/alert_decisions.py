@@ -4,7 +4,7 @@ A `Decider` takes alerts (`accept`), Slack's answers (`settle`) and the time (`C
 gives the next message of a channel (`next_post`), the records to write to `alerts-log`
 (`take_writes`, each encoded when it is decided) and the offsets that may be committed
 (`commits`). It reads no topic and calls no service, so it is tested on its own
-(tests/jobs/test_alert_decisions.py). The loop that owns the clients, jobs/dispatcher.py,
+(tests/jobs/test_alert_decisions.py). The loop that owns the clients, jobs/alerts/dispatcher.py,
 writes and flushes the records, posts, polls and commits; its docstring says what exactly
 once means here and how the record keeps it.
 """
@@ -23,10 +23,10 @@ from typing import Callable, Iterable, Optional
 from feedback.core.alert_messages import Alert, excerpt
 from feedback.core.catalogue import ALERTS_TOPIC, MESSAGE_RECORD_BYTES
 from feedback.core.schema import parse_utc, utc_iso
-from jobs.alerts_log import MessageRecord, PartitionMarks, SilenceCount
-from jobs.pacing import Pacer
-from jobs.repeats import Repeats, digest, source_of
-from jobs.silences import Silence, active_for, end_alert
+from jobs.alerts.message_records import MessageRecord, PartitionMarks, SilenceCount
+from jobs.alerts.pacing import Pacer
+from jobs.alerts.repeats import Repeats, digest, source_of
+from jobs.alerts.silences import Silence, active_for, end_alert
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class Decider:
         partition_of: Callable[[str], int] = lambda channel: 0,
     ):
         self.group = group
-        # Silences (jobs/silences.py), as the loop last read them: id -> silence. A silence's
+        # Silences (jobs/alerts/silences.py), as the loop last read them: id -> silence. A silence's
         # end line goes to its channel, or `notice_channel`, from the partition that channel's
         # alerts are in (`partition_of`), so only that partition's owner posts it.
         self.silences: dict[str, Silence] = {}

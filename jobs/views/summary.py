@@ -18,9 +18,10 @@ from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import BATCHES_TABLE, DEADLETTER_TABLE, SCORED_TABLE
 from feedback.core.schema import SHIFT_KIND, SILENCE_END_KIND
 from feedback.core.settings import Settings
-from jobs.alerts_log import MessageRecord, posted_alerts, read_log
-from jobs.delta_table import read_delta
-from jobs.status import percentile
+from jobs.alerts.alerts_log import read_log
+from jobs.alerts.message_records import MessageRecord, posted_alerts
+from jobs.common.delta_table import read_delta
+from jobs.views.status import percentile
 
 
 @dataclass
@@ -78,7 +79,7 @@ def alert_figures(records: dict[str, MessageRecord], summary: PipelineSummary) -
             continue
         events = 0
         for alert in record.alerts:
-            if alert.get("kind") == SHIFT_KIND:  # its id ends with its phase (jobs/shift_rule.py)
+            if alert.get("kind") == SHIFT_KIND:  # its id ends with its phase (jobs/shift_alerts/shift_rule.py)
                 phase = alert["event_id"].rsplit("|", 1)[-1]
                 summary.shifts_sent[phase] = summary.shifts_sent.get(phase, 0) + 1
             elif alert.get("kind") == SILENCE_END_KIND:

@@ -6,22 +6,22 @@
 A kafka-python consumer in the group `dispatcher_group` reads the alerts the scorer writes
 (keyed by channel, so each channel's alerts sit in one partition and one dispatcher of the
 group posts to it) and posts them through a `Notifier` (Slack, or the local alerts file).
-It is two parts: a `Decider` (jobs/alert_decisions.py) decides, without a client, which
+It is two parts: a `Decider` (jobs/alerts/alert_decisions.py) decides, without a client, which
 alerts wait, what each message carries, what goes on record and which offsets may be
 committed; the `Dispatcher` here owns the clients, built by `connect_dispatcher`, and does
 the polling, writing, posting and committing, in the order the steps below need.
 
 Pacing and grouping. Each channel gets at most `alert_channel_rate` messages a second, and
-all channels together at most `alert_workspace_rate` (jobs/pacing.py). When a channel may
+all channels together at most `alert_workspace_rate` (jobs/alerts/pacing.py). When a channel may
 post, its next message carries every alert waiting for it: one alert alone, as its own
 message; more, as a digest (feedback.core.alert_messages). So alerts never wait more than
 about one interval, whatever their rate. Posts run on a thread per channel in flight, so a
 429 or a slow answer on one channel holds only that channel.
 
 Exactly once. The record is the compacted topic `alerts-log`, one record per message
-(jobs/alerts_log.py):
+(jobs/alerts/message_records.py):
 
-1. An alert whose event already alerted is skipped (jobs/repeats.py: event ids within
+1. An alert whose event already alerted is skipped (jobs/alerts/repeats.py: event ids within
    `alert_repeat_window_s`, and for older events the source position).
 2. A message is decided (which alerts it carries, under a new id) and recorded, with its
    attempt, before it is posted; it never changes after. Each post is recorded again first.
@@ -33,8 +33,8 @@ Exactly once. The record is the compacted topic `alerts-log`, one record per mes
    message id between its first attempt and now) shows it absent.
 4. The consumer's offsets are committed up to the first alert not yet in a recorded message.
 
-Shift alerts (jobs/shifts.py) come through `feedback-alerts` too and are always a message of
-their own. Silences (jobs/silences.py, the topic `alert-silences`, read every round) hold back
+Shift alerts (jobs/shift_alerts/shifts.py) come through `feedback-alerts` too and are always a message of
+their own. Silences (jobs/alerts/silences.py, the topic `alert-silences`, read every round) hold back
 the alerts they match: recorded as silenced, never posted; once one has ended, one line says
 how many it held, posted by the owner of its channel's partition.
 
@@ -68,10 +68,11 @@ from feedback.core.alert_messages import from_rows, render
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, SILENCES_TOPIC
 from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings
-from jobs.alert_decisions import Decider, Outcome, RoundReport
-from jobs.alerts_log import MessageRecord, iter_log, whole_alerts
-from jobs.pacing import Pacer
-from jobs.silence_log import SilenceFeed
+from jobs.alerts.alert_decisions import Decider, Outcome, RoundReport
+from jobs.alerts.alerts_log import iter_log, whole_alerts
+from jobs.alerts.message_records import MessageRecord
+from jobs.alerts.pacing import Pacer
+from jobs.alerts.silence_log import SilenceFeed
 
 log = logging.getLogger(__name__)
 

@@ -46,8 +46,8 @@ from feedback.core.catalogue import ALERTS_LOG_TOPIC, FEEDBACK_TOPICS, SCORED_TA
 from feedback.core.errors import SettingsError
 from feedback.core.schema import encode, feedback_envelope, feedback_key, parse_utc, utc_now_iso
 from feedback.core.settings import Settings
-from jobs.alerts_log import MessageRecord, decode
-from jobs.status import STALL_MARGIN_S, local_folder, stall_allowance_s
+from jobs.alerts.message_records import MessageRecord, decode
+from jobs.views.status import STALL_MARGIN_S, local_folder, stall_allowance_s
 
 log = logging.getLogger(__name__)
 

@@ -136,7 +136,7 @@ class AlertCounts:
 
 def alert_counts(records: Iterable, recent: int = 200) -> AlertCounts:
     """Counts and the latest send -> posted latencies from the dispatcher's message records (pure)."""
-    from jobs.alerts_log import posted_alerts
+    from jobs.alerts.message_records import posted_alerts
 
     records = list(records)
     sent, waiting, failing, silenced = 0, 0, 0, 0
@@ -362,8 +362,11 @@ class PipelineStatus:
 def gather(settings: Settings) -> PipelineStatus:
     """Everything `feedback status` shows, read now."""
     from feedback.clients.kafka_client import end_offsets
-    from jobs import continuous_passthrough, scorer, shifts, table_writer
-    from jobs.alerts_log import MessageRecord, held_counts, read_log_all
+    from jobs.alerts.alerts_log import read_log_all
+    from jobs.alerts.message_records import MessageRecord, held_counts
+    from jobs.scoring import continuous_passthrough, scorer
+    from jobs.shift_alerts import shifts
+    from jobs.tables import table_writer
 
     now = datetime.now(timezone.utc)
     topics = (*FEEDBACK_TOPICS, SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
@@ -463,7 +466,7 @@ def _active_silences(settings: Settings, held: dict[str, int], now: datetime) ->
     from kafka.errors import KafkaError
 
     from feedback.clients.kafka_client import TopicMissing
-    from jobs.silence_log import read_silences
+    from jobs.alerts.silence_log import read_silences
 
     try:
         known = read_silences(settings)

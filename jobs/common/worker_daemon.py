@@ -1,6 +1,6 @@
 """PySpark's worker daemon, without re-reading Spark's zips at every task (local runs).
 
-    spark.python.daemon.module = jobs.worker_daemon     # set by jobs.spark.spark_session
+    spark.python.daemon.module = jobs.common.worker_daemon     # set by jobs.common.spark.spark_session
 
 PySpark's worker calls `importlib.invalidate_caches()` at the start of every task
 (`pyspark.worker_util.setup_spark_files`). On Python 3.10 and 3.11 that makes every

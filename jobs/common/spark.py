@@ -3,8 +3,8 @@
 On Databricks the runtime's session is used as it is (`getOrCreate()`); it already has the
 Kafka connector and Delta. Locally, Spark gets the connector and Delta jars that
 `feedback jars fetch` resolved into the cache (`spark.jars`, so nothing is downloaded when
-a job starts), Delta's SQL extension and catalog, the FAIR pools of jobs/fairscheduler.xml
-and a quiet log configuration (jobs/log4j2-local.properties; `feedback -v` shows all).
+a job starts), Delta's SQL extension and catalog, the FAIR pools of jobs/common/fairscheduler.xml
+and a quiet log configuration (jobs/common/log4j2-local.properties; `feedback -v` shows all).
 """
 
 from __future__ import annotations
@@ -31,6 +31,17 @@ HERE = Path(__file__).resolve().parent
 PLAN_REDACTION = r'(?i)SharedAccessKey=[^;"\s]+'
 STRING_REDACTION = "spark.sql.redaction.string.regex"
 
+# The state store: RocksDB (state on local disk, not the JVM heap), checkpointing only what a
+# batch changed. Databricks Runtime 17.3 and 18 have both by default ("Configure RocksDB state store
+# on Databricks", docs.databricks.com/structured-streaming/rocksdb-state-store); Spark needs
+# them set.
+LOCAL_STATE_STORE = {
+    "spark.sql.streaming.stateStore.providerClass": (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    ),
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+}
+
 
 def redact_plans(session: SparkSession) -> None:
     """Add PLAN_REDACTION to the session's string redaction, keeping any regex already set."""
@@ -40,7 +51,7 @@ def redact_plans(session: SparkSession) -> None:
 
 
 def _logging_options() -> str:
-    """Spark's log configuration: jobs/log4j2-local.properties (warnings and errors without
+    """Spark's log configuration: jobs/common/log4j2-local.properties (warnings and errors without
     the known noise), or with Python logging at INFO (`feedback -v`) Spark's own defaults."""
     if logging.getLogger().isEnabledFor(logging.INFO):
         return "-Dlog4j2.level=warn"
@@ -59,7 +70,7 @@ def stderr_to(path: Path) -> Iterator[None]:
     runs, then put back. A process started in the block keeps writing there after it: Spark's
     JVM, and through it the Python workers, whose output the JVM copies to its own standard
     error (PySpark's worker chatter: the "Streaming TransformWithStateInPandas Python worker"
-    lines), and log4j's console appender (jobs/log4j2-local.properties writes to SYSTEM_ERR)."""
+    lines), and log4j's console appender (jobs/common/log4j2-local.properties writes to SYSTEM_ERR)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     sys.stderr.flush()
     saved = os.dup(2)
@@ -113,8 +124,8 @@ def spark_session(
         .config("spark.databricks.delta.snapshotPartitions", "2")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
         .config("spark.scheduler.allocation.file", str(HERE / "fairscheduler.xml"))
-        # PySpark's daemon without a re-read of Spark's zips at every task (jobs/worker_daemon.py).
-        .config("spark.python.daemon.module", "jobs.worker_daemon")
+        # PySpark's daemon without a re-read of Spark's zips at every task (jobs/common/worker_daemon.py).
+        .config("spark.python.daemon.module", "jobs.common.worker_daemon")
         .config("spark.driver.extraJavaOptions", _logging_options())
     )
     if jvm_log is None:

@@ -4,7 +4,7 @@
     python -m jobs.sentiment_pipeline --part scorer ...       # the Databricks task
 
 Reads `twitter-feedback` and `slack-feedback` with Spark's Kafka source, makes one Python
-pass per Arrow batch (`mapInPandas` over `jobs.scoring.route`: parse, validate, score,
+pass per Arrow batch (`mapInPandas` over `jobs.scoring.scoring.route`: parse, validate, score,
 decide alerts) and writes everything with one Kafka sink, each row routed by its `topic`
 column to `feedback-scored`, `feedback-deadletter` or `feedback-alerts`. Stateless: no
 Delta, no `foreachBatch`, nothing between an event and its alert but the scoring.
@@ -31,9 +31,9 @@ from feedback.core.alert_rules import alert_rules
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
-from jobs.scoring import OUTPUT_SCHEMA, route
-from jobs.spark import session_conf
-from jobs.streaming import kafka_source
+from jobs.common.spark import session_conf
+from jobs.common.streaming import kafka_source
+from jobs.scoring.scoring import OUTPUT_SCHEMA, route
 
 QUERY_NAME = "scorer"
 # Records per Arrow batch into the Python pass of a query that keeps running (Spark's default

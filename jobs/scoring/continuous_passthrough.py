@@ -15,7 +15,7 @@ valid event), `event` (the envelope, for a valid one), `source_topic`, `partitio
 key the event id, or `topic:partition:offset` for an invalid record. A reprocessing run
 scores what it forwarded.
 Each partition holds a task for the query's lifetime, so a local run needs a task slot
-per partition (`jobs.spark.task_slots_needed`). See docs/pipeline.md for what was tried and measured.
+per partition (`jobs.common.spark.task_slots_needed`). See docs/pipeline.md for what was tried and measured.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from feedback.core.catalogue import PASSTHROUGH_TOPIC
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.schema import FEEDBACK_FIELDS, feedback_struct
 from feedback.core.settings import Settings
-from jobs.streaming import kafka_source
-from jobs.transforms import utc_timestamp
+from jobs.common.streaming import kafka_source
+from jobs.common.transforms import utc_timestamp
 
 QUERY_NAME = "sentiment-continuous"
 

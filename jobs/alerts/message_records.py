@@ -1,4 +1,5 @@
-"""The alert dispatcher's record, the compacted topic `alerts-log`: one record per message.
+"""The alert dispatcher's record, the compacted topic `alerts-log`: one record per message (pure:
+the records and their encoding; jobs/alerts/alerts_log.py reads the topic).
 
 Key `<group>|<message id>`; the value is the message's latest state (`MessageRecord`): the
 channel, the `feedback-alerts` partition its alerts came from (its owner settles it) and
@@ -8,7 +9,7 @@ outcome is unknown is looked up in its channel's history by its id, never regrou
 record keeps of each alert only what deciding repeats and the figures need
 (`COMPACT_FIELDS`, about 150 bytes); to post a message again after a restart, its alerts
 are read back whole from `feedback-alerts` at its offsets (`whole_alerts`). Each record also
-carries its partition's marks (jobs/repeats.py) as they stood when it was decided, and before
+carries its partition's marks (jobs/alerts/repeats.py) as they stood when it was decided, and before
 messages are tombstoned the marks of each partition are kept in a record of their own
 (`PartitionMarks`, key `<group>|marks|<partition>`), which is never tombstoned.
 
@@ -27,10 +28,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Iterator, Optional
 
-from feedback.clients.kafka_client import end_offsets, iter_range
-from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC
 from feedback.core.schema import SILENCE_END_KIND, parse_utc
-from feedback.core.settings import Settings
 
 COMPACT_FIELDS = ("key", "event_id", "score", "offset", "kafka_timestamp", "scored_at", "source_topic", "partition")
 
@@ -83,7 +81,7 @@ class MessageRecord:
 
 @dataclass
 class PartitionMarks:
-    """A partition's marks (jobs/repeats.py) kept apart from its messages, under
+    """A partition's marks (jobs/alerts/repeats.py) kept apart from its messages, under
     `<group>|marks|<partition>`, never tombstoned: they outlive the messages that carried them."""
 
     group: str
@@ -166,35 +164,6 @@ def latest_states(messages: Iterable, prefix: bytes) -> Iterator[tuple[str, Opti
             yield message.key[len(prefix) :].decode("utf-8"), message.value
 
 
-def iter_log(
-    settings: Settings, group: str, timeout_s: float = 60
-) -> Iterator[tuple[str, Optional[MessageRecord | PartitionMarks | SilenceCount]]]:
-    """Each record of `group` in `alerts-log` (None for a tombstone), in offset order, read to
-    the topic's current end: a later record of a key replaces an earlier one."""
-    prefix = f"{group}|".encode("utf-8")
-    records = iter_range(settings, ALERTS_LOG_TOPIC, {}, end_offsets(settings, ALERTS_LOG_TOPIC), timeout_s)
-    for message_id, value in latest_states(records, prefix):
-        yield message_id, None if value is None else decode(value)
-
-
-def read_log(settings: Settings, group: str, timeout_s: float = 60) -> dict[str, MessageRecord]:
-    """The latest record of each message of `group`, read to the topic's current end."""
-    return {k: r for k, r in read_log_all(settings, group, timeout_s).items() if isinstance(r, MessageRecord)}
-
-
-def read_log_all(
-    settings: Settings, group: str, timeout_s: float = 60
-) -> dict[str, MessageRecord | PartitionMarks | SilenceCount]:
-    """The latest record of each key of `group` (messages, marks, silence counts)."""
-    records: dict[str, MessageRecord | PartitionMarks | SilenceCount] = {}
-    for key, record in iter_log(settings, group, timeout_s):
-        if record is None:
-            records.pop(key, None)
-        else:
-            records[key] = record
-    return records
-
-
 def posted_alerts(records: Iterable[MessageRecord]) -> Iterator[tuple[MessageRecord, dict, Optional[float]]]:
     """(message, alert, send -> posted in ms or None) for each event's alert of the sent messages
     (pure); a shift alert (decided once the watermark passed its minute) or a silence's end line
@@ -208,28 +177,3 @@ def posted_alerts(records: Iterable[MessageRecord]) -> Iterator[tuple[MessageRec
                 continue
             stamp = alert.get("kafka_timestamp")
             yield record, alert, (sent_at - parse_utc(stamp)).total_seconds() * 1000 if stamp else None
-
-
-# What a message shows of an alert that `feedback-alerts` no longer holds (kept 7 days).
-GONE = {
-    "source": "?",
-    "author": "?",
-    "text": "(no longer in feedback-alerts: see the feedback_scored table)",
-    "url": None,
-}
-
-
-def whole_alerts(settings: Settings, record: MessageRecord) -> list[dict]:
-    """The alerts of a message as the scorer wrote them, read back from `feedback-alerts` at
-    the record's offsets, in the record's order; one that is gone keeps what the record has."""
-    if not record.alerts or "text" in record.alerts[0]:
-        return record.alerts
-    wanted = {offset for offset in record.offsets if offset >= 0}
-    found: dict[str, dict] = {}
-    if wanted:
-        start, end = {record.partition: min(wanted)}, {record.partition: max(wanted) + 1}
-        for message in iter_range(settings, ALERTS_TOPIC, start, end):
-            if message.offset in wanted:
-                alert = json.loads(message.value)
-                found[alert.get("key")] = alert
-    return [found.get(alert["key"]) or {**GONE, "channel": record.channel, **alert} for alert in record.alerts]

@@ -13,9 +13,9 @@ from feedback.core.alert_rules import AlertRules
 from feedback.core.catalogue import DEADLETTER_TOPIC, SCORED_TOPIC
 from feedback.core.schema import encode, feedback_envelope, utc_iso
 from feedback.core.settings import Settings
-from jobs.scoring import route
-from jobs.table_files import delete
-from jobs.table_writer import QUERY_NAME, TableWriter, with_new_keys
+from jobs.scoring.scoring import route
+from jobs.tables.table_files import delete
+from jobs.tables.table_writer import QUERY_NAME, TableWriter, with_new_keys
 
 # What Spark's Kafka source gives foreachBatch (its fixed schema).
 KAFKA_ROW_SCHEMA = (

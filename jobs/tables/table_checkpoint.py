@@ -10,7 +10,7 @@ from typing import Optional
 from pyspark.sql import SparkSession
 
 from feedback.core.settings import Settings
-from jobs.table_files import batch_ids, exists, hadoop_path
+from jobs.tables.table_files import batch_ids, exists, hadoop_path
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 A source's events are counted in one-minute buckets of event time (`created_at`): negative
 events (scored below `negative_threshold`) and all events. Minutes are decided one at a
-time, in order, once the watermark has passed them (jobs/shifts.py); a minute with no
+time, in order, once the watermark has passed them (jobs/shift_alerts/shifts.py); a minute with no
 events counts as empty. For each decided minute `m`:
 
 * the **share** is the negative share of the window, the last `window_min` minutes

@@ -8,10 +8,10 @@ One stateful query over `feedback-scored`: rows are keyed by source and counted 
 one-minute buckets of event time (`created_at`) by `transformWithStateInPandas` (event-time
 timers, output mode Update). A minute is decided once the watermark (the newest event time
 less `shift_watermark_delay_s`) has passed its end, in order, by the rule in
-jobs/shift_rule.py; so a replay gives the same decisions in one batch or in many. An alert
+jobs/shift_alerts/shift_rule.py; so a replay gives the same decisions in one batch or in many. An alert
 or a recovery is a SHIFT_FIELDS record (feedback/core/schema.py) in `feedback-alerts`, keyed
 by the negative channel, with a deterministic id: the Kafka sink writes at least once, and
-the dispatcher posts each id once (jobs/repeats.py).
+the dispatcher posts each id once (jobs/alerts/repeats.py).
 
 A part of its own, off the per-event alert path, with its own checkpoint
 (`checkpoint_location`/shifts), trigger (`shifts_trigger`) and FAIR pool; locally it runs in the
@@ -45,11 +45,10 @@ from feedback.core.catalogue import ALERTS_TOPIC, SCORED_TOPIC
 from feedback.core.kafka_options import spark_kafka_options
 from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
-from jobs.scored_records import scored_rows
-from jobs.shift_rule import ShiftRule, SourceState, decide_through, idle, shift_record
-from jobs.spark import session_conf
-from jobs.streaming import kafka_source
-from jobs.table_writer import LOCAL_STATE_STORE
+from jobs.common.scored_records import scored_rows
+from jobs.common.spark import LOCAL_STATE_STORE, session_conf
+from jobs.common.streaming import kafka_source
+from jobs.shift_alerts.shift_rule import ShiftRule, SourceState, decide_through, idle, shift_record
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +157,7 @@ class ShiftProcessor(StatefulProcessor):
 def shift_rows(kafka: DataFrame) -> DataFrame:
     """`feedback-scored` records as (source, id, text, score, event_ms, kafka_ms, event_time),
     without the records that are not scored events, read as every job reads them
-    (`jobs.scored_records.scored_rows`). The event time is `created_at`, or the Kafka timestamp
+    (`jobs.common.scored_records.scored_rows`). The event time is `created_at`, or the Kafka timestamp
     where that is earlier: an event cannot be written before it was sent, and one dated in the
     future would move the watermark (which never goes back) past every source's minutes."""
     rows = scored_rows(kafka, F.col("timestamp").alias("kafka_time"))

@@ -3,7 +3,7 @@
     raw_columns(value)   -> (raw_value, raw_encoding): a Kafka value as a dead letter keeps it
     utc_timestamp(text)  -> an ISO-8601 UTC time as `utc_iso` writes it, as a timestamp
 
-Scoring has one path, the scorer's (`jobs.scorer.scored_records` over `jobs.scoring.route`):
+Scoring has one path, the scorer's (`jobs.scoring.scorer.scored_records` over `jobs.scoring.scoring.route`):
 reprocessing (jobs/reprocess.py) runs it too.
 """
 

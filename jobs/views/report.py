@@ -27,9 +27,9 @@ from pyspark.sql import functions as F
 from feedback.core.alert_rules import alert_rules
 from feedback.core.catalogue import BATCHES_TABLE, SCORED_TABLE
 from feedback.core.settings import Settings
-from jobs.alerts_log import read_log
-from jobs.delta_table import read_delta
-from jobs.shift_rule import MinuteTrace, ShiftRule
+from jobs.alerts.alerts_log import read_log
+from jobs.common.delta_table import read_delta
+from jobs.shift_alerts.shift_rule import MinuteTrace, ShiftRule
 
 MAX_BUCKETS = 120
 
@@ -241,7 +241,7 @@ def _latency(spark: SparkSession, settings: Settings, scored: DataFrame):
 
 
 def draw_shift_trace(trace: list[MinuteTrace], source: str, rule: ShiftRule, out: Path) -> Path:
-    """The shift rule over a source's minutes (jobs/shift_rule.py): the window's negative share,
+    """The shift rule over a source's minutes (jobs/shift_alerts/shift_rule.py): the window's negative share,
     the baseline it is compared with and the alert line (`factor` times it), the minutes spent
     alerting shaded, the alert and the recovery marked. docs/pipeline.md shows it for the
     demo's release sample (`feedback pipeline shift-picture`)."""

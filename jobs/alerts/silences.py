@@ -6,10 +6,10 @@
 
 A silence matches an alert by its channel, its source and/or a text the alert contains (all
 that are given, case-insensitive for the text), from when it was made until its end. It is a
-record of the compacted topic `alert-silences`, keyed by its id (jobs/silence_log.py), so it
+record of the compacted topic `alert-silences`, keyed by its id (jobs/alerts/silence_log.py), so it
 works on every backend; ending one early writes it again with `ended_at`.
 
-The dispatcher (jobs/alert_decisions.py) does not post an alert a silence matches when it
+The dispatcher (jobs/alerts/alert_decisions.py) does not post an alert a silence matches when it
 reads it: it records it in `alerts-log` as silenced, with the silence's id (`feedback alerts
 show ID` lists them for a repeat window), and keeps a count per silence. Once the silence has
 ended, one line is posted, like any message, to the silence's channel (or the negative

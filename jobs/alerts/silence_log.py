@@ -1,5 +1,5 @@
 """Silences on Kafka: the compacted topic `alert-silences`, one record per silence, keyed by
-its id (the record: jobs/silences.py).
+its id (the record: jobs/alerts/silences.py).
 
     write_silence(settings, silence)      # `feedback alerts silence` / `unsilence`
     read_silences(settings)               # `feedback alerts silences`, `feedback status`
@@ -16,7 +16,7 @@ from kafka import TopicPartition
 from feedback.clients.kafka_client import TopicMissing, connect, end_offsets, iter_range, require_topic
 from feedback.core.catalogue import SILENCES_TOPIC
 from feedback.core.settings import Settings
-from jobs.silences import Silence
+from jobs.alerts.silences import Silence
 
 log = logging.getLogger(__name__)
 
