@@ -40,7 +40,7 @@ class AlertRules:
     def channel_sql(self, score: str = "score") -> str:
         """`channel` as a Spark SQL expression over the column `score` (null for none), for
         the tables' readers: the summary, the report and reprocessing's comparison. Written
-        beside `channel` so the rule is read in one place; tests/jobs/test_scoring.py holds
+        beside `channel` so the rule is read in one place; tests/jobs/scoring/test_scoring.py holds
         the two equal at and around both thresholds."""
 
         def text(value: str) -> str:

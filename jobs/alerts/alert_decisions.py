@@ -4,7 +4,7 @@ A `Decider` takes alerts (`accept`), Slack's answers (`settle`) and the time (`C
 gives the next message of a channel (`next_post`), the records to write to `alerts-log`
 (`take_writes`, each encoded when it is decided) and the offsets that may be committed
 (`commits`). It reads no topic and calls no service, so it is tested on its own
-(tests/jobs/test_alert_decisions.py). The loop that owns the clients, jobs/alerts/dispatcher.py,
+(tests/jobs/alerts/test_alert_decisions.py). The loop that owns the clients, jobs/alerts/dispatcher.py,
 writes and flushes the records, posts, polls and commits; its docstring says what exactly
 once means here and how the record keeps it.
 """

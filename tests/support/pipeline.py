@@ -20,7 +20,7 @@ from tests.support.kafka import offsets_now, spark_offsets
 from tests.support.repo import REPO
 
 OUTPUT_TOPICS = (SCORED_TOPIC, DEADLETTER_TOPIC, ALERTS_TOPIC)
-# The parts a test that is not about shift alerts runs: the shift query (tests/jobs/test_shifts.py)
+# The parts a test that is not about shift alerts runs: the shift query (tests/jobs/shift_alerts/test_shifts.py)
 # is a Spark query with a Python state server of its own, and costs every pipeline test its start.
 WITHOUT_SHIFTS = ("scorer", "dispatcher", "tables")
 

@@ -1,6 +1,6 @@
 """`feedback check` (feedback/cli/check.py): its settings as `--name value` pairs, its exit codes,
 and the `feedback-task check` entry point a Databricks one-time run calls. The steps themselves
-are tested in tests/jobs/test_pipeline_check.py.
+are tested in tests/jobs/views/test_pipeline_check.py.
 
     .venv/bin/python -m pytest -q tests/feedback/cli/test_check.py
 """

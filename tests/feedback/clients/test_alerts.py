@@ -1,5 +1,5 @@
 """Alerts to Slack (feedback/clients/alerts.py), against the Slack Web API stand-in. The
-dispatcher that posts them is tested in tests/jobs/test_dispatcher.py."""
+dispatcher that posts them is tested in tests/jobs/alerts/test_dispatcher.py."""
 
 import pytest
 

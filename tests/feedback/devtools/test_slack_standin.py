@@ -3,7 +3,7 @@ it: chat.postMessage's rate limits (per channel and over the workspace), Block K
 and the `text` limit, and conversations.history's bounds and paging. The stand-in's
 docstring says which Slack documentation each rule follows.
 
-The reliability scenarios (tests/jobs/test_dispatcher.py, tests/reliability/) trust these
+The reliability scenarios (tests/jobs/alerts/test_dispatcher.py, tests/reliability/) trust these
 answers: a dispatcher that keeps to Slack's rate is told so by `max_rate`, not by a stand-in
 that accepts everything. No retry handlers: every 429 reaches the test.
 """

@@ -2,7 +2,7 @@
 pipeline (scorer, dispatcher and table writer in this process, alerts to the Slack Web API
 stand-in), and against a pipeline that is not running or a broker that is not there.
 
-    .venv/bin/python -m pytest -q tests/jobs/test_pipeline_check.py
+    .venv/bin/python -m pytest -q tests/jobs/views/test_pipeline_check.py
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The scorer's one Python pass (jobs/scoring/scoring.py), as a pure function; inside Spark in tests/jobs/test_scorer.py."""
+"""The scorer's one Python pass (jobs/scoring/scoring.py), as a pure function; inside Spark in tests/jobs/scoring/test_scorer.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The dispatcher's decisions (jobs/alerts/alert_decisions.py) without Kafka or Slack: alerts,
 answers and a clock in; messages, records and commits out. The same decisions on the real
-broker and a Slack stand-in are in tests/jobs/test_dispatcher.py."""
+broker and a Slack stand-in are in tests/jobs/alerts/test_dispatcher.py."""
 
 from __future__ import annotations
 
