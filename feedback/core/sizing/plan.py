@@ -164,6 +164,16 @@ class AlertsSize:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """Why a plan is not one to order as printed: the limit it meets and what would lift it."""
+
+    what: str  # the limit's name, short
+    limit: str
+    lift: str
+    support_request: bool = False  # lifted by an Azure support request, not by another plan
+
+
+@dataclass(frozen=True)
 class Sizing:
     target: Target
     rates: MeasuredRates
@@ -180,6 +190,16 @@ class Sizing:
     config: dict[str, str]  # stack key (without the namespace) -> value
     config_notes: dict[str, str] = field(default_factory=dict)  # stack key -> how far to trust its value
     unknowns: tuple[str, ...] = field(default=())
+    refusals: tuple[Refusal, ...] = ()
+
+    @property
+    def carries(self) -> bool:
+        """Whether the plan carries the rate, with a support request where one is needed."""
+        return all(refusal.support_request for refusal in self.refusals)
+
+    @property
+    def needs_support_request(self) -> bool:
+        return any(refusal.support_request for refusal in self.refusals)
 
 
 def _mb(n: float) -> str:
@@ -379,7 +399,7 @@ def self_serve_problem(units: int) -> Optional[str]:
     if units <= DEDICATED_SELF_SERVE_UNITS:
         return None
     return (
-        f"{units} capacity units is more than the {DEDICATED_SELF_SERVE_UNITS} a Dedicated cluster is bought with "
+        f"{units:,} capacity units is more than the {DEDICATED_SELF_SERVE_UNITS} a Dedicated cluster is bought with "
         "in the portal "
         '("Azure Event Hubs quotas and limits", updated 2026-02-05: more via support request): a cluster of that '
         "size is Microsoft's to set up, through an Azure support request"
@@ -801,6 +821,65 @@ UNKNOWNS: tuple[str, ...] = (
 )
 
 
+def refusals(
+    target: Target,
+    rates: MeasuredRates,
+    live: LiveCosts,
+    databricks: DatabricksSize,
+    eventhubs: Optional[EventHubsSize],
+) -> list[Refusal]:
+    """Where a plan cannot carry the rate as the stack can be set, and where only an Azure support
+    request can give what it needs (pure)."""
+    found: list[Refusal] = []
+    most = target.tables_state_partitions
+    carried = tables_capacity(target, rates, live, most)
+    if carried < target.rate:
+        found.append(
+            Refusal(
+                "the table writer's state partitions",
+                f"the table writer keeps its de-duplication state in {most} partitions (tables_state_partitions), "
+                f"so at most {most} of its tasks run at once: about {_n(carried)} events/s at full use, less than "
+                f"{_n(target.rate)}; it would fall behind for good",
+                "more state partitions: the setting `tables_state_partitions`, which the stack does not set, and "
+                "which Spark fixes at a checkpoint's first run (a new checkpoint, jobsCheckpointLocation)",
+            )
+        )
+    if eventhubs is not None and eventhubs.partitions_wanted > PARTITIONS_PER_HUB["dedicated"]:
+        found.append(
+            Refusal(
+                "partitions a Dedicated hub has",
+                partitions_capped(target, eventhubs.partitions_wanted),
+                "the feed split across namespaces, a stack each, or a load test that shows a partition carries more",
+            )
+        )
+    if eventhubs is not None and eventhubs.tier == "dedicated" and (problem := self_serve_problem(eventhubs.units)):
+        found.append(
+            Refusal(
+                "capacity units the portal sells",
+                problem,
+                f"an Azure support request for a Dedicated cluster of {eventhubs.units:,} capacity units "
+                "(`feedback size --support-request` prints the stack config for it)",
+                support_request=True,
+            )
+        )
+    return found
+
+
+def largest_rate(target: Target, rates: MeasuredRates, live: LiveCosts, support_request: bool = False) -> int:
+    """The largest whole rate below `target.rate` that a plan carries (with a support request where one
+    is needed, if `support_request`); 0 if none (pure; plans grow with the rate, so a bisection)."""
+
+    def carried(rate: int) -> bool:
+        plan = size(replace(target, rate=rate), rates, live)
+        return plan.carries if support_request else not plan.refusals
+
+    low, high = 0, math.ceil(target.rate)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if carried(middle) else (low, middle)
+    return low
+
+
 def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts = FALLBACK_LIVE_COSTS) -> Sizing:
     """The recommended configuration for `target`, with the reason for each number."""
     if target.backend not in BACKENDS:
@@ -870,6 +949,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts 
         config=config,
         config_notes=notes,
         unknowns=UNKNOWNS,
+        refusals=tuple(refusals(target, rates, live, databricks, eventhubs)),
     )
 
 

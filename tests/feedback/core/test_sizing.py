@@ -470,16 +470,16 @@ def test_a_backend_or_rate_outside_the_arithmetic_is_refused():
 EXAMPLE_RATES = (1000, 10_000, 100_000, 1_000_000)
 EXAMPLE_ROWS = {
     "eventhubs": [
-        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 1.6 TB (1.0 TB included) | 5 | premium 1 PU (3 TU on Standard) | 2 x Standard_D4ds_v5 (5 + 1)* |",
-        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 16.2 TB (6.0 TB included) | 21 | premium 6 PU (29 TU on Standard) | 7 x Standard_D4ds_v5 (21 + 4)* |",
-        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 161.4 TB (30.0 TB included) | 188 | dedicated 3 CU (270 TU on Standard) | 48 x Standard_D4ds_v5 (188 + 4)* |",
-        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 1,614.2 TB (270.0 TB included) | 1,024 | dedicated 27 CU (2,672 TU on Standard) | 465 x Standard_D4ds_v5 (1,854 + 4)* |",
+        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 1.6 TB (1.0 TB included) | 5 | premium 1 PU (3 TU on Standard) | 2 x Standard_D4ds_v5 (5 + 1)* | yes |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 16.2 TB (6.0 TB included) | 21 | premium 6 PU (29 TU on Standard) | 7 x Standard_D4ds_v5 (21 + 4)* | yes |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 161.4 TB (30.0 TB included) | 188 | dedicated 3 CU (270 TU on Standard) | 48 x Standard_D4ds_v5 (188 + 4)* | no: the table writer's state partitions |",
+        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 1,614.2 TB (270.0 TB included) | 1,024 | dedicated 27 CU (2,672 TU on Standard) | 465 x Standard_D4ds_v5 (1,854 + 4)* | no: the table writer's state partitions, partitions a Dedicated hub has, capacity units the portal sells |",
     ],
     "hdinsight": [
-        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4.8 TB (3 replicas) | 5 | 3 x Standard_E4_v3, 3 disks | 2 x Standard_D4ds_v5 (5 + 1)* |",
-        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 48.4 TB (3 replicas) | 21 | 8 x Standard_E4_v3, 8 disks | 7 x Standard_D4ds_v5 (21 + 4)* |",
-        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 484.2 TB (3 replicas) | 188 | 40 x Standard_E8_v3, 16 disks | 48 x Standard_D4ds_v5 (188 + 4)* |",
-        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 4,842.5 TB (3 replicas) | 1,854 | 394 x Standard_E8_v3, 16 disks | 465 x Standard_D4ds_v5 (1,854 + 4)* |",
+        "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4.8 TB (3 replicas) | 5 | 3 x Standard_E4_v3, 3 disks | 2 x Standard_D4ds_v5 (5 + 1)* | yes |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 48.4 TB (3 replicas) | 21 | 8 x Standard_E4_v3, 8 disks | 7 x Standard_D4ds_v5 (21 + 4)* | yes |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 484.2 TB (3 replicas) | 188 | 40 x Standard_E8_v3, 16 disks | 48 x Standard_D4ds_v5 (188 + 4)* | no: the table writer's state partitions |",
+        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 4,842.5 TB (3 replicas) | 1,854 | 394 x Standard_E8_v3, 16 disks | 465 x Standard_D4ds_v5 (1,854 + 4)* | no: the table writer's state partitions |",
     ],
 }
 UNIT_ABBREVIATIONS = {"standard": "TU", "premium": "PU", "dedicated": "CU"}
@@ -499,8 +499,16 @@ def example_row(plan: sizing.Sizing) -> str:
     return (
         f"| {plan.target.rate:,.0f} | {flow.in_events:,.0f} / {flow.in_bytes / 1e6:,.1f} MB/s "
         f"| {flow.out_bytes / 1e6:,.1f} MB/s | {stored} | {plan.partitions.value:,} | {kafka} "
-        f"| {spark.workers} x {spark.node_type} ({spark.scorer_cores:,} + {spark.tables_tasks}){'*' if spark.rough else ''} |"
+        f"| {spark.workers} x {spark.node_type} ({spark.scorer_cores:,} + {spark.tables_tasks}){'*' if spark.rough else ''} "
+        f"| {to_order(plan)} |"
     )
+
+
+def to_order(plan: sizing.Sizing) -> str:
+    if not plan.refusals:
+        return "yes"
+    limits = ", ".join(refusal.what for refusal in plan.refusals)
+    return f"with a support request ({limits})" if plan.carries else f"no: {limits}"
 
 
 @pytest.mark.parametrize("backend", sizing.BACKENDS)
