@@ -39,6 +39,7 @@ from feedback.core.sizing import (
     FALLBACK_RATES,
     NODE_VCPUS,
     UNIT_NAMES,
+    CostLine,
     LiveCosts,
     MeasuredRates,
     Sizing,
@@ -274,6 +275,10 @@ def print_json(
             "per_month": cost.per_month,
             "hours_a_month": cost.hours_a_month,
             "lines": [{**asdict(line), "per_hour": line.per_hour} for line in cost.lines],
+            "alternatives": [
+                {"configuration": configuration, **asdict(line), "per_hour": line.per_hour}
+                for configuration, line in cost.alternatives
+            ],
             "unpriced": list(cost.unpriced),
             "prices": cost.prices.describe(),
         },
@@ -294,7 +299,13 @@ def _print_estimate(sizing: Sizing) -> None:
         highlight=False,
     )
     for line in cost.lines:
-        price = "no price on record" if line.per_hour is None else f"${line.per_hour:,.2f} an hour"
-        console.print(f"  - {escape(line.what)}: {line.count:,.4g} x, {price}", highlight=False)
+        console.print(f"  - {escape(_cost_line(line))}", highlight=False)
     if cost.unpriced:
         console.print(f"[yellow]not in the total: {escape(', '.join(cost.unpriced))}[/yellow]", highlight=False)
+    for configuration, line in cost.alternatives:
+        console.print(f"  with {escape(configuration)}, add: {escape(_cost_line(line))}", highlight=False)
+
+
+def _cost_line(line: CostLine) -> str:
+    price = "no price on record" if line.per_hour is None else f"${line.per_hour:,.2f} an hour"
+    return f"{line.what}: {line.count:,.4g} x, {price} ({line.basis})"

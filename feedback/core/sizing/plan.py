@@ -816,8 +816,9 @@ UNKNOWNS: tuple[str, ...] = (
     "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at the range's low end this "
     "answer moves to Dedicated past about 80 MB/s in",
     "network bandwidth of the Kafka workers and the Databricks nodes, and the Delta tables' storage",
-    "your prices: the estimate below is of list prices in one region (feedback/core/sizing/prices.json), "
-    "without traffic, storage and peering, which bill by use",
+    "your prices: the estimate below is of list prices in one region (feedback/core/sizing/prices.json); what "
+    "bills by use (storage past the units, peering, NAT-processed data) is priced from the plan's traffic, not "
+    "from a measurement of yours",
 )
 
 

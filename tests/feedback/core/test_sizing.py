@@ -548,11 +548,11 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
         "would take 5.2 CPU s a second": f"would take {hundred.databricks.dispatcher_cpu_s:.1f} CPU s a second",
         "in about 68 minutes": f"in about {ten.databricks.catch_up_s / 60:.0f} minutes",
         "in about 60 minutes": f"in about {size(Target(rate=1000)).databricks.catch_up_s / 60:.0f} minutes",
-        "about $11 an hour, $8,300 a month": (
+        "about $13 an hour, $9,300 a month": (
             f"about ${sizing.estimate(ten).per_hour:.0f} an hour, ${sizing.estimate(ten).per_month:,.0f}"[:-2]
             + "00 a month"
         ),
-        "about $13 an hour, $9,700 a month": (
+        "about $18 an hour, $13,200 a month": (
             f"about ${sizing.estimate(size(Target(rate=10_000, backend='hdinsight'))).per_hour:.0f} an hour, "
             f"${sizing.estimate(size(Target(rate=10_000, backend='hdinsight'))).per_month:,.0f}"[:-2]
             + "00 a month"
