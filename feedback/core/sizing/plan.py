@@ -559,6 +559,44 @@ def catch_up_s(target: Target, rates: MeasuredRates, scorer_cores: int, tables_t
     return target.rate * OUTAGE_S / spare if spare > 0 else None
 
 
+# What a unit of each tier gives to readers, at the low end of Microsoft's figures (limits.py).
+UNIT_EGRESS_BYTES = {"standard": TU_EGRESS_BYTES, "premium": PU_EGRESS_BYTES[0], "dedicated": CU_EGRESS_BYTES}
+
+
+def broker_catch_up_s(target: Target, hubs: EventHubsSize) -> Optional[float]:
+    """Seconds until the namespace's egress has served an outage's backlog (OUTAGE_S of the rate) on
+    top of the live reads: every event read again costs the bytes the readers read of it; None if
+    the units give no more than the live reads."""
+    flow = traffic(target)
+    read_per_event = flow.out_bytes / target.rate
+    spare = hubs.units * UNIT_EGRESS_BYTES[hubs.tier] / read_per_event - target.rate
+    return target.rate * OUTAGE_S / spare if spare > 0 else None
+
+
+def _with_broker_catch_up(target: Target, spark: DatabricksSize, hubs: EventHubsSize) -> DatabricksSize:
+    """`spark` with the catch-up time the namespace's egress allows where that is longer than the
+    cores', and the reason, after the cores' own."""
+    broker = broker_catch_up_s(target, hubs)
+    slower = broker is not None and spark.catch_up_s is not None and broker > spark.catch_up_s
+    reason = (
+        f"catching up on Event Hubs: {hubs.units} {UNIT_NAMES[hubs.tier]} unit(s) give readers about "
+        f"{_mb(hubs.units * UNIT_EGRESS_BYTES[hubs.tier])} (the low end of Microsoft's figure), against "
+        f"{_mb(traffic(target).out_bytes)} of live reads: the namespace serves the backlog "
+        + (f"in about {_duration(broker)}" if broker is not None else "never")
+        + ("; that, not the cores, sets the catch-up" if slower else "")
+    )
+    after = next(i for i, text in enumerate(spark.reasons) if text.startswith("catching up:")) + 1
+    return replace(
+        spark,
+        catch_up_s=_slower(spark.catch_up_s, broker),
+        reasons=spark.reasons[:after] + (reason,) + spark.reasons[after:],
+    )
+
+
+def _slower(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return None if a is None or b is None else max(a, b)
+
+
 def _after(seconds: Optional[float]) -> str:
     if seconds is None:
         return "the parts never catch up at the cores planned"
@@ -897,6 +935,8 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts 
     wanted = partitions_wanted(target, databricks.scorer_cores)
     eventhubs = _eventhubs(target, partitions.value, wanted) if target.backend == "eventhubs" else None
     hdinsight = _hdinsight(target, partitions.value) if target.backend == "hdinsight" else None
+    if eventhubs:
+        databricks = _with_broker_catch_up(target, databricks, eventhubs)
     config = {
         "targetEventsPerSecond": str(math.ceil(target.rate)),
         "eventBytes": str(target.event_bytes),

@@ -244,6 +244,23 @@ def test_a_backlogs_rate_a_core_follows_the_events_text_not_its_envelope():
     )
 
 
+def test_the_catch_up_after_a_stop_counts_the_namespaces_egress_as_well_as_the_cores():
+    # 10,000 events/s of 1 KB read 39.0 MB/s live; 6 processing units give readers 60 MB/s at the low end,
+    # so the backlog of an hour (36 M events of 3,902 bytes read each) is served at 60 / 3,902 - 10,000 =
+    # 5,377 events/s a second more: 111.6 minutes, against the cores' 68.
+    plan = size(Target(rate=10_000))
+    assert sizing.broker_catch_up_s(plan.target, plan.eventhubs) / 60 == pytest.approx(111.6, abs=0.1)
+    assert plan.databricks.catch_up_s == sizing.broker_catch_up_s(plan.target, plan.eventhubs)
+    [reason] = [r for r in plan.databricks.reasons if r.startswith("catching up on Event Hubs")]
+    assert "about 60.0 MB/s" in reason and "that, not the cores, sets the catch-up" in reason
+    # on HDInsight the brokers' network is not modelled: the cores' time stands
+    kafka = size(Target(rate=10_000, backend="hdinsight"))
+    assert kafka.databricks.catch_up_s / 60 == pytest.approx(68, abs=1)
+    # units that give no more than the live reads never serve a backlog
+    starved = replace(plan.eventhubs, units=3)  # 30 MB/s < 39.0 MB/s
+    assert sizing.broker_catch_up_s(plan.target, starved) is None
+
+
 def test_with_the_fallback_figures_the_worker_count_is_a_rough_floor():
     # The fallback file: live, the scorer took 1.192 CPU s a second at 200 events/s and 1.174 at 1,000
     # (its batches back to back), so an event costs what it does in a backlog, 1 / 5,955 s, of which
@@ -546,7 +563,10 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
         ),
         "takes 0.56 CPU s a second": f"takes {ten.databricks.dispatcher_cpu_s:.2f} CPU s a second",
         "would take 5.2 CPU s a second": f"would take {hundred.databricks.dispatcher_cpu_s:.1f} CPU s a second",
-        "in about 68 minutes": f"in about {ten.databricks.catch_up_s / 60:.0f} minutes",
+        "in about 112 minutes": f"in about {ten.databricks.catch_up_s / 60:.0f} minutes",
+        "the cores would take 68": (
+            f"the cores would take {sizing.catch_up_s(ten.target, FALLBACK_RATES, ten.databricks.scorer_cores, ten.databricks.tables_tasks) / 60:.0f}"  # scorer cores + tasks
+        ),
         "in about 60 minutes": f"in about {size(Target(rate=1000)).databricks.catch_up_s / 60:.0f} minutes",
         "about $13 an hour, $9,300 a month": (
             f"about ${sizing.estimate(ten).per_hour:.0f} an hour, ${sizing.estimate(ten).per_month:,.0f}"[:-2]
