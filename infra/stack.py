@@ -181,6 +181,7 @@ def build_databricks_network(config: StackConfig, group: resources.ResourceGroup
             container_subnet_name=container,
             container_subnet_cidr=config.databricks_container_subnet_cidr,
             tags=config.tags,
+            event_hubs_endpoint=config.builds_eventhubs,
         ),
     )
 

@@ -96,6 +96,16 @@ def test_two_delegated_subnets_of_at_least_26_each_with_the_nsg_and_the_nat_gate
         }
 
 
+@pytest.mark.parametrize("backend", ["eventhubs", "both"])
+def test_with_event_hubs_both_subnets_reach_it_through_a_service_endpoint_not_the_nat_gateway(run_program, backend):
+    stack = run_program(backend=backend)
+    without = databricks_subnets(run_program(backend="hdinsight"))
+    for name, subnet in databricks_subnets(stack).items():
+        assert subnet.inputs["serviceEndpoints"] == [{"service": "Microsoft.EventHub"}]
+        assert set(subnet.inputs) - set(without[name].inputs) == {"serviceEndpoints"}  # nothing else changes
+        assert subnet.inputs["natGateway"] == {"id": stack.one("azure-native:network:NatGateway").id}  # the rest
+
+
 def test_the_databricks_nsg_declares_no_rules_and_never_sends_databricks_own_rules_back(stack):
     nsg = under(stack, NSG, DATABRICKS)[0]
     assert (

@@ -23,6 +23,7 @@ import infra.existing
 import infra.stack
 from feedback.core.catalogue import SILENCES_TOPIC, TOPICS
 from feedback.core.sizing import SCALED_TOPICS
+from infra.components.databricks_network import DatabricksNetworkArgs
 from infra.lib import job_specs
 from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
 from tests.support.property_paths import changed_paths
@@ -35,6 +36,7 @@ WORKSPACE, CLUSTER = "azure-native:databricks:Workspace", "azure-native:hdinsigh
 STORAGE, CONTAINER = "azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"
 HUB, NAMESPACE = "azure-native:eventhub:EventHub", "azure-native:eventhub:Namespace"
 BLOB, WHEEL_FILE = "azure-native:storage:Blob", "databricks:index/workspaceFile:WorkspaceFile"
+SUBNET = "azure-native:network:Subnet"
 SCALED_HUBS = {f"eventhubs-{topic}" for topic in SCALED_TOPICS}
 
 
@@ -336,6 +338,43 @@ def test_a_new_shape_for_the_cluster_is_refused_with_the_line_that_keeps_it(life
     applied(life.up())
     reshaped = life.up(**{key: value})
     assert reshaped.refused is not None and keep in reshaped.refused
+
+
+def event_hubs_endpoints(run: Run) -> dict[str, list]:
+    assert run.stack is not None
+    return {
+        subnet.inputs["subnetName"]: subnet.inputs.get("serviceEndpoints")
+        for subnet in run.stack.of_type(SUBNET)
+        if subnet.inputs["subnetName"].startswith("databricks-")
+    }
+
+
+def test_event_hubs_beside_an_injected_workspace_adds_its_service_endpoint_to_the_subnets_in_place(life):
+    first = applied(life.up(backend="hdinsight"))
+    assert set(event_hubs_endpoints(first).values()) == {None}
+    both = applied(life.up(backend="both"))
+    assert both.plan.kinds(SUBNET) == {"same", "update"} and both.plan.kinds(WORKSPACE) == {"same"}
+    assert {change.name for change in both.plan.of_type(SUBNET) if change.kind == "update"} == {
+        "databricks-network-host-subnet",
+        "databricks-network-container-subnet",
+    }
+    assert list(event_hubs_endpoints(both).values()) == [[{"service": "Microsoft.EventHub"}]] * 2
+    assert not both.plan.refused_by_azure()
+
+
+def test_an_event_hubs_stack_from_before_the_service_endpoint_gains_it_in_place(life, monkeypatch):
+    with monkeypatch.context() as before:
+        before.setattr(
+            infra.stack,
+            "DatabricksNetworkArgs",
+            lambda **args: DatabricksNetworkArgs(**{**args, "event_hubs_endpoint": False}),
+        )
+        applied(life.up(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None))
+    new = applied(life.up(backend="eventhubs", operatorCidr=None, clusterLoginPassword=None, sshPassword=None))
+    # the two subnets, updated; nothing replaced, nothing else changed
+    assert [change.kind for change in new.plan.changes if change.kind != "same"] == ["update", "update"]
+    assert new.plan.kinds(SUBNET) == {"update"}  # the only subnets: Event Hubs needs no network of its own
+    assert list(event_hubs_endpoints(new).values()) == [[{"service": "Microsoft.EventHub"}]] * 2
 
 
 def test_hdinsight_then_both_then_event_hubs_deletes_kafka_only_through_the_documented_removal(life):

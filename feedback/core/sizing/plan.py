@@ -164,6 +164,16 @@ class AlertsSize:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """Why a plan is not one to order as printed: the limit it meets and what would lift it."""
+
+    what: str  # the limit's name, short
+    limit: str
+    lift: str
+    support_request: bool = False  # lifted by an Azure support request, not by another plan
+
+
+@dataclass(frozen=True)
 class Sizing:
     target: Target
     rates: MeasuredRates
@@ -180,6 +190,16 @@ class Sizing:
     config: dict[str, str]  # stack key (without the namespace) -> value
     config_notes: dict[str, str] = field(default_factory=dict)  # stack key -> how far to trust its value
     unknowns: tuple[str, ...] = field(default=())
+    refusals: tuple[Refusal, ...] = ()
+
+    @property
+    def carries(self) -> bool:
+        """Whether the plan carries the rate, with a support request where one is needed."""
+        return all(refusal.support_request for refusal in self.refusals)
+
+    @property
+    def needs_support_request(self) -> bool:
+        return any(refusal.support_request for refusal in self.refusals)
 
 
 def _mb(n: float) -> str:
@@ -379,7 +399,7 @@ def self_serve_problem(units: int) -> Optional[str]:
     if units <= DEDICATED_SELF_SERVE_UNITS:
         return None
     return (
-        f"{units} capacity units is more than the {DEDICATED_SELF_SERVE_UNITS} a Dedicated cluster is bought with "
+        f"{units:,} capacity units is more than the {DEDICATED_SELF_SERVE_UNITS} a Dedicated cluster is bought with "
         "in the portal "
         '("Azure Event Hubs quotas and limits", updated 2026-02-05: more via support request): a cluster of that '
         "size is Microsoft's to set up, through an Azure support request"
@@ -537,6 +557,44 @@ def catch_up_s(target: Target, rates: MeasuredRates, scorer_cores: int, tables_t
     )
     spare = min(scorer, tables) - target.rate
     return target.rate * OUTAGE_S / spare if spare > 0 else None
+
+
+# What a unit of each tier gives to readers, at the low end of Microsoft's figures (limits.py).
+UNIT_EGRESS_BYTES = {"standard": TU_EGRESS_BYTES, "premium": PU_EGRESS_BYTES[0], "dedicated": CU_EGRESS_BYTES}
+
+
+def broker_catch_up_s(target: Target, hubs: EventHubsSize) -> Optional[float]:
+    """Seconds until the namespace's egress has served an outage's backlog (OUTAGE_S of the rate) on
+    top of the live reads: every event read again costs the bytes the readers read of it; None if
+    the units give no more than the live reads."""
+    flow = traffic(target)
+    read_per_event = flow.out_bytes / target.rate
+    spare = hubs.units * UNIT_EGRESS_BYTES[hubs.tier] / read_per_event - target.rate
+    return target.rate * OUTAGE_S / spare if spare > 0 else None
+
+
+def _with_broker_catch_up(target: Target, spark: DatabricksSize, hubs: EventHubsSize) -> DatabricksSize:
+    """`spark` with the catch-up time the namespace's egress allows where that is longer than the
+    cores', and the reason, after the cores' own."""
+    broker = broker_catch_up_s(target, hubs)
+    slower = broker is not None and spark.catch_up_s is not None and broker > spark.catch_up_s
+    reason = (
+        f"catching up on Event Hubs: {hubs.units} {UNIT_NAMES[hubs.tier]} unit(s) give readers about "
+        f"{_mb(hubs.units * UNIT_EGRESS_BYTES[hubs.tier])} (the low end of Microsoft's figure), against "
+        f"{_mb(traffic(target).out_bytes)} of live reads: the namespace serves the backlog "
+        + (f"in about {_duration(broker)}" if broker is not None else "never")
+        + ("; that, not the cores, sets the catch-up" if slower else "")
+    )
+    after = next(i for i, text in enumerate(spark.reasons) if text.startswith("catching up:")) + 1
+    return replace(
+        spark,
+        catch_up_s=_slower(spark.catch_up_s, broker),
+        reasons=spark.reasons[:after] + (reason,) + spark.reasons[after:],
+    )
+
+
+def _slower(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return None if a is None or b is None else max(a, b)
 
 
 def _after(seconds: Optional[float]) -> str:
@@ -796,9 +854,69 @@ UNKNOWNS: tuple[str, ...] = (
     "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at the range's low end this "
     "answer moves to Dedicated past about 80 MB/s in",
     "network bandwidth of the Kafka workers and the Databricks nodes, and the Delta tables' storage",
-    "your prices: the estimate below is of list prices in one region (feedback/core/sizing/prices.json), "
-    "without traffic, storage and peering, which bill by use",
+    "your prices: the estimate below is of list prices in one region (feedback/core/sizing/prices.json); what "
+    "bills by use (storage past the units, peering, NAT-processed data) is priced from the plan's traffic, not "
+    "from a measurement of yours",
 )
+
+
+def refusals(
+    target: Target,
+    rates: MeasuredRates,
+    live: LiveCosts,
+    databricks: DatabricksSize,
+    eventhubs: Optional[EventHubsSize],
+) -> list[Refusal]:
+    """Where a plan cannot carry the rate as the stack can be set, and where only an Azure support
+    request can give what it needs (pure)."""
+    found: list[Refusal] = []
+    most = target.tables_state_partitions
+    carried = tables_capacity(target, rates, live, most)
+    if carried < target.rate:
+        found.append(
+            Refusal(
+                "the table writer's state partitions",
+                f"the table writer keeps its de-duplication state in {most} partitions (tables_state_partitions), "
+                f"so at most {most} of its tasks run at once: about {_n(carried)} events/s at full use, less than "
+                f"{_n(target.rate)}; it would fall behind for good",
+                "more state partitions: the setting `tables_state_partitions`, which the stack does not set, and "
+                "which Spark fixes at a checkpoint's first run (a new checkpoint, jobsCheckpointLocation)",
+            )
+        )
+    if eventhubs is not None and eventhubs.partitions_wanted > PARTITIONS_PER_HUB["dedicated"]:
+        found.append(
+            Refusal(
+                "partitions a Dedicated hub has",
+                partitions_capped(target, eventhubs.partitions_wanted),
+                "the feed split across namespaces, a stack each, or a load test that shows a partition carries more",
+            )
+        )
+    if eventhubs is not None and eventhubs.tier == "dedicated" and (problem := self_serve_problem(eventhubs.units)):
+        found.append(
+            Refusal(
+                "capacity units the portal sells",
+                problem,
+                f"an Azure support request for a Dedicated cluster of {eventhubs.units:,} capacity units "
+                "(`feedback size --support-request` prints the stack config for it)",
+                support_request=True,
+            )
+        )
+    return found
+
+
+def largest_rate(target: Target, rates: MeasuredRates, live: LiveCosts, support_request: bool = False) -> int:
+    """The largest whole rate below `target.rate` that a plan carries (with a support request where one
+    is needed, if `support_request`); 0 if none (pure; plans grow with the rate, so a bisection)."""
+
+    def carried(rate: int) -> bool:
+        plan = size(replace(target, rate=rate), rates, live)
+        return plan.carries if support_request else not plan.refusals
+
+    low, high = 0, math.ceil(target.rate)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if carried(middle) else (low, middle)
+    return low
 
 
 def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts = FALLBACK_LIVE_COSTS) -> Sizing:
@@ -817,6 +935,8 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts 
     wanted = partitions_wanted(target, databricks.scorer_cores)
     eventhubs = _eventhubs(target, partitions.value, wanted) if target.backend == "eventhubs" else None
     hdinsight = _hdinsight(target, partitions.value) if target.backend == "hdinsight" else None
+    if eventhubs:
+        databricks = _with_broker_catch_up(target, databricks, eventhubs)
     config = {
         "targetEventsPerSecond": str(math.ceil(target.rate)),
         "eventBytes": str(target.event_bytes),
@@ -870,6 +990,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts 
         config=config,
         config_notes=notes,
         unknowns=UNKNOWNS,
+        refusals=tuple(refusals(target, rates, live, databricks, eventhubs)),
     )
 
 

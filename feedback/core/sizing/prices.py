@@ -4,9 +4,14 @@ sources in docs/deploy-azure.md, whose cost table a test holds to the same file)
 
 Counted, by the hour: the Event Hubs units (and Standard's ingress events), or the HDInsight
 nodes (2 head nodes, the workers, 3 ZooKeeper nodes) and their data disks; the NAT gateway of
-the Databricks network (the stack's when injected, Azure Databricks' own when managed); the job clusters' nodes, each a VM and its DBUs (the pipeline
-job's workers and driver, the producers' single node). A node size without a price on record is
-named, not guessed.
+the Databricks network (the stack's when injected, Azure Databricks' own when managed); the job
+clusters' nodes, each a VM and its DBUs (the pipeline job's workers and driver, the producers'
+single node). Billed by use, from the plan's traffic (`CostLine.basis` says which): Event Hubs
+storage past what the units include; with HDInsight, the Kafka traffic across the VNet peering,
+billed on both sides; with Event Hubs and a managed workspace network, the Kafka traffic through
+Azure Databricks' NAT gateway (an injected network's subnets reach Event Hubs through a service
+endpoint, infra/components/databricks_network.py, so none of it crosses the NAT gateway: an
+`alternatives` line). A size or a use without a price on record is named, not guessed.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from feedback.core.sizing.limits import LARGER_HEAD_VM_SIZE, UNIT_NAMES
+from feedback.core.sizing.limits import LARGER_HEAD_VM_SIZE, STORAGE_PER_UNIT, UNIT_NAMES
 from feedback.core.sizing.plan import Sizing
 
 PRICES_FILE = Path(__file__).with_name("prices.json")
@@ -61,11 +66,16 @@ class Prices:
 PRICES = Prices.load()
 
 
+LIST_PRICE = "list price"
+FROM_TRAFFIC = "the plan's traffic at a list price"
+
+
 @dataclass(frozen=True)
 class CostLine:
     what: str
     count: float
     each_per_hour: Optional[float]  # None: no price on record
+    basis: str = LIST_PRICE  # LIST_PRICE (a resource by the hour) or FROM_TRAFFIC (billed by use)
 
     @property
     def per_hour(self) -> Optional[float]:
@@ -77,6 +87,8 @@ class Estimate:
     lines: tuple[CostLine, ...]
     hours_a_month: int
     prices: Prices
+    # Lines of another configuration than the stack's default, not in the total, each named by it.
+    alternatives: tuple[tuple[str, CostLine], ...] = ()
 
     @property
     def per_hour(self) -> float:
@@ -92,6 +104,55 @@ class Estimate:
         return tuple(line.what for line in self.lines if line.per_hour is None)
 
 
+def gb_an_hour(bytes_a_second: float) -> float:
+    return bytes_a_second * 3600 / 1e9
+
+
+def usage_lines(plan: Sizing, prices: Prices) -> tuple[list[CostLine], list[tuple[str, CostLine]]]:
+    """The lines billed by use (the plan's traffic at a list price), and those of a configuration
+    other than the default."""
+    lines: list[CostLine] = []
+    alternatives: list[tuple[str, CostLine]] = []
+    flow, hubs = plan.traffic, plan.eventhubs
+    # Every Kafka byte is written or read by a job on Databricks (the producers run there too).
+    kafka_gb = gb_an_hour(flow.in_bytes + flow.out_bytes)
+    if hubs:
+        included = hubs.units * STORAGE_PER_UNIT[hubs.tier]
+        past = max(0.0, hubs.stored_bytes - included) / 1e9
+        per_gb_month = prices.data["eventhubs_retention_per_gb_month"][hubs.tier]
+        if past:
+            lines.append(
+                CostLine(
+                    f"Event Hubs storage past the {included / 1e12:,.1f} TB the units include (GB kept)",
+                    past,
+                    None if per_gb_month is None else per_gb_month / prices.hours_a_month,
+                    FROM_TRAFFIC,
+                )
+            )
+        alternatives.append(
+            (
+                "databricksNetwork managed (an injected network's service endpoint takes this traffic off the "
+                "NAT gateway)",
+                CostLine(
+                    "Kafka traffic to Event Hubs through Azure Databricks' NAT gateway (GB an hour)",
+                    kafka_gb,
+                    prices.data["nat_gateway_per_gb"],
+                    FROM_TRAFFIC,
+                ),
+            )
+        )
+    if plan.hdinsight:
+        lines.append(
+            CostLine(
+                "Kafka traffic across the VNet peering, billed on both sides (GB an hour)",
+                kafka_gb,
+                prices.data["vnet_peering_per_gb"],
+                FROM_TRAFFIC,
+            )
+        )
+    return lines, alternatives
+
+
 def estimate(plan: Sizing, prices: Prices = PRICES) -> Estimate:
     """The plan's resources at `prices`, by the hour, with the jobs running."""
     lines: list[CostLine] = []
@@ -103,7 +164,9 @@ def estimate(plan: Sizing, prices: Prices = PRICES) -> Estimate:
             events_an_hour = plan.traffic.in_events * 3600 / 1e6
             per_million = prices.data["eventhubs_standard_per_million_events"]
             lines.append(
-                CostLine("Event Hubs Standard, ingress events (millions an hour)", events_an_hour, per_million)
+                CostLine(
+                    "Event Hubs Standard, ingress events (millions an hour)", events_an_hour, per_million, FROM_TRAFFIC
+                )
             )
     if kafka:
         head = plan.config.get("headVmSize", HEAD_VM_SIZE)
@@ -136,4 +199,5 @@ def estimate(plan: Sizing, prices: Prices = PRICES) -> Estimate:
             prices.databricks_node(spark.node_type),
         ),
     ]
-    return Estimate(tuple(lines), prices.hours_a_month, prices)
+    used, alternatives = usage_lines(plan, prices)
+    return Estimate(tuple(lines + used), prices.hours_a_month, prices, tuple(alternatives))

@@ -45,18 +45,28 @@ def test_the_table_writers_tasks_short_of_the_rate_come_before_the_sizing(tmp_pa
     assert "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000" in text
 
 
-def live_file(scorer: tuple[float, float]) -> dict:
-    """A file of `feedback bench cpu` whose scorer took `scorer` CPU s in 60 s at 200 and at 1,000 events/s."""
+def live_file(scorer: tuple[float, float], tables: float = 9.0) -> dict:
+    """A file of `feedback bench cpu` whose scorer took `scorer` CPU s in 60 s at 200 and at 1,000 events/s,
+    and the table writer `tables` at each."""
     point = lambda rate, cpu: {  # noqa: E731
         "rate": rate,
         "events": rate * 60,
         "seconds": 60,
         "idle_s": 20,
         "idle_cpu_s": {"scorer": 1.0, "dispatcher": 0.1, "tables": 1.0},
-        "sending_cpu_s": {"scorer": cpu, "dispatcher": 3.0, "tables": 9.0},
+        "sending_cpu_s": {"scorer": cpu, "dispatcher": 3.0, "tables": tables},
     }
     return {"measured_at": "2026-11-28", "commit": "abc1234", "machine": "8 cores (x86_64), test CPU",
             "points": [point(200, scorer[0]), point(1000, scorer[1])]}  # fmt: skip
+
+
+def with_cheap_tables(tmp_path) -> None:
+    """Files of this machine's benches whose table writer costs next to nothing, so that a rate meets the
+    other limits first: the table writer's state partitions and the scorer's partitions."""
+    cheap = MeasuredRates(10_000, 0.01, 0.001, 2, 1, 2e6, "2026-11-26T10:00:00.000Z", "test CPU", "abc1234")
+    rates_path(tmp_path).parent.mkdir(parents=True, exist_ok=True)
+    rates_path(tmp_path).write_text(json.dumps(cheap.to_json()), encoding="utf-8")
+    live_cost_path(tmp_path).write_text(json.dumps(live_file((1.2, 3.6), tables=1.0)), encoding="utf-8")
 
 
 def test_the_files_of_this_machine_are_read_by_default(tmp_path):
@@ -148,7 +158,10 @@ def test_on_hdinsight_the_partition_reason_cites_no_event_hubs_throughput_unit(t
 
 
 def test_a_dedicated_cluster_is_named_with_its_capacity_units_and_no_unused_capacity_key(tmp_path):
-    text = " ".join(run(tmp_path, "--rate", "100000").output.split())
+    with_cheap_tables(tmp_path)
+    result = run(tmp_path, "--rate", "100000")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
     assert "Event Hubs: dedicated, 3 capacity unit(s) (the low end of Microsoft's approximate 100-200 MB/s" in text
     assert "pulumi config set feedback:eventhubsClusterId '<resource id of the Dedicated cluster>'" in text
     assert "a cluster of at least 3 capacity unit(s)" in text
@@ -156,11 +169,72 @@ def test_a_dedicated_cluster_is_named_with_its_capacity_units_and_no_unused_capa
     assert "publishes no" not in text and "publishes none" not in text
 
 
-def test_the_table_writers_tasks_stop_at_its_state_partitions_and_a_new_checkpoint_is_named(tmp_path):
-    text = " ".join(run(tmp_path, "--rate", "100000").output.split())
+def test_a_plan_the_table_writers_state_partitions_cannot_carry_is_no_plan_to_order(tmp_path):
+    # At 100,000 events/s the table writer needs 43 tasks; its 4 state partitions run 4.
+    result = run(tmp_path, "--rate", "100000")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
     assert "the table writer needs 43 tasks, but at most 4 run at once" in text
-    assert "raising it needs a new checkpoint" in text
-    assert "pulumi config set feedback:jobsTablesTasks 4" in text and "jobsTablesTasks 43" not in text
+    assert "not a plan to order: it cannot carry the rate, so no stack config" in text
+    assert "about 18,277 events/s at full use, less than 100,000; it would fall behind for good" in text
+    assert "What would lift it: more state partitions: the setting `tables_state_partitions`" in text
+    assert "the largest rate this plans as the stack can be set: 18,276 events/s of 1,024 bytes" in text
+    assert "stack config:" not in text and "monthly estimate" not in text
+    assert run(tmp_path, "--rate", "18276").exit_code == 0 and run(tmp_path, "--rate", "18277").exit_code == 1
+
+
+def test_a_rate_no_limit_carries_is_refused_with_the_largest_rate_it_plans(tmp_path):
+    result = run(tmp_path, "--rate", "1e12")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1 and "not a plan to order" in text, result.output
+    assert "1,024 an event hub has on Dedicated" in text
+    assert "What would lift it: the feed split across namespaces" in text
+    assert "the largest rate this plans without a support request: 18,276 events/s" in text
+    assert "stack config:" not in text
+
+
+def test_a_plan_that_needs_a_support_request_prints_its_config_only_when_asked(tmp_path):
+    with_cheap_tables(tmp_path)
+    result = run(tmp_path, "--rate", "400000")
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1, result.output
+    assert "an Azure support request first: the stack config is printed with --support-request" in text
+    assert "11 capacity units is more than the 10 a Dedicated cluster is bought with in the portal" in text
+    assert "the largest rate this plans without a support request: 373,637 events/s" in text  # 10 units
+    assert "stack config:" not in text and "monthly estimate" in text
+    asked = run(tmp_path, "--rate", "400000", "--support-request")
+    assert asked.exit_code == 0, asked.output
+    assert "pulumi config set feedback:eventhubsClusterId" in " ".join(asked.output.split())
+
+
+def test_output_config_prints_the_lines_alone_and_a_refused_plan_nothing(tmp_path):
+    result = run(tmp_path, "--rate", "10000", "--output", "config")
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "pulumi config set feedback:targetEventsPerSecond 10000"
+    assert all(line.startswith("pulumi config set feedback:") for line in lines), lines
+    refused = run(tmp_path, "--rate", "100000", "--output", "config")
+    assert refused.exit_code == 1 and refused.stdout == ""
+    assert "feedback size: the largest rate this plans as the stack can be set: 18,276" in refused.stderr
+
+
+def test_output_json_is_the_whole_plan_with_its_config_lines_and_estimate(tmp_path):
+    result = run(tmp_path, "--rate", "10000", "--output", "json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["plan"]["partitions"]["value"] == 21 and document["plan"]["eventhubs"]["tier"] == "premium"
+    assert document["orderable"] and document["carries"] and document["largest_rate"] is None
+    config = run(tmp_path, "--rate", "10000", "--output", "config").stdout.splitlines()
+    assert document["config_lines"] == config
+    assert document["estimate"]["per_month"] > 0 and document["estimate"]["lines"]
+    refused = json.loads(run(tmp_path, "--rate", "100000", "--output", "json").stdout)
+    assert not refused["orderable"] and refused["config_lines"] == [] and refused["largest_rate"] == 18_276
+    assert refused["plan"]["refusals"][0]["limit"].startswith("the table writer keeps its de-duplication state")
+
+
+def test_an_unknown_output_is_refused(tmp_path):
+    result = run(tmp_path, "--rate", "100", "--output", "yaml")
+    assert result.exit_code == 2 and "expected one of text, config, json" in result.output
 
 
 def test_each_config_line_is_one_line_at_any_width_so_it_pastes_as_one_command(tmp_path):

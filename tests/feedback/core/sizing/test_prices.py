@@ -59,7 +59,9 @@ def test_a_plan_is_priced_by_the_hour_with_the_jobs_running():
     plan = size(Target(rate=1000, backend="hdinsight"))
     assert (plan.hdinsight.workers, plan.hdinsight.disks_per_worker, plan.databricks.workers) == (3, 3, 2)
     cost = estimate(plan)
-    assert cost.per_hour == pytest.approx(0.76 + 1.14 + 0.75 + 9 * 0.05625 + 0.05 + 4 * 0.572)
+    # and the Kafka traffic across the peering: every byte written and read, at $0.01 in and $0.01 out
+    peering = (plan.traffic.in_bytes + plan.traffic.out_bytes) * 3600 / 1e9 * 0.02
+    assert cost.per_hour == pytest.approx(0.76 + 1.14 + 0.75 + 9 * 0.05625 + 0.05 + 4 * 0.572 + peering)
     assert cost.per_month == pytest.approx(cost.per_hour * 730) and cost.unpriced == ()
 
 
@@ -69,6 +71,31 @@ def test_standard_event_hubs_bill_their_ingress_events_too():
     [events] = [line for line in estimate(plan).lines if "ingress events" in line.what]
     assert events.count == pytest.approx(plan.traffic.in_events * 3600 / 1e6)
     assert events.each_per_hour == 0.028
+
+
+def test_what_bills_by_use_is_priced_from_the_plans_traffic_and_says_so():
+    # 10,000 events/s of 1 KB: 28.0 MB/s written and 39.0 MB/s read, 241 GB an hour of Kafka traffic.
+    kafka = estimate(size(Target(rate=10_000, backend="hdinsight")))
+    [peering] = [line for line in kafka.lines if "VNet peering" in line.what]
+    assert peering.count == pytest.approx(241.4, abs=0.1) and peering.each_per_hour == 0.02
+    assert peering.basis == sizing.FROM_TRAFFIC and peering.per_hour * 730 == pytest.approx(3525, abs=5)
+    assert kafka.alternatives == ()  # HDInsight's traffic crosses the peering, not a NAT gateway
+    hubs = estimate(size(Target(rate=10_000)))
+    [stored] = [line for line in hubs.lines if "storage past" in line.what]
+    # a week keeps 16.2 TB; 6 processing units include 6 TB; $0.10 a GB-month
+    assert stored.count == pytest.approx(10_150, rel=0.01) and stored.per_hour * 730 == pytest.approx(1015, rel=0.01)
+    [(configuration, nat)] = hubs.alternatives
+    assert configuration.startswith("databricksNetwork managed") and nat.each_per_hour == 0.045
+    assert nat.per_hour * 730 == pytest.approx(7931, abs=10)
+    assert hubs.per_hour == pytest.approx(sum(line.per_hour for line in hubs.lines))  # not the alternative
+    assert {line.basis for line in hubs.lines} == {sizing.LIST_PRICE, sizing.FROM_TRAFFIC}
+
+
+def test_storage_past_a_standard_namespaces_units_is_named_without_a_price():
+    plan = size(Target(rate=500))
+    assert plan.eventhubs.tier == "standard"
+    cost = estimate(plan)
+    assert any(what.startswith("Event Hubs storage past the") for what in cost.unpriced), cost.unpriced
 
 
 def test_a_node_type_without_a_price_is_named_and_left_out_of_the_total():
