@@ -47,26 +47,50 @@ def test_the_architecture_table_names_every_module_and_no_other():
     assert not stale, f"docs/architecture.md's table names what does not exist: {', '.join(stale)}"
 
 
-DEPLOY_DOC = REPO / "docs" / "deploy-azure.md"
-SECTION_REFERENCE = re.compile(r"""docs/deploy-azure\.md, ["']""")
+# The guides whose sections the code names: the first deploy and the runbook.
+GUIDES = ("deploy-azure.md", "operate-azure.md")
+SECTION_REFERENCE = re.compile(r"""docs/(deploy-azure|operate-azure)\.md, ["']""")
 # The seam between two string literals Python joins ("...deploy-azure.md, "\n    f"Prerequisites").
 JOINED_LITERALS = re.compile(r"""["']\s*\n\s*f?["']""")
 
 
-def test_every_section_of_the_deploy_guide_the_code_names_is_there():
-    headings = [
-        heading.strip(">*# ").rstrip(".*")
-        for heading in re.findall(r"^(?:#+ .+|> \*\*.+?\*\*)", DEPLOY_DOC.read_text(), re.MULTILINE)
+def guide_headings(name: str) -> list[str]:
+    text = (REPO / "docs" / name).read_text()
+    return [
+        heading.strip(">*# ").rstrip(".*") for heading in re.findall(r"^(?:#+ .+|> \*\*.+?\*\*)", text, re.MULTILINE)
     ]
+
+
+def test_every_section_of_the_guides_the_code_names_is_there():
+    headings = {name: guide_headings(name) for name in GUIDES}
     named = [
-        (path.relative_to(REPO), text[match.end() : match.end() + 80])
+        (path.relative_to(REPO), f"{match.group(1)}.md", text[match.end() : match.end() + 80])
         for package in PACKAGES
         for path in (REPO / package).rglob("*.py")
         for text in [JOINED_LITERALS.sub("", path.read_text())]
         for match in SECTION_REFERENCE.finditer(text)
     ]
-    assert named, "no code names a section of docs/deploy-azure.md"
-    missing = [(str(path), rest) for path, rest in named if not any(rest.startswith(h) for h in headings)]
+    assert {guide for _, guide, _ in named} == set(GUIDES), "the code names no section of one of the guides"
+    missing = [
+        (str(path), guide, rest) for path, guide, rest in named if not any(rest.startswith(h) for h in headings[guide])
+    ]
+    assert missing == []
+
+
+def test_every_section_the_docs_name_in_a_guide_is_in_that_guide():
+    # `docs/operate-azure.md, "Removing a backend"` in any doc, the README or a docstring lands.
+    headings = {name: guide_headings(name) for name in GUIDES}
+    reference = re.compile(r"""docs/(deploy-azure|operate-azure)\.md, ["']([^"'\n]+)["']""")
+    texts = [REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    missing = [
+        (str(path.relative_to(REPO)), match.group(2))
+        for path in texts
+        # lines joined, a quote's "> " marks left out, so that a name broken over two lines is whole
+        for match in reference.finditer(" ".join(re.sub(r"(?m)^> ?", "", path.read_text(encoding="utf-8")).split()))
+        if not any(
+            match.group(2).startswith(h) or h.startswith(match.group(2)) for h in headings[f"{match.group(1)}.md"]
+        )
+    ]
     assert missing == []
 
 

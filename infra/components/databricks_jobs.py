@@ -301,7 +301,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
         run`/`pause` (or a producer that stopped for good) left it; a job not made yet starts
         paused when `start_paused`. The job is found by its name (getJobs matches names that
         contain it, and stops with "duplicate job name detected" when two jobs of the workspace
-        share one of those names: docs/deploy-azure.md, "Troubleshooting").
+        share one of those names: docs/operate-azure.md, "Troubleshooting").
 
         Pulumi compares what the program sends with its state, not with the workspace: after a
         `feedback databricks run` or `pause`, the next `pulumi up` updates the job's pause to what

@@ -11,7 +11,7 @@ Azure cannot move a workspace to another network, so a change of mode or of the 
 would mean a new workspace. The program checks the workspace that exists in Azure before
 declaring this one (infra/existing.py) and refuses such a change, and new address ranges for an
 injected workspace (infra/config/workspace.py, `workspace_network_problem`); the workspace is
-protected besides. docs/deploy-azure.md, "Moving the workspace to another network", moves the
+protected besides. docs/operate-azure.md, "Moving the workspace to another network", moves the
 jobs and their state to a new one.
 
 A workspace it creates gets a Unity Catalog catalog of its own as its default (Azure's

@@ -180,12 +180,12 @@ class KafkaCluster(pulumi.ComponentResource):
                 # Kafka's events live only on the workers' managed disks: a delete or a
                 # replacement (a new name, resource group or tier; `pulumi up --replace`;
                 # `pulumi destroy`) loses them. VM sizes and disks per worker are chosen at
-                # creation (docs/deploy-azure.md, "Changing the cluster's shape").
+                # creation (docs/operate-azure.md, "Changing the cluster's shape").
                 protect=True,
                 # An update of the cluster is a `PUT` of its whole definition, which the REST API
                 # documents as Clusters_Create, "Creates a new HDInsight cluster": no change of
                 # a cluster that exists is sent that way. Each has its own call, made outside
-                # Pulumi, as docs/deploy-azure.md says in
+                # Pulumi, as docs/operate-azure.md says in
                 # "Changing the cluster's tags, passwords or storage key":
                 # the worker count with `az hdinsight resize` (infra/config/changes.py says why);
                 # the tags with Clusters_Update (PATCH); the cluster login with

@@ -33,7 +33,7 @@ class NetworkArgs:
     tags: dict[str, str] = field(default_factory=dict)
 
 
-# Priorities taken by the rules below; docs/deploy-azure.md's SSH recipe uses a free one (350).
+# Priorities taken by the rules below; docs/operate-azure.md's SSH recipe (Troubleshooting) uses a free one (350).
 KAFKA_FROM_DATABRICKS_PRIORITY = 321
 
 

@@ -23,8 +23,8 @@ from infra.lib import event_hubs_limits
 
 # The HDInsight roles and the stack keys that size them.
 ROLE_SIZE_KEYS = {"headnode": "headVmSize", "workernode": "workerVmSize", "zookeepernode": "zookeeperVmSize"}
-REMOVAL_SECTION = "docs/deploy-azure.md, 'Removing a backend'"
-SHAPE_SECTION = "docs/deploy-azure.md, 'Changing the cluster's shape'"
+REMOVAL_SECTION = "docs/operate-azure.md, 'Removing a backend'"
+SHAPE_SECTION = "docs/operate-azure.md, 'Changing the cluster's shape'"
 TIER_SECTION = "docs/deploy-azure.md, 'Event Hubs', \"The tier is chosen once\""
 
 

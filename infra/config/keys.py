@@ -568,7 +568,7 @@ RETIRED_KEYS: dict[str, str] = {
     "allowWorkspaceReplacement": (
         "`pulumi up` never replaces the Databricks workspace, whatever the config: a replacement would stop "
         "half-way and lose the jobs' state. To move to a workspace on another network, follow "
-        "docs/deploy-azure.md, 'Moving the workspace to another network'"
+        "docs/operate-azure.md, 'Moving the workspace to another network'"
     ),
     "protectKafkaCluster": (
         "every resource that holds data is protected, always; to delete one, lift its protection with "

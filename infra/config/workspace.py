@@ -46,7 +46,7 @@ RANGE_KEYS = ("databricksVnetCidr", "databricksHostSubnetCidr", "databricksConta
 
 
 # The section of docs/deploy-azure.md that moves the jobs to a workspace on another network.
-MOVE_SECTION = "docs/deploy-azure.md, 'Moving the workspace to another network'"
+MOVE_SECTION = "docs/operate-azure.md, 'Moving the workspace to another network'"
 
 
 def workspace_network_problem(

@@ -400,7 +400,7 @@ def test_the_network_guard_names_the_line_that_keeps_the_workspace_and_the_way_t
     new_range = workspace_network_problem("ws", managed, WorkspaceNetwork("managed", managed_prefix="10.200"))
     assert new_range and "`pulumi config set feedback:databricksVnetCidr 10.139.0.0/16`" in new_range
     for problem in (to_injected, to_managed, new_range):
-        assert "docs/deploy-azure.md, 'Moving the workspace to another network'" in problem
+        assert "docs/operate-azure.md, 'Moving the workspace to another network'" in problem
 
 
 def test_new_ranges_for_an_injected_workspace_are_refused_with_the_lines_that_keep_them():

@@ -207,7 +207,7 @@ def test_a_managed_workspace_in_azure_is_not_replaced_by_the_injected_default(ru
     message = str(raised.value)
     assert "fbk01-databricks exists with its managed network 10.139.0.0/16" in message
     assert "`pulumi config set feedback:databricksNetwork managed`" in message
-    assert "docs/deploy-azure.md, 'Moving the workspace to another network'" in message
+    assert "docs/operate-azure.md, 'Moving the workspace to another network'" in message
 
 
 def test_the_same_network_as_in_azure_updates_in_place(run_program):

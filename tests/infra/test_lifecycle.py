@@ -1,4 +1,4 @@
-"""Every config change docs/deploy-azure.md offers, run as consecutive `pulumi up`s under mocks.
+"""Every config change docs/operate-azure.md offers, run as consecutive `pulumi up`s under mocks.
 
 The sequences that make, remove or look for the workspace's catalog run three times, once for
 each answer Azure may give about the workspace's default catalog (tests/support/lifecycle.py,
@@ -8,7 +8,7 @@ other sequences run once, with the echoed answer (fixture `life`). What holds fo
 - no step but a teardown deletes, replaces or points elsewhere a resource that holds data
   (lifecycle.DATA_BEARING), unless the program refuses the step first, with its message;
 - no step plans an update Azure refuses or leaves unapplied (tests/support/refused_updates.py);
-- each step leaves the stack as docs/deploy-azure.md says ("What a config change does").
+- each step leaves the stack as docs/operate-azure.md says ("What a config change does").
 """
 
 from __future__ import annotations
@@ -319,7 +319,7 @@ def test_a_worker_count_change_is_a_resize_then_a_pulumi_up_that_leaves_the_clus
 )
 def test_tags_and_credentials_of_a_cluster_that_exists_are_never_sent_in_a_put(life, change):
     # Azure's PUT of a cluster is Clusters_Create: these go through HDInsight's own calls
-    # (docs/deploy-azure.md, "Changing the cluster's tags, passwords or storage key").
+    # (docs/operate-azure.md, "Changing the cluster's tags, passwords or storage key").
     applied(life.up())
     changed = applied(life.up(**change))
     assert changed.plan.kinds(CLUSTER) == {"same"}, changed.plan.of_type(CLUSTER)
@@ -385,7 +385,7 @@ def test_hdinsight_then_both_then_event_hubs_deletes_kafka_only_through_the_docu
     dropped = life.up(backend="eventhubs", jobsBackend=None)
     assert dropped.refused is not None and "`pulumi config set feedback:backend both`" in dropped.refused
     assert "'Removing a backend'" in dropped.refused
-    # docs/deploy-azure.md, "Removing a backend": unprotect the cluster and its storage, destroy them.
+    # docs/operate-azure.md, "Removing a backend": unprotect the cluster and its storage, destroy them.
     kafka = [life.urn_of(type_) for type_ in (STORAGE, CONTAINER, CLUSTER)]
     with pytest.raises(ProtectedError):
         life.destroy(targets=[kafka[0]], dependents=True)
@@ -411,7 +411,7 @@ def test_a_new_network_for_the_workspace_is_refused_and_the_documented_move_keep
     first = applied(each_answer.up(databricksNetwork="managed"))
     switch = each_answer.up(**change)
     assert switch.refused is not None and "'Moving the workspace to another network'" in switch.refused
-    # docs/deploy-azure.md, "Moving the workspace to another network":
+    # docs/operate-azure.md, "Moving the workspace to another network":
     # 0. the line the refusal printed sets the network keys back to what the workspace has.
     back = dict(re.findall(r"`pulumi config set feedback:(\w+) ([^`\s]+)`", switch.refused))
     assert back in ({"databricksNetwork": "managed"}, {"databricksVnetCidr": "10.139.0.0/16"})
@@ -533,7 +533,7 @@ def test_teardown_keeps_what_holds_data_until_it_is_unprotected(life):
 def teardown_steps(heading: str) -> list[str]:
     """The commands of the first `sh` block under `### heading` in the Teardown section."""
     guide = (REPO / "docs" / "deploy-azure.md").read_text()
-    section = guide[guide.index("## Teardown\n") : guide.index("## Troubleshooting\n")]
+    section = guide[guide.index("## Teardown\n") : guide.index("## References the program follows\n")]
     part = section[section.index(f"### {heading}\n") :]
     block = part[part.index("```sh\n") + len("```sh\n") : part.index("\n```", part.index("```sh\n"))]
     return [line for line in block.splitlines() if line and not line.startswith("#")]
@@ -592,7 +592,7 @@ def test_the_documented_hourly_bill_of_kept_data_is_the_price_lists():
     from feedback.core.sizing.prices import PRICES
 
     guide = (REPO / "docs" / "deploy-azure.md").read_text()
-    section = guide[guide.index("### Keep the data\n") : guide.index("## Troubleshooting\n")]
+    section = guide[guide.index("### Keep the data\n") : guide.index("## References the program follows\n")]
     rows = {row.split("|")[1].strip(): row.split("|")[3:5] for row in section.splitlines() if row.startswith("| `")}
     nodes = PRICES.hdinsight_node("Standard_E4_v3") * (2 + 4) + PRICES.hdinsight_node("Standard_A4_v2") * 3
     raw = json.loads((REPO / "feedback" / "core" / "sizing" / "prices.json").read_text())

@@ -407,15 +407,15 @@ def test_passwords_reach_azure_and_ambari_only_as_secrets(stack):
         assert "password" in resource.secret_inputs and resource.inputs["password"] == LOGIN_PASSWORD
 
 
-def test_the_ssh_recipe_in_the_deploy_guide_uses_a_priority_no_rule_of_the_program_has():
+def test_the_ssh_recipe_in_the_runbook_uses_a_priority_no_rule_of_the_program_has():
     import re
 
     from infra.components.network import inbound_rules
 
     recipe = re.findall(
-        r"az network nsg rule create .*?--priority (\d+)", (REPO / "docs" / "deploy-azure.md").read_text(), re.S
+        r"az network nsg rule create .*?--priority (\d+)", (REPO / "docs" / "operate-azure.md").read_text(), re.S
     )
-    assert recipe, "the SSH recipe is gone from docs/deploy-azure.md"
+    assert recipe, "the SSH recipe is gone from docs/operate-azure.md (Troubleshooting)"
     taken = {
         rule.priority for rule in inbound_rules("10.10.0.0/24", ("10.139.64.0/18", "10.139.0.0/18"), "81.2.69.160/32")
     }
