@@ -402,18 +402,20 @@ def test_a_stack_sized_for_its_target_gets_no_warning_about_its_resources():
     assert "9 throughput unit(s) include 756 GB" in storage and "10 throughput units would include it" in storage
 
 
-@pytest.mark.parametrize(("capacity", "short"), [("4", True), ("6", False)])
+@pytest.mark.parametrize(("capacity", "short"), [("4", True), ("6", True), ("10", False)])
 def test_premium_units_are_compared_with_the_low_end_of_microsofts_range(capacity, short):
-    # 10,000 events/s write 28.0 MB/s: 6 processing units of 5 MB/s at the low end (3 at the high end)
+    # 10,000 events/s write 28.0 MB/s: 9 processing units of 5 MB/s at the low end, each 70% used (5 at
+    # the high end); Premium sells 10
     keys = keys_of(
         **GOOD, backend="eventhubs", eventhubsTier="premium", targetEventsPerSecond="10000", eventhubsCapacity=capacity
     )
     below = [w for w in checks.target_rate(keys).warnings if "eventhubsCapacity" in w]
     assert bool(below) is short
     if short:
-        assert "eventhubsCapacity 4 processing unit(s) take about 20.0 MB/s to 40.0 MB/s in" in below[0]
+        assert f"eventhubsCapacity {capacity} processing unit(s) take about" in below[0]
+        assert "it needs 9 at 70% of the low end, sold as 10" in below[0]
         assert below[0].endswith(
-            "run `pulumi config set feedback:eventhubsCapacity 6` (`feedback size` prints the whole sizing; docs/sizing.md)"
+            "run `pulumi config set feedback:eventhubsCapacity 10` (`feedback size` prints the whole sizing; docs/sizing.md)"
         )
     assert not [w for w in checks.target_rate(keys).warnings if "publishes no" in w]
 
@@ -428,7 +430,7 @@ def test_a_premium_namespace_past_its_16_units_is_told_the_tier_the_rate_needs()
         "`pulumi config set feedback:eventhubsTier dedicated` (`feedback size` prints the whole sizing; docs/sizing.md)"
     )
     [capacity] = [w for w in warnings if "eventhubsCapacity 16 processing unit(s)" in w]
-    assert "it needs 54 at the low end, more than Premium's 16" in capacity
+    assert "it needs 78 at 70% of the low end, more than Premium's 16" in capacity  # 269.7 MB/s / 3.5
 
 
 def test_a_dedicated_namespace_is_told_the_capacity_units_its_cluster_needs():
@@ -442,15 +444,15 @@ def test_a_dedicated_namespace_is_told_the_capacity_units_its_cluster_needs():
     )
     warnings = checks.target_rate(keys).warnings
     assert any(
-        "a Dedicated cluster (feedback:eventhubsClusterId) needs at least 3 capacity unit(s)" in w for w in warnings
+        "a Dedicated cluster (feedback:eventhubsClusterId) needs at least 4 capacity unit(s)" in w for w in warnings
     )
-    assert not [w for w in warnings if "a Dedicated cluster is bought with" in w]  # 3 of 10
+    assert not [w for w in warnings if "a Dedicated cluster is bought with" in w]  # 4 of 10
     past = keys_of(
         **GOOD,
         backend="eventhubs",
         eventhubsTier="dedicated",
         eventhubsClusterId=cluster,
-        targetEventsPerSecond="373638",
+        targetEventsPerSecond="261232",  # 700,002,085 bytes a second in: 11 units of 100 MB/s at 70%
     )
     [support] = [w for w in checks.target_rate(past).warnings if "a Dedicated cluster is bought with" in w]
     assert "11 capacity units is more than the 10" in support and "support request" in support

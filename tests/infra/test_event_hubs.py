@@ -218,8 +218,8 @@ def test_pulumi_up_warns_which_resource_is_below_the_target_rate_and_by_how_much
     [capacity] = [w for w in warned if "eventhubsCapacity 1 gives" in w]
     assert capacity.startswith(
         "feedback:targetEventsPerSecond 2,000 on eventhubs: eventhubsCapacity 1 gives 1,000 events/s and 1.0 MB/s in; "
-        "2,000 events/s writes 4,704 events/s, 5.6 MB/s and reads 7.8 MB/s: it needs 6: run "
-        "`pulumi config set feedback:eventhubsCapacity 6`"
+        "2,000 events/s writes 4,704 events/s, 5.6 MB/s and reads 7.8 MB/s: it needs 9 at 70% use: run "
+        "`pulumi config set feedback:eventhubsCapacity 9`"
     )
     warned.clear()
     # the stack carries 500 events/s: 10 throughput units hold a week of it (807.6 GB), and 2 workers

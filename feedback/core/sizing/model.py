@@ -59,6 +59,14 @@ TARGET_UTILISATION = 0.5
 # by deleting whole segments (1 GiB each by default, the active one never), so the disks need room
 # beyond what the retention keeps.
 DISK_FILL_FACTOR = 0.7
+# The share of an Event Hubs unit's figure (a throughput, processing or capacity unit, at the low
+# end of Microsoft's range) a sizing plans to use: the project's assumption, not Microsoft's rule.
+# Microsoft's Dedicated FAQ gives 70% CPU as the point "to consider whether you need to scale up"
+# (a monitoring signal); for Standard it says that ingress past the purchased units is throttled
+# ("Event Hubs scalability"), and for Premium that a unit's capacity "depends on various factors"
+# ("Azure Event Hubs quotas and limits"). The same 70% is used for all three, so a burst or a
+# catch-up after a stop has room on the namespace as it has on the cores.
+UNIT_UTILISATION = 0.7
 
 # The jobs' own table writer tasks and batch cap (feedback.core.settings): what a stack runs
 # unless it sets `jobsTablesTasks` or `jobsMaxOffsetsPerTrigger`.
@@ -233,6 +241,11 @@ def dispatcher_writes(target: Target) -> float:
     return min(by_alerts, most)
 
 
+def units_for(load: float, per_unit: float) -> int:
+    """Units of `per_unit` each that carry `load` at UNIT_UTILISATION of their figure."""
+    return math.ceil(load / (per_unit * UNIT_UTILISATION))
+
+
 @dataclass(frozen=True)
 class Traffic:
     """What the pipeline writes to and reads from Kafka at the target rate, a second."""
@@ -246,13 +259,13 @@ class Traffic:
 
     @property
     def ingress_units(self) -> int:
-        """Throughput units for what is written: 1,000 events/s or 1 MB/s each."""
-        return max(math.ceil(self.in_events / TU_INGRESS_EVENTS), math.ceil(self.in_bytes / TU_INGRESS_BYTES))
+        """Throughput units for what is written: 1,000 events/s or 1 MB/s each, at UNIT_UTILISATION."""
+        return max(units_for(self.in_events, TU_INGRESS_EVENTS), units_for(self.in_bytes, TU_INGRESS_BYTES))
 
     @property
     def egress_units(self) -> int:
-        """Throughput units for what is read: 4,096 events/s or 2 MB/s each."""
-        return max(math.ceil(self.out_events / TU_EGRESS_EVENTS), math.ceil(self.out_bytes / TU_EGRESS_BYTES))
+        """Throughput units for what is read: 4,096 events/s or 2 MB/s each, at UNIT_UTILISATION."""
+        return max(units_for(self.out_events, TU_EGRESS_EVENTS), units_for(self.out_bytes, TU_EGRESS_BYTES))
 
     @property
     def standard_units(self) -> int:
@@ -262,21 +275,17 @@ class Traffic:
     def processing_units(self, end: int) -> int:
         """Processing units for what is written and read, at the low (end 0) or high (end 1) end of
         Microsoft's figure for a unit, scaled linearly with the count (PU_INGRESS_BYTES)."""
-        return max(
-            1,
-            math.ceil(self.in_bytes / PU_INGRESS_BYTES[end]),
-            math.ceil(self.out_bytes / PU_EGRESS_BYTES[end]),
-        )
+        return max(1, units_for(self.in_bytes, PU_INGRESS_BYTES[end]), units_for(self.out_bytes, PU_EGRESS_BYTES[end]))
 
     @property
     def capacity_units(self) -> int:
         """Capacity units for what is written and read, at what a unit took in Microsoft's benchmark."""
         return max(
             1,
-            math.ceil(self.in_bytes / CU_INGRESS_BYTES),
-            math.ceil(self.in_events / CU_INGRESS_EVENTS),
-            math.ceil(self.out_bytes / CU_EGRESS_BYTES),
-            math.ceil(self.out_events / CU_EGRESS_EVENTS),
+            units_for(self.in_bytes, CU_INGRESS_BYTES),
+            units_for(self.in_events, CU_INGRESS_EVENTS),
+            units_for(self.out_bytes, CU_EGRESS_BYTES),
+            units_for(self.out_events, CU_EGRESS_EVENTS),
         )
 
 

@@ -70,6 +70,7 @@ from feedback.core.sizing.model import (
     SCORED_EXTRA_BYTES,
     TABLES_BATCH_FIXED_S,
     TARGET_UTILISATION,
+    UNIT_UTILISATION,
     Target,
     Traffic,
     dispatcher_writes,
@@ -119,15 +120,18 @@ class EventHubsSize:
 
     @property
     def basis(self) -> str:
-        """What `units` rest on: Microsoft's enforced figures (Standard), the low end of an approximate
-        range (Premium) or a benchmark (Dedicated)."""
-        return {
-            "standard": "Microsoft's throughput-unit figures",
-            "premium": "the low end of Microsoft's approximate 5-10 MB/s in a processing unit, scaled linearly "
-            "with the units (an assumption): load-test",
-            "dedicated": "the low end of Microsoft's approximate 100-200 MB/s in a capacity unit, with a legacy "
-            "cluster's benchmark for egress and events: load-test",
-        }[self.tier]
+        """What `units` rest on: UNIT_UTILISATION of Microsoft's enforced figures (Standard), of the low end
+        of an approximate range (Premium) or of a benchmark (Dedicated)."""
+        return (
+            f"{UNIT_UTILISATION:.0%} of "
+            + {
+                "standard": "Microsoft's throughput-unit figures",
+                "premium": "the low end of Microsoft's approximate 5-10 MB/s in a processing unit, scaled linearly "
+                "with the units (an assumption): load-test",
+                "dedicated": "the low end of Microsoft's approximate 100-200 MB/s in a capacity unit, with a legacy "
+                "cluster's benchmark for egress and events: load-test",
+            }[self.tier]
+        )
 
 
 @dataclass(frozen=True)
@@ -273,11 +277,14 @@ def _standard_reasons(flow: Traffic, record: float) -> list[str]:
     return [
         f"written: {_n(flow.in_events)} events/s, {_mb(flow.in_bytes)} (the events, their scored records, "
         f"the alerts and the dispatcher's record); a throughput unit takes {_n(TU_INGRESS_EVENTS)} events/s "
-        f"or {_mb(TU_INGRESS_BYTES)}: {flow.ingress_units} unit(s)",
+        f"or {_mb(TU_INGRESS_BYTES)}, planned {UNIT_UTILISATION:.0%} used: {flow.ingress_units} unit(s)",
         f"read: {_n(flow.out_events)} events/s, {_mb(flow.out_bytes)} (the scorer reads the feedback topics, the "
         f"table writer feedback-scored twice, the dispatcher the alerts; every reader shares the namespace's "
-        f"egress); a unit gives {_n(TU_EGRESS_EVENTS)} events/s or {_mb(TU_EGRESS_BYTES)}: "
-        f"{flow.egress_units} unit(s)",
+        f"egress); a unit gives {_n(TU_EGRESS_EVENTS)} events/s or {_mb(TU_EGRESS_BYTES)}, planned "
+        f"{UNIT_UTILISATION:.0%} used: {flow.egress_units} unit(s)",
+        f"units planned {UNIT_UTILISATION:.0%} used, on every tier: the project's assumption, for bursts and a "
+        "catch-up after a stop; Microsoft states no target use (ingress past a Standard namespace's units is "
+        'throttled, "Event Hubs scalability"; the Dedicated FAQ names 70% CPU as the point to consider scaling up)',
         f"alerts-log, the dispatcher's record, holds about {record / 1e9:,.1f} GB at this rate (scaled from "
         f"{DISPATCHER_RECORD_BYTES / 1e9:,.1f} GB measured on the local broker at {_n(DISPATCHER_MEASURED_RATE)} "
         f"events/s, not on Event Hubs); a compacted Standard hub keeps at most 1 GB a partition, and past about "
@@ -324,14 +331,15 @@ def _tier_reasons(flow: Traffic, pu: int, du: int, stored: float) -> list[str]:
         f"Premium: a processing unit takes about {_mb(PU_INGRESS_BYTES[0])} to {_mb(PU_INGRESS_BYTES[1])} in and "
         f'{_mb(PU_EGRESS_BYTES[0])} to {_mb(PU_EGRESS_BYTES[1])} out ("Scaling with Event Hubs", updated '
         f"2026-02-05: one unit, one hub of 100 partitions; that more units take proportionally more is an "
-        f"assumption): {high} to {low} unit(s) for the traffic, {low} at the low end, which is used; with the "
+        f"assumption): {high} to {low} unit(s) for the traffic at {UNIT_UTILISATION:.0%} use, {low} at the low end, "
+        "which is used; with the "
         f"namespace's partitions ({PARTITIONS_PER_UNIT['premium']} a unit), {pu}; Premium sells "
         f"{', '.join(map(str, PREMIUM_UNITS))}",
         f"Dedicated: a capacity unit takes about {_mb(CU_INGRESS_BYTES)} to {_mb(2 * CU_INGRESS_BYTES)} in "
         f'("Overview of Event Hubs Dedicated"; the low end is used); {_n(CU_INGRESS_EVENTS)} events/s in, '
         f"{_mb(CU_EGRESS_BYTES)} and {_n(CU_EGRESS_EVENTS)} events/s out a unit are from Microsoft's benchmark of a "
         "legacy cluster (the Dedicated FAQ: 4 units, batches of 100 events of 1 KB), not a guarantee: "
-        f"{du} unit(s) with the partitions ({PARTITIONS_PER_UNIT['dedicated']:,} a unit)",
+        f"{du} unit(s) at {UNIT_UTILISATION:.0%} use, with the partitions ({PARTITIONS_PER_UNIT['dedicated']:,} a unit)",
         f"event storage: {RETENTION_S / 86_400:g} days of retention keep about {_tb(stored)}, one copy; a unit "
         f"includes {_tb(STORAGE_PER_UNIT['standard'])} (Standard), {_tb(STORAGE_PER_UNIT['premium'])} (Premium) or "
         f"{_tb(STORAGE_PER_UNIT['dedicated'])} (Dedicated), and more is billed as overage",
@@ -851,8 +859,8 @@ UNKNOWNS: tuple[str, ...] = (
     "time after a stop is given for an hour's outage",
     "Premium and Dedicated throughput: Microsoft gives approximate ranges for one unit (and one hub, for a "
     "processing unit); that units add up linearly is an assumption, so load-test the count before relying on "
-    "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at the range's low end this "
-    "answer moves to Dedicated past about 80 MB/s in",
+    "it. The Premium overview places Premium up to about 120-160 MB/s a namespace; at 70% of the range's low end "
+    "this answer moves to Dedicated past about 56 MB/s in",
     "network bandwidth of the Kafka workers and the Databricks nodes, and the Delta tables' storage",
     "your prices: the estimate below is of list prices in one region (feedback/core/sizing/prices.json); what "
     "bills by use (storage past the units, peering, NAT-processed data) is priced from the plan's traffic, not "
@@ -1047,7 +1055,7 @@ def eventhubs_shortfalls(sizing: Sizing, tier: str, capacity: int) -> list[Short
                 "eventhubsCapacity",
                 f"eventhubsCapacity {capacity} gives {capacity * TU_INGRESS_EVENTS:,} events/s and "
                 f"{_mb(capacity * TU_INGRESS_BYTES)} in; {rate} events/s writes {_n(flow.in_events)} events/s, "
-                f"{_mb(flow.in_bytes)} and reads {_mb(flow.out_bytes)}: it needs {need}"
+                f"{_mb(flow.in_bytes)} and reads {_mb(flow.out_bytes)}: it needs {need} at {UNIT_UTILISATION:.0%} use"
                 + ("" if need <= STANDARD_MAX_UNITS else f", more than Standard's {STANDARD_MAX_UNITS}"),
                 str(min(need, STANDARD_MAX_UNITS)),
             )
@@ -1061,7 +1069,7 @@ def eventhubs_shortfalls(sizing: Sizing, tier: str, capacity: int) -> list[Short
                 f"eventhubsCapacity {capacity} processing unit(s) take about {_mb(capacity * PU_INGRESS_BYTES[0])} "
                 f"to {_mb(capacity * PU_INGRESS_BYTES[1])} in (Microsoft's approximate figure for a unit, scaled "
                 f"linearly); {rate} events/s writes {_mb(flow.in_bytes)} and reads {_mb(flow.out_bytes)}: it needs "
-                f"{need} at the low end"
+                f"{need} at {UNIT_UTILISATION:.0%} of the low end"
                 + (f", sold as {count}" if count and count != need else "")
                 + ("" if count else f", more than Premium's {PREMIUM_MAX_UNITS}"),
                 str(count or PREMIUM_MAX_UNITS),

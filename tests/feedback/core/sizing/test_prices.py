@@ -82,8 +82,8 @@ def test_what_bills_by_use_is_priced_from_the_plans_traffic_and_says_so():
     assert kafka.alternatives == ()  # HDInsight's traffic crosses the peering, not a NAT gateway
     hubs = estimate(size(Target(rate=10_000)))
     [stored] = [line for line in hubs.lines if "storage past" in line.what]
-    # a week keeps 16.2 TB; 6 processing units include 6 TB; $0.10 a GB-month
-    assert stored.count == pytest.approx(10_150, rel=0.01) and stored.per_hour * 730 == pytest.approx(1015, rel=0.01)
+    # a week keeps 16.2 TB; 10 processing units include 10 TB; $0.10 a GB-month
+    assert stored.count == pytest.approx(6_151, rel=0.01) and stored.per_hour * 730 == pytest.approx(615, rel=0.01)
     [(configuration, nat)] = hubs.alternatives
     assert configuration.startswith("databricksNetwork managed") and nat.each_per_hour == 0.045
     assert nat.per_hour * 730 == pytest.approx(7931, abs=10)
