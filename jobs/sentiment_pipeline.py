@@ -53,7 +53,7 @@ from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.settings import Settings, SettingsError
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.alerts import dispatcher
-from jobs.alerts.alert_decisions import RoundReport
+from jobs.alerts.answers import RoundReport
 from jobs.scoring import scorer
 from jobs.shift_alerts import shifts
 from jobs.tables import table_query

@@ -7,6 +7,16 @@ gives the next message of a channel (`next_post`), the records to write to `aler
 (tests/jobs/alerts/test_alert_decisions.py). The loop that owns the clients, jobs/alerts/dispatcher.py,
 writes and flushes the records, posts, polls and commits; its docstring says what exactly
 once means here and how the record keeps it.
+
+The decisions are made by small pure parts, each a function of its state and an input that
+returns the decision and the new state: the pace of each channel (jobs/alerts/pacing.py), what an
+answer from Slack decides (jobs/alerts/answers.py), a message's record and its attempts
+(jobs/alerts/message_records.py), what silences hold back and which end lines are due
+(jobs/alerts/silence_counts.py), and the offsets to commit and the poll's wait (here). The
+`Decider` holds their states for the partitions it owns, and the two that grow with the traffic,
+which it changes in place: the alerts waiting for a message (up to MAX_WAITING a partition) and
+the event ids of the repeat window (jobs/alerts/repeats.py: millions an hour at 2,000 events/s,
+too many to copy at each alert).
 """
 
 from __future__ import annotations
@@ -16,17 +26,27 @@ import logging
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, Optional
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Mapping, Optional
 
 from feedback.core.alert_messages import Alert, excerpt
-from feedback.core.catalogue import ALERTS_TOPIC, MESSAGE_RECORD_BYTES
+from feedback.core.catalogue import ALERTS_TOPIC
 from feedback.core.schema import parse_utc, utc_iso
-from jobs.alerts.message_records import MessageRecord, PartitionMarks, SilenceCount
+from jobs.alerts.answers import Outcome, RoundReport, answer
+from jobs.alerts.message_records import (
+    MessageRecord,
+    PartitionMarks,
+    SilenceCount,
+    attempted,
+    look_up_span,
+    regrouped,
+    rows_that_fit,
+)
 from jobs.alerts.pacing import Pacer
 from jobs.alerts.repeats import Repeats, digest, source_of
-from jobs.alerts.silences import Silence, active_for, end_alert
+from jobs.alerts.silence_counts import SilenceCounts, end_lines, forget_ended
+from jobs.alerts.silences import Silence, active_for
 
 log = logging.getLogger(__name__)
 
@@ -35,43 +55,11 @@ MAX_WAITING = 50_000
 
 
 @dataclass
-class RoundReport:
-    polled: int = 0
-    repeats: int = 0  # alerts of an event that already alerted
-    posted: int = 0  # alerts in messages posted
-    messages: int = 0
-    found_already_posted: int = 0  # alerts in messages found in the channel's history
-    rate_limited: int = 0  # 429s
-    failed: int = 0  # posts refused or with an unknown outcome
-    deferred: int = 0  # posts not made: the lease ran out, or the history could not be read
-    regrouped: int = 0  # alerts of messages Slack refused, put in new messages
-    silenced: int = 0  # alerts held back by a silence: recorded, not posted
-    errors: list[str] = field(default_factory=list)
-
-    def add(self, other: "RoundReport") -> None:
-        for item in fields(self):
-            if item.name == "errors":
-                self.errors += other.errors
-            else:
-                setattr(self, item.name, getattr(self, item.name) + getattr(other, item.name))
-
-
-@dataclass
 class Waiting:
     """An alert read and accepted, not yet in a message."""
 
     alert: Alert
     offset: int  # in its `feedback-alerts` partition
-
-
-@dataclass
-class Outcome:
-    kind: str  # sent | found | rate-limited | refused | unknown | unread-history | lease
-    ref: Optional[str] = None
-    retry_after_s: float = 0.0
-    error: Optional[str] = None
-    payload: bool = False  # a refusal of the message itself
-    answered_at: Optional[float] = None  # the monotonic time Slack answered a post, if one was made
 
 
 @dataclass(frozen=True)
@@ -116,32 +104,26 @@ def epoch(stamp: Optional[str]) -> Optional[float]:
     return parse_utc(stamp).timestamp() if stamp else None
 
 
-def regrouped(record: MessageRecord) -> list[list[dict]]:
-    """The alerts of a message Slack refused as a message, in the messages that replace it:
-    a digest once more as plain text; a plain one in halves; one alert, none."""
-    if record.count == 1:
-        return []
-    if not record.plain:
-        return [record.alerts]
-    half = record.count // 2
-    return [record.alerts[:half], record.alerts[half:]]
+def commit_offsets(first_waiting: Mapping[int, int], positions: Mapping[int, int], committed: Mapping[int, int]):
+    """The offset to commit for each partition (`positions`: the consumer's), up to its first
+    alert not yet in a recorded message (`first_waiting`), where it differs from `committed`."""
+    offsets = {}
+    for partition, position in positions.items():
+        offset = min(first_waiting.get(partition, position), position)
+        if committed.get(partition) != offset:
+            offsets[partition] = offset
+    return offsets
 
 
-def _rows_that_fit(queue: list[Waiting], alone_apart: bool = False) -> list[dict]:
-    """The rows of the first alerts of `queue` that fit one record of MESSAGE_RECORD_BYTES
-    (at least one); with `alone_apart`, an alert that goes alone (`Alert.alone`) only by itself."""
-    rows: list[dict] = []
-    size = 0
-    for item in queue:
-        if alone_apart and rows and (item.alert.alone or queue[0].alert.alone):
-            break
-        row = item.alert.row()
-        # in the bytes Kafka takes: an id of 256 characters may be 1 KB of UTF-8
-        size += len(json.dumps(row, ensure_ascii=False).encode("utf-8")) + 1
-        if rows and size > MESSAGE_RECORD_BYTES:
-            break
-        rows.append(row)
-    return rows
+def poll_wait_ms(busy: bool, due: Iterable[float], now: float, longest_ms: int, busy_ms: int) -> int:
+    """How long the next poll may wait: `busy_ms` while alerts wait or posts are under way, else
+    until the first of `due` (monotonic times a message may go), at most `longest_ms`."""
+    if busy:
+        return busy_ms
+    first = min(due, default=None)
+    if first is None:
+        return longest_ms
+    return max(0, min(longest_ms, int((first - now) * 1000)))
 
 
 class Decider:
@@ -164,8 +146,7 @@ class Decider:
         self.silences: dict[str, Silence] = {}
         self.notice_channel = notice_channel
         self.partition_of = partition_of
-        self.held_by: dict[tuple[str, int], int] = {}  # (silence id, partition) -> alerts held back, on record
-        self.seen_active: set[str] = set()  # silences seen in force while this decider ran
+        self.silence_counts = SilenceCounts()
         self._holding: dict[tuple[int, str, str], list[Waiting]] = {}  # (partition, silence, channel) -> to record
 
         self.pacer = pacer
@@ -214,7 +195,7 @@ class Decider:
         held = {m: r for m, r in self.unsent.items() if r.partition in self.owned}
         self.repeats = Repeats(self.repeats.window_s)
         self.unsent, self.sent, self.committed = {}, OrderedDict(), {}
-        self.held_by = {}
+        self.silence_counts = SilenceCounts()
         expired: set[str] = set()  # sent before the window, with no tombstone yet
         in_log: set[str] = set()
         for message_id, record in log:
@@ -223,10 +204,8 @@ class Decider:
                 continue
             if message_id.startswith("silence|"):  # a SilenceCount, or its tombstone
                 _, silence, partition = message_id.split("|")
-                if isinstance(record, SilenceCount):
-                    self.held_by[(silence, int(partition))] = record.held
-                else:
-                    self.held_by.pop((silence, int(partition)), None)
+                count = record.held if isinstance(record, SilenceCount) else None
+                self.silence_counts = self.silence_counts.on_record(silence, int(partition), count)
                 continue
             in_log.add(message_id)
             self.unsent.pop(message_id, None)
@@ -245,8 +224,10 @@ class Decider:
                 self.unsent[message_id] = record
         # a message decided here whose record the broker has not taken yet stays this dispatcher's
         self.unsent.update({m: r for m, r in held.items() if m not in in_log})
-        for record in self.unsent.values():  # to post them again, their alerts whole
-            record.alerts = [{**a, "text": excerpt(a.get("text") or "")} for a in whole_alerts(record)]
+        self.unsent = {  # to post them again, their alerts whole
+            m: replace(r, alerts=[{**a, "text": excerpt(a.get("text") or "")} for a in whole_alerts(r)])
+            for m, r in self.unsent.items()
+        }
         self.not_posted = {m for m, r in self.unsent.items() if r.attempts == 0}
         self.sent = OrderedDict(sorted(self.sent.items(), key=lambda item: item[1]))
         self.waiting = {where: queue for where, queue in self.waiting.items() if where[0] in self.owned}
@@ -278,14 +259,11 @@ class Decider:
         """Tombstone the messages sent (or silenced) before the repeat window (the marks first),
         and the counts of the silences that ended before it (their end lines are decided)."""
         old = self.clock.wall() - self.repeats.window_s
-        for silence, partition in sorted(self.held_by):
-            known = self.silences.get(silence)
-            if known is not None and known.end.timestamp() < old and partition in self.owned:
-                del self.held_by[(silence, partition)]
-                self._writes.append(LogWrite(SilenceCount(self.group, silence, partition, 0).log_key, None))
-        # silences over long ago are of no more use here (the feed gives only what changes)
-        self.silences = {k: v for k, v in self.silences.items() if v.end.timestamp() >= old - self.repeats.window_s}
-        self.seen_active &= set(self.silences)
+        gone, self.silences, self.silence_counts = forget_ended(
+            self.silence_counts, self.silences, old, self.repeats.window_s, self.owned
+        )
+        for silence, partition in gone:
+            self._writes.append(LogWrite(SilenceCount(self.group, silence, partition, 0).log_key, None))
         if self.sent and next(iter(self.sent.values())) < old:
             self._keep_marks()
         while self.sent and next(iter(self.sent.values())) < old:
@@ -323,7 +301,7 @@ class Decider:
         holding, self._holding = self._holding, {}
         for (partition, silence, channel), queue in sorted(holding.items()):
             while queue:
-                rows = _rows_that_fit(queue)
+                rows = rows_that_fit([item.alert for item in queue])
                 chosen, queue = queue[: len(rows)], queue[len(rows) :]
                 decided = self.clock.iso()
                 record = self._message_record(
@@ -337,13 +315,12 @@ class Decider:
                 )
                 self._write(record)
                 self.sent[record.message_id] = self.clock.wall()
-                count = self.held_by.get((silence, partition), 0) + record.count
-                self.held_by[(silence, partition)] = count
+                count, self.silence_counts = self.silence_counts.add(silence, partition, record.count)
                 self._write(SilenceCount(self.group, silence, partition, count))
 
     def held(self, silence_id: str) -> int:
         """Alerts `silence_id` has held back, over the partitions whose counts are on record."""
-        return sum(n for (silence, _), n in self.held_by.items() if silence == silence_id)
+        return self.silence_counts.held(silence_id)
 
     def end_silences(self) -> None:
         """For each silence that was in force for this group (seen active, or holding alerts on
@@ -351,22 +328,20 @@ class Decider:
         (the partition of its channel): that line, as a message of its own, once (its id is
         deterministic: a restart finds it among the ids of the window)."""
         self._record_held()  # every alert held so far is in the count
-        now = self.clock.now()
-        self.seen_active |= {s for s, silence in self.silences.items() if silence.active(now)}
-        for silence_id in sorted(self.silences):
-            silence = self.silences[silence_id]
-            if silence_id not in self.seen_active and not self.held(silence_id):
-                continue  # never in force for this group: another group's, or one from before it started
-            channel = silence.channel or self.notice_channel
-            partition = self.partition_of(channel)
-            ended = silence.end
-            if partition not in self.owned or not ended <= now < ended + timedelta(seconds=self.repeats.window_s):
-                continue
-            line = end_alert(silence, self.held(silence_id), channel)
+        lines, self.silence_counts = end_lines(
+            self.silence_counts,
+            self.silences,
+            self.clock.now(),
+            self.repeats.window_s,
+            self.owned,
+            self.partition_of,
+            self.notice_channel,
+        )
+        for partition, line in lines:
             if digest(line.event_id) in self.repeats:
                 continue
             self.repeats.remember(line.event_id, self.clock.wall())
-            self._write(self._new_message(partition, channel, [line.row()], [-1]))
+            self._write(self._new_message(partition, line.channel, [line.row()], [-1]))
 
     def full_partitions(self) -> set[int]:
         """The partitions held with MAX_WAITING alerts waiting: not read until they drain."""
@@ -386,16 +361,11 @@ class Decider:
         return bool(self.in_flight) or any(self.waiting.values())
 
     def wait_ms(self, longest_ms: int, busy_ms: int) -> int:
-        """How long the next poll may wait: `busy_ms` while alerts wait or posts are under way,
-        else until the next message is due (at most `longest_ms`)."""
-        if self.busy():
-            return busy_ms
+        """How long the next poll may wait (`poll_wait_ms`)."""
         due = [self.retry_at.get(m, 0) for m in self.unsent] + [
             self.pacer.ready_at(r.channel) for r in self.unsent.values()
         ]
-        if not due:
-            return longest_ms
-        return max(0, min(longest_ms, int((min(due) - self.clock.monotonic()) * 1000)))
+        return poll_wait_ms(self.busy(), due, self.clock.monotonic(), longest_ms, busy_ms)
 
     def channels(self) -> list[str]:
         """The channels with a message not sent or alerts waiting."""
@@ -411,14 +381,8 @@ class Decider:
         record = self._due_message(channel, now) or self._decide(channel)
         if record is None:
             return None
-        look_up = (
-            (record.first_attempt_at, record.last_attempt_at or record.first_attempt_at)
-            if record.attempts > 0 and record.message_id not in self.not_posted
-            else None
-        )
-        record.status, record.attempts = "attempted", record.attempts + 1
-        record.last_attempt_at = self.clock.iso()
-        record.first_attempt_at = record.first_attempt_at or record.last_attempt_at
+        look_up = look_up_span(record, record.message_id in self.not_posted)
+        record = self.unsent[record.message_id] = attempted(record, self.clock.iso())
         self._write(record)
         return record, look_up
 
@@ -428,7 +392,7 @@ class Decider:
 
     def posting(self, record: MessageRecord, now: float) -> None:
         """The attempt is on record and its post started at `now`."""
-        self.pacer.posting(record.channel, now)
+        self.pacer = self.pacer.posting(record.channel, now)
         self.not_posted.discard(record.message_id)
         self.in_flight[record.channel] = record
 
@@ -444,7 +408,7 @@ class Decider:
         if where is None:
             return None
         queue = self.waiting[where]
-        rows = _rows_that_fit(queue, alone_apart=True)
+        rows = rows_that_fit([item.alert for item in queue], alone_apart=True)
         chosen, self.waiting[where] = queue[: len(rows)], queue[len(rows) :]
         return self._new_message(where[0], channel, rows, [item.offset for item in chosen])
 
@@ -479,44 +443,31 @@ class Decider:
     # -- answers ------------------------------------------------------------------
 
     def settle(self, channel: str, outcome: Outcome, report: RoundReport) -> Optional[MessageRecord]:
-        """The outcome of the post to `channel`, on record. Returns a message Slack refused as a
-        message: its replacements are written, and it is marked refused (`refused`) only once
-        they are on record, so a crash between the two loses nothing."""
-        record = self.in_flight.pop(channel)
+        """The outcome of the post to `channel`, on record (`answer` decides what it means).
+        Returns a message Slack refused as a message: its replacements are written, and it is
+        marked refused (`refused`) only once they are on record, so a crash between the two
+        loses nothing."""
+        posted = self.in_flight.pop(channel)
         now = self.clock.monotonic()
         if outcome.answered_at is not None:
-            self.pacer.answered(record.channel, outcome.answered_at)
-        if outcome.kind in ("sent", "found"):
-            record.status, record.sent_at, record.ref, record.last_error = "sent", self.clock.iso(), outcome.ref, None
-            self._write(record)
+            self.pacer = self.pacer.answered(posted.channel, outcome.answered_at)
+        decided = answer(posted, outcome, now, self.clock.iso(), self.retry_s)
+        record = decided.record
+        report.add(decided.report)
+        if decided.hold_until is not None:
+            self.pacer = self.pacer.hold(record.channel, decided.hold_until)
+        if decided.not_posted:
+            self.not_posted.add(record.message_id)
+        if decided.done:
             self.unsent.pop(record.message_id, None)
             self.retry_at.pop(record.message_id, None)
             self.sent[record.message_id] = self.clock.wall()
-            report.messages += 1
-            if outcome.kind == "sent":
-                report.posted += record.count
-            else:
-                report.found_already_posted += record.count
-            return None
-        record.last_error = outcome.error
-        if outcome.kind == "rate-limited":
-            self.not_posted.add(record.message_id)
-            self.pacer.hold(record.channel, now + outcome.retry_after_s)
-            report.rate_limited += 1
-        elif outcome.kind == "lease":
-            self.not_posted.add(record.message_id)
-            report.deferred += 1
-        elif outcome.kind == "refused" and outcome.payload:
+        elif record.message_id in self.unsent:
+            self.unsent[record.message_id] = record
+        if decided.regroup:
             return self._regroup(record, report)
-        else:  # refused by the channel (not posted), an unknown outcome, or an unread history
-            if outcome.kind == "refused":
-                self.not_posted.add(record.message_id)
-            report.failed += outcome.kind != "unread-history"
-            report.deferred += outcome.kind == "unread-history"
-            report.errors.append(outcome.error or outcome.kind)
-            later = now + self.retry_s
-            self.retry_at[record.message_id] = later
-            self.pacer.hold(record.channel, later)
+        if decided.retry_at is not None:
+            self.retry_at[record.message_id] = decided.retry_at
             log.warning(
                 "a message of %d alerts to %s was not posted (%s): tried again in %g s",
                 record.count,
@@ -529,8 +480,6 @@ class Decider:
 
     def _regroup(self, record: MessageRecord, report: RoundReport) -> Optional[MessageRecord]:
         """Slack refused the message itself (nothing posted): its alerts go out in new messages."""
-        report.failed += 1
-        report.errors.append(f"{record.channel}: {record.last_error}")
         groups = regrouped(record)
         offsets = {a["key"]: o for a, o in zip(record.alerts, record.offsets)}
         for alerts in groups:
@@ -546,7 +495,7 @@ class Decider:
 
     def refused(self, record: MessageRecord) -> None:
         """A message Slack refused, its replacements (if any) on record: it is not posted."""
-        record.status = "refused"
+        record = replace(record, status="refused")
         self._write(record)
         self.unsent.pop(record.message_id, None)
         if record.count == 1:
@@ -564,12 +513,7 @@ class Decider:
         for (partition, _), queue in [*self.waiting.items(), *held]:
             if queue:
                 first_waiting[partition] = min(first_waiting.get(partition, queue[0].offset), queue[0].offset)
-        offsets = {}
-        for partition, position in positions.items():
-            offset = min(first_waiting.get(partition, position), position)
-            if self.committed.get(partition) != offset:
-                offsets[partition] = offset
-        return offsets
+        return commit_offsets(first_waiting, positions, self.committed)
 
     def settled(self, partitions: Iterable[int]) -> bool:
         """Whether `partitions` are all held, nothing waits or is being posted, and every message

@@ -68,8 +68,9 @@ from feedback.core.alert_messages import from_rows, render
 from feedback.core.catalogue import ALERTS_LOG_TOPIC, ALERTS_TOPIC, SILENCES_TOPIC
 from feedback.core.schema import parse_utc
 from feedback.core.settings import Settings
-from jobs.alerts.alert_decisions import Decider, Outcome, RoundReport
+from jobs.alerts.alert_decisions import Decider
 from jobs.alerts.alerts_log import iter_log, whole_alerts
+from jobs.alerts.answers import Outcome, RoundReport
 from jobs.alerts.message_records import MessageRecord
 from jobs.alerts.pacing import Pacer
 from jobs.alerts.silence_log import SilenceFeed

@@ -25,9 +25,11 @@ read as messages of one alert whose id is the alert key.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Iterator, Optional
 
+from feedback.core.alert_messages import Alert
+from feedback.core.catalogue import MESSAGE_RECORD_BYTES
 from feedback.core.schema import SILENCE_END_KIND, parse_utc
 
 COMPACT_FIELDS = ("key", "event_id", "score", "offset", "kafka_timestamp", "scored_at", "source_topic", "partition")
@@ -77,6 +79,53 @@ class MessageRecord:
         value = asdict(self)
         value["alerts"] = [_compact(alert) for alert in self.alerts]
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def rows_that_fit(alerts: list[Alert], alone_apart: bool = False) -> list[dict]:
+    """The rows of the first of `alerts` that fit one record of MESSAGE_RECORD_BYTES (at least
+    one); with `alone_apart`, an alert that goes alone (`Alert.alone`) only by itself."""
+    rows: list[dict] = []
+    size = 0
+    for alert in alerts:
+        if alone_apart and rows and (alert.alone or alerts[0].alone):
+            break
+        row = alert.row()
+        # in the bytes Kafka takes: an id of 256 characters may be 1 KB of UTF-8
+        size += len(json.dumps(row, ensure_ascii=False).encode("utf-8")) + 1
+        if rows and size > MESSAGE_RECORD_BYTES:
+            break
+        rows.append(row)
+    return rows
+
+
+def regrouped(record: MessageRecord) -> list[list[dict]]:
+    """The alerts of a message Slack refused as a message, in the messages that replace it:
+    a digest once more as plain text; a plain one in halves; one alert, none."""
+    if record.count == 1:
+        return []
+    if not record.plain:
+        return [record.alerts]
+    half = record.count // 2
+    return [record.alerts[:half], record.alerts[half:]]
+
+
+def attempted(record: MessageRecord, at: str) -> MessageRecord:
+    """The record of one more attempt to post its message, made at `at` (ISO)."""
+    return replace(
+        record,
+        status="attempted",
+        attempts=record.attempts + 1,
+        last_attempt_at=at,
+        first_attempt_at=record.first_attempt_at or at,
+    )
+
+
+def look_up_span(record: MessageRecord, known_not_posted: bool) -> Optional[tuple[str, str]]:
+    """Before another attempt: the times between which its channel's history is searched for the
+    message, when an earlier attempt's outcome is unknown; None when there is nothing to find."""
+    if record.attempts == 0 or known_not_posted:
+        return None
+    return record.first_attempt_at, record.last_attempt_at or record.first_attempt_at
 
 
 @dataclass

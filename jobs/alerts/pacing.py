@@ -24,16 +24,19 @@ Times are `time.monotonic()` seconds, passed in, so a test can drive the clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping, Optional
 
 
-@dataclass
+@dataclass(frozen=True)
 class Pacer:
+    """When each channel may next be posted to. Each step returns a new Pacer."""
+
     channel_interval_s: float
     workspace_interval_s: Optional[float] = None
-    _channel_next: dict[str, float] = field(default_factory=dict)
-    _workspace_next: float = 0.0
+    channel_next: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    workspace_next: float = 0.0
 
     @classmethod
     def of_rates(cls, channel_rate: float, workspace_rate: Optional[float]) -> "Pacer":
@@ -41,22 +44,25 @@ class Pacer:
 
     def ready_at(self, channel: str) -> float:
         """The earliest time a message may be posted to `channel`."""
-        return max(self._channel_next.get(channel, 0.0), self._workspace_next)
+        return max(self.channel_next.get(channel, 0.0), self.workspace_next)
 
     def ready(self, channel: str, now: float) -> bool:
         return self.ready_at(channel) <= now
 
-    def posting(self, channel: str, now: float) -> None:
+    def posting(self, channel: str, now: float) -> "Pacer":
         """A post to `channel` starts now: the next waits a channel interval (and a workspace one),
         from its answer (`answered`) when that comes later."""
-        self.answered(channel, now)
+        return self.answered(channel, now)
 
-    def answered(self, channel: str, now: float) -> None:
+    def answered(self, channel: str, now: float) -> "Pacer":
         """Slack answered a post to `channel` now: the next waits an interval from here."""
-        self._channel_next[channel] = max(self._channel_next.get(channel, 0.0), now + self.channel_interval_s)
+        workspace_next = self.workspace_next
         if self.workspace_interval_s:
-            self._workspace_next = max(self._workspace_next, now + self.workspace_interval_s)
+            workspace_next = max(workspace_next, now + self.workspace_interval_s)
+        return replace(self.hold(channel, now + self.channel_interval_s), workspace_next=workspace_next)
 
-    def hold(self, channel: str, until: float) -> None:
+    def hold(self, channel: str, until: float) -> "Pacer":
         """Nothing goes to `channel` before `until` (Retry-After, or an outage's wait)."""
-        self._channel_next[channel] = max(self._channel_next.get(channel, 0.0), until)
+        if until <= self.channel_next.get(channel, 0.0):
+            return self
+        return replace(self, channel_next=MappingProxyType({**self.channel_next, channel: until}))

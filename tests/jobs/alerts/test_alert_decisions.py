@@ -15,9 +15,11 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from feedback.core.catalogue import MESSAGE_RECORD_BYTES
 from feedback.core.schema import utc_iso
-from jobs.alerts.alert_decisions import Clock, Decider, Outcome, RoundReport, parse_alert, regrouped
-from jobs.alerts.message_records import MessageRecord, PartitionMarks, decode
+from jobs.alerts.alert_decisions import Clock, Decider, parse_alert
+from jobs.alerts.answers import Outcome, RoundReport
+from jobs.alerts.message_records import MessageRecord, PartitionMarks, decode, regrouped
 from jobs.alerts.pacing import Pacer
+from jobs.alerts.silence_counts import SilenceCounts
 from jobs.alerts.silences import Silence
 from jobs.shift_alerts.shift_rule import Decision, shift_record
 from tests.support.alerts import alert_value
@@ -143,7 +145,8 @@ def test_a_digest_slack_refuses_is_replaced_on_record_before_it_is_marked_refuse
     written(d)
     refused = d.settle(NEGATIVE, Outcome("refused", error="invalid_blocks", payload=True), report)
     [replacement] = written(d)
-    assert refused is record and record.message_id in d.unsent  # not refused until the replacement is on record
+    assert (refused.message_id, refused.last_error) == (record.message_id, "invalid_blocks")
+    assert d.unsent[record.message_id] == refused  # not refused until the replacement is on record
     assert replacement.plain and [a["event_id"] for a in replacement.alerts] == ["e0", "e1", "e2"]
     assert replacement.offsets == [0, 1, 2] and report.regrouped == 3
     d.refused(refused)
@@ -396,7 +399,7 @@ def test_a_silence_never_in_force_for_this_dispatcher_posts_no_end_line(time_):
     assert d.channels() == []
     seen = decider(time_)
     seen.silences = {held.silence_id: held}
-    seen.seen_active.add(held.silence_id)  # it was in force while this one ran
+    seen.silence_counts = SilenceCounts(seen_active=frozenset({held.silence_id}))  # in force while this one ran
     seen.end_silences()
     assert seen.channels() == [NEGATIVE]
 

@@ -225,7 +225,8 @@ def test_a_digest_slack_refuses_is_regrouped_and_each_alert_still_goes_out_once(
         settings = settings_for(topics_ready, slack)
         dispatcher = connect_dispatcher(settings, SlackNotifier(settings))
         try:  # a channel that has posted a moment ago: the burst waits, then goes out as one digest
-            dispatcher.decider.pacer.posting("#negative-feedback", time.monotonic())
+            decider = dispatcher.decider
+            decider.pacer = decider.pacer.posting("#negative-feedback", time.monotonic())
             produce(topics_ready, [alert("refused", n) for n in range(12)])
             dispatcher.run(threading.Event(), until=end_offsets(settings, ALERTS_TOPIC), timeout_s=60)
         finally:
