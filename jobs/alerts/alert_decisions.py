@@ -13,10 +13,11 @@ returns the decision and the new state: the pace of each channel (jobs/alerts/pa
 answer from Slack decides (jobs/alerts/answers.py), a message's record and its attempts
 (jobs/alerts/message_records.py), what silences hold back and which end lines are due
 (jobs/alerts/silence_counts.py), and the offsets to commit and the poll's wait (here). The
-`Decider` holds their states for the partitions it owns, and the two that grow with the traffic,
-which it changes in place: the alerts waiting for a message (up to MAX_WAITING a partition) and
-the event ids of the repeat window (jobs/alerts/repeats.py: millions an hour at 2,000 events/s,
-too many to copy at each alert).
+`Decider` holds their states and applies what they decide. The collections that grow with the
+traffic it changes in place, as copying them at each alert would cost more than the alert: the
+alerts waiting for a message (up to MAX_WAITING a partition), the event ids of the repeat window
+(jobs/alerts/repeats.py: millions an hour at 2,000 events/s), and its books of messages
+(`unsent`, `sent`, `retry_at`, `not_posted`, `in_flight`).
 """
 
 from __future__ import annotations
@@ -195,7 +196,8 @@ class Decider:
         held = {m: r for m, r in self.unsent.items() if r.partition in self.owned}
         self.repeats = Repeats(self.repeats.window_s)
         self.unsent, self.sent, self.committed = {}, OrderedDict(), {}
-        self.silence_counts = SilenceCounts()
+        # the counts come back with the record; which silences were seen in force stays known
+        self.silence_counts = SilenceCounts(seen_active=self.silence_counts.seen_active)
         expired: set[str] = set()  # sent before the window, with no tombstone yet
         in_log: set[str] = set()
         for message_id, record in log:
@@ -462,7 +464,7 @@ class Decider:
             self.unsent.pop(record.message_id, None)
             self.retry_at.pop(record.message_id, None)
             self.sent[record.message_id] = self.clock.wall()
-        elif record.message_id in self.unsent:
+        elif self.unsent.get(record.message_id) is posted:  # not one read back since the post started
             self.unsent[record.message_id] = record
         if decided.regroup:
             return self._regroup(record, report)

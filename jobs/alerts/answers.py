@@ -3,8 +3,9 @@ answer, when the message and its channel may be tried again, and what the round 
 
 The dispatcher's loop (jobs/alerts/dispatcher.py) turns each post's result into an `Outcome`;
 `answer` takes it with the record and the time and returns an `Answer`, which the decider
-(jobs/alerts/alert_decisions.py) applies: it writes the record, and keeps the message for
-another try, drops it as sent, or regroups its alerts.
+(jobs/alerts/alert_decisions.py) applies: it writes the record and keeps the message for
+another try, or drops it as sent; or, for a message Slack refused as a message, regroups its
+alerts and writes the record as refused once the new messages are on record.
 """
 
 from __future__ import annotations

@@ -63,6 +63,6 @@ class Pacer:
 
     def hold(self, channel: str, until: float) -> "Pacer":
         """Nothing goes to `channel` before `until` (Retry-After, or an outage's wait)."""
-        if until <= self.channel_next.get(channel, 0.0):
+        if not until > self.channel_next.get(channel, 0.0):  # never shorter (nor a NaN Retry-After)
             return self
         return replace(self, channel_next=MappingProxyType({**self.channel_next, channel: until}))

@@ -483,3 +483,26 @@ class DispatcherRounds(RuleBasedStateMachine):
 
 TestDispatcherRounds = DispatcherRounds.TestCase
 TestDispatcherRounds.settings = settings(max_examples=60, stateful_step_count=40, deadline=None)
+
+
+def test_a_silence_seen_in_force_that_held_nothing_still_gets_its_end_line_after_a_reload(time_):
+    d = decider(time_)
+    held = a_silence(time_, hours=0.1, source="twitter")
+    d.silences = {held.silence_id: held}
+    d.end_silences()  # seen in force; it holds nothing back
+    time_.advance(400)  # it ended; a rebalance reads the record back before the end line is decided
+    d.reload(iter([]), lambda record: record.alerts)
+    d.end_silences()
+    assert d.channels() == [NEGATIVE]
+
+
+def test_a_post_settled_after_a_reload_leaves_the_record_read_back_as_it_was_read(time_):
+    d, report = decider(time_), RoundReport()
+    d.accept(0, 0, value(0), report)
+    record, _ = d.next_post(NEGATIVE, time_.t)
+    d.posting(record, time_.t)
+    log = [(w.key.decode().split("|", 1)[1], decode(w.value)) for w in d.take_writes()]
+    d.reload(iter(log), lambda r: [{**a, "text": "read back whole"} for a in r.alerts])
+    d.settle(NEGATIVE, Outcome("unknown", error="second"), report)
+    [(_, read_back)] = [(m, r) for m, r in d.unsent.items()]
+    assert read_back.last_error is None and read_back.alerts[0]["text"] == "read back whole"

@@ -42,3 +42,8 @@ def test_a_step_returns_a_new_pacer_and_leaves_the_one_it_was_given_as_it_was():
     later = pacer.posting("#neg", 100.0).hold("#pos", 200.0)
     assert pacer.ready("#neg", 100.0) and pacer.ready("#pos", 100.0)
     assert later.ready_at("#neg") == 101.0 and later.ready_at("#pos") == 200.0
+
+
+def test_a_retry_after_that_is_not_a_number_holds_nothing():
+    pacer = Pacer.of_rates(1.0, None).hold("#neg", float("nan"))
+    assert pacer.ready("#neg", 5.0)
