@@ -5,13 +5,15 @@
 #   make deploy-setup   only what `pulumi up` and the `feedback databricks` commands need
 #               (requirements-deploy.txt): .venv with this project, no Spark, JDK, Maven or jars
 #               (README.md, "Deploy to Azure"); a later `make test` or `make demo` adds the rest
+#   make soak   the sustained-load run, a benchmark-like scenario kept out of `make test` for its
+#               time (docs/reliability.md); `make soak ARGS=--long` runs its five-minute variant
 # Set-up needs only what the machine ships: Python 3.11, a JDK 17 and Maven.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup deploy-setup demo test bench clean
+.PHONY: setup deploy-setup demo test soak bench clean
 
 $(BIN)/.installed: requirements.txt requirements-deploy.txt pyproject.toml
 	scripts/check-prerequisites.sh python
@@ -41,7 +43,10 @@ test: setup
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/ruff format --check --no-cache .
-	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=30
+	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=30 -m "not soak"
+
+soak: setup
+	$(BIN)/python -m pytest -m soak tests/reliability $(ARGS)
 
 bench: setup
 	$(BIN)/feedback bench producer

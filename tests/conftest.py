@@ -7,7 +7,6 @@ import os
 import pytest
 
 from feedback.core.settings import Settings, load_settings
-from tests.support.groups import group_of
 from tests.support.repo import REPO
 from tests.support.settings import isolate, own_broker_settings
 
@@ -30,16 +29,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("LINES", None)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A long variant may run past the default per-test time-out (pyproject.toml): an hour. A test
-    that uses the broker or Spark joins its one group (tests/support/groups.py)."""
-    for item in items:
-        if config.getoption("--long"):
+    """A long variant may run past the default per-test time-out (pyproject.toml): an hour."""
+    if config.getoption("--long"):
+        for item in items:
             item.add_marker(pytest.mark.timeout(3600))
-        group = group_of(item.path.as_posix(), set(getattr(item, "fixturenames", ())))
-        if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -1,8 +1,11 @@
 """Sustained load: events at a fixed rate for a while; the pipeline keeps up (its lag stays
 bounded and drains) and the producer's and the driver's memory stay flat.
 
-    .venv/bin/python -m pytest tests/reliability/test_sustained_load.py          # fast: 20/s for 40 s
-    .venv/bin/python -m pytest tests/reliability/test_sustained_load.py --long   # 20/s for 5 minutes
+    make soak              # fast: 20/s for 40 s
+    make soak ARGS=--long  # 20/s for 5 minutes
+
+A benchmark-like run: `make test` leaves it out (its `soak` mark) for its minute and a half of
+a test process's two cores; `make soak` runs it.
 
 The producer is the `feedback produce` command in a process of its own, replaying a file of
 unique events at the rate; the scorer, the dispatcher and the table writer run in this process (the scorer's
@@ -37,7 +40,7 @@ from tests.support.kafka import offsets_now
 from tests.support.pipeline import WITHOUT_SHIFTS, pipeline_settings
 from tests.support.repo import REPO
 
-pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+pytestmark = [pytest.mark.kafka, pytest.mark.spark, pytest.mark.soak]  # `make soak`, not `make test`
 
 RATE = 20.0
 TOPIC = "twitter-feedback"
