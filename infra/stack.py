@@ -249,6 +249,7 @@ def jobs_args(
         trigger=config.jobs_trigger,
         tables_trigger=config.jobs_tables_trigger,
         tables_tasks=config.jobs_tables_tasks,
+        tables_state_partitions=config.jobs_tables_state_partitions,
         max_offsets_per_trigger=config.jobs_max_offsets_per_trigger,
         channels=(config.negative_channel, config.positive_channel),
         start_paused=config.jobs_start_paused,

@@ -50,6 +50,7 @@ from feedback.clients.alerts import Notifier, notifier_for
 from feedback.clients.kafka_client import end_offsets
 from feedback.clients.secret_scope import read_scope
 from feedback.core.catalogue import ALERTS_TOPIC
+from feedback.core.errors import STOPPED_FOR_GOOD
 from feedback.core.settings import Settings, SettingsError
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.alerts import dispatcher
@@ -370,7 +371,15 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     # cleanly, as Ctrl-C does.
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     _follow_parent()
-    run_plan(settings, planned)
+    try:
+        run_plan(settings, planned)
+    except SettingsError as error:  # a setting a part's start refuses (the table writer's state partitions)
+        if not settings.on_databricks:
+            raise SystemExit(f"error: {error}") from None
+        # A failed task of the continuous job would end in its whole run cancelled, the scorer and the
+        # dispatcher with it (infra/components/databricks_jobs.py): the part ends as a success and says
+        # why, as a producer does, and `feedback databricks status` shows the line.
+        print(f"pipeline {options.get('part', ','.join(PARTS))} {STOPPED_FOR_GOOD} {error}", flush=True)
     return 0
 
 

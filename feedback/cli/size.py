@@ -107,6 +107,13 @@ def size_command(
     output: str = typer.Option(
         "text", "--output", help="text (the plan with its reasons) | config (the stack config lines alone) | json."
     ),
+    state_partitions: Optional[int] = typer.Option(
+        None,
+        "--state-partitions",
+        min=1,
+        help="A deployed stack's jobsTablesStatePartitions (its table writer's checkpoint fixed them at its first "
+        "run); unset, the plan is for a new stack and chooses them from the rate.",
+    ),
     support_request: bool = typer.Option(
         False,
         "--support-request",
@@ -140,7 +147,7 @@ def size_command(
         tables_trigger=settings.tables_trigger,
         tables_tasks=settings.tables_tasks,
         node_type=node_type,
-        tables_state_partitions=settings.tables_state_partitions,
+        tables_state_partitions=state_partitions,
     )
     try:
         sizing = size(target, measured, live)

@@ -106,6 +106,9 @@ class JobsArgs:
     # only when not the jobs' own defaults (job_specs.pipeline_parameters)
     tables_tasks: int = job_specs.DEFAULT_TABLES_TASKS
     max_offsets_per_trigger: int = job_specs.DEFAULT_MAX_OFFSETS_PER_TRIGGER
+    # the table writer's state partitions (fixed by its checkpoint at its first run); passed only
+    # when not the jobs' own default
+    tables_state_partitions: int = job_specs.DEFAULT_TABLES_STATE_PARTITIONS
     # the Slack channels alerts go to: negative, positive
     channels: tuple[str, str] = job_specs.DEFAULT_CHANNELS
     # whether a job this run creates starts paused (feedback:jobsStartPaused)
@@ -459,6 +462,7 @@ class DatabricksDeployment(pulumi.ComponentResource):
                     args.eventhubs_tier,
                     args.azure_language_endpoint,
                     tables_tasks=args.tables_tasks,
+                    tables_state_partitions=args.tables_state_partitions,
                     max_offsets_per_trigger=args.max_offsets_per_trigger,
                     channels=args.channels,
                     alerts_dir=job_specs.alerts_dir(values[1][2]),

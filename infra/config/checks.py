@@ -435,8 +435,8 @@ def event_hubs(keys: StackConfig, topics: tuple[Topic, ...] = TOPICS) -> Found:
 
 def target_rate(keys: StackConfig) -> Found:
     """With targetEventsPerSecond: each resource below what that rate needs (feedback.core.sizing,
-    with the fallback costs, feedback/core/sizing/fallback_rates.json), the table writer's tasks (jobsTablesTasks) on
-    the backend the jobs use among them, by how much, and the line that raises it; and,
+    with the fallback costs, feedback/core/sizing/fallback_rates.json), the table writer's tasks (jobsTablesTasks) and
+    state partitions (jobsTablesStatePartitions) on the backend the jobs use among them, by how much, and the line that raises it; and,
     on HDInsight, no broker over Microsoft's recommended partitions per broker."""
     found = Found()
     rate, event_bytes, partitions = keys.target_events_per_second, keys.event_bytes, keys.feedback_partitions
@@ -502,6 +502,9 @@ def target_rate(keys: StackConfig) -> Found:
             else None,
             databricks=(keys.job_node_type, keys.job_workers) if runs_jobs and keys.job_workers else None,
             tables_tasks=keys.jobs_tables_tasks if runs_jobs and keys.jobs_tables_tasks else None,
+            state_partitions=keys.jobs_tables_state_partitions
+            if runs_jobs and keys.jobs_tables_state_partitions
+            else None,
         )
         if n == 0:  # the pipeline's own limits are the same on both backends
             found.warnings.extend(

@@ -52,6 +52,7 @@ SPARK_PARTS = ("scorer", TABLES_PART)
 # The jobs' own defaults: a parameter is passed only when the stack sets another value, so a
 # stack that sets none keeps its job definitions (and running job) as they are.
 DEFAULT_TABLES_TASKS: int = Settings.model_fields["tables_tasks"].default
+DEFAULT_TABLES_STATE_PARTITIONS: int = Settings.model_fields["tables_state_partitions"].default
 DEFAULT_MAX_OFFSETS_PER_TRIGGER: int = Settings.model_fields["max_offsets_per_trigger"].default
 DEFAULT_CHANNELS: tuple[str, str] = (
     Settings.model_fields["negative_channel"].default,
@@ -223,13 +224,14 @@ def pipeline_parameters(
     azure_language_endpoint: Optional[str] = None,
     *,
     tables_tasks: int = DEFAULT_TABLES_TASKS,
+    tables_state_partitions: int = DEFAULT_TABLES_STATE_PARTITIONS,
     max_offsets_per_trigger: int = DEFAULT_MAX_OFFSETS_PER_TRIGGER,
     channels: tuple[str, str] = DEFAULT_CHANNELS,
     alerts_dir: Optional[str] = None,
 ) -> list[str]:
     """The task of `part`: `jobs.sentiment_pipeline:main --part <part>`, then `--setting value`
     pairs, plain settings only, never a secret. Every part gets the same settings; the table
-    writer also gets its own trigger and, when not the default, its tasks; the Spark parts get
+    writer also gets its own trigger and, when not the defaults, its tasks and state partitions; the Spark parts get
     their batch cap when it is not the default; every part gets the alert `channels` (negative,
     positive) when they are not the jobs' own, since the scorer routes and the dispatcher posts;
     the dispatcher gets `alerts_dir`, where its alerts go without a Slack token."""
@@ -255,6 +257,8 @@ def pipeline_parameters(
         parameters += ["--tables-trigger", tables_trigger]
         if tables_tasks != DEFAULT_TABLES_TASKS:
             parameters += ["--tables-tasks", str(tables_tasks)]
+        if tables_state_partitions != DEFAULT_TABLES_STATE_PARTITIONS:
+            parameters += ["--tables-state-partitions", str(tables_state_partitions)]
     if part in SPARK_PARTS and max_offsets_per_trigger != DEFAULT_MAX_OFFSETS_PER_TRIGGER:
         parameters += ["--max-offsets-per-trigger", str(max_offsets_per_trigger)]
     if channels != DEFAULT_CHANNELS:
@@ -319,7 +323,7 @@ PIPELINE_PROGRAM_SETTINGS = PROGRAM_SETTINGS | frozenset(
         "databricks_secret_scope",
         "databricks_run_id",
         "databricks_task",
-        # fixed by the table writer's checkpoint at its first run: a new value would be ignored
+        # from jobsTablesStatePartitions, which the table writer's checkpoint fixes at its first run
         "tables_state_partitions",
     }
 )

@@ -1,14 +1,17 @@
 """The table writer's checkpoint, read before its query starts: the batch a stopped run left
-uncommitted (which the first batch looks for in the tables), and a checkpoint an earlier table
-writer made, moved aside with the offsets to go on from."""
+uncommitted (which the first batch looks for in the tables), a checkpoint an earlier table
+writer made, moved aside with the offsets to go on from, and the state partitions the
+checkpoint fixed."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Optional
 
 from pyspark.sql import SparkSession
 
+from feedback.core.errors import SettingsError
 from feedback.core.settings import Settings
 from jobs.tables.table_files import batch_ids, exists, hadoop_path
 
@@ -71,3 +74,34 @@ def uncommitted_batch(spark: SparkSession, settings: Settings, query: str) -> Op
     if not planned or max(planned) in batch_ids(spark, f"{folder}/commits"):
         return None
     return max(planned)
+
+
+def fixed_state_partitions(spark: SparkSession, folder: str) -> Optional[int]:
+    """The state partitions of the query whose checkpoint is `folder`: `spark.sql.shuffle.partitions`
+    as its latest offsets file records it (the file's second line, the batch's metadata), which
+    Spark sets again at every restart whatever the session says (`OffsetSeqMetadata.setSessionConf`
+    logs a driver warning and keeps the checkpoint's: Spark 4.0 in `spark.sql.shuffle.partitions`,
+    4.1 in `spark.sql.streaming.internal.stateStore.partitions`). None for no checkpoint, or one
+    that records none."""
+    planned = batch_ids(spark, f"{folder}/offsets")
+    if not planned:
+        return None
+    lines = [row[0] for row in spark.read.text(f"{folder}/offsets/{max(planned)}").collect()]
+    value = json.loads(lines[1]).get("conf", {}).get("spark.sql.shuffle.partitions")
+    return int(value) if value is not None else None
+
+
+def check_state_partitions(spark: SparkSession, settings: Settings, query: str) -> None:
+    """SettingsError when `query`'s checkpoint fixed another count of state partitions than the
+    setting `tables_state_partitions`: Spark would keep the checkpoint's and ignore the setting."""
+    folder = settings.checkpoint_for(query)
+    fixed = fixed_state_partitions(spark, folder)
+    if fixed is None or fixed == settings.tables_state_partitions:
+        return
+    raise SettingsError(
+        f"tables_state_partitions is {settings.tables_state_partitions}, but the table writer's checkpoint "
+        f"{folder} was started with {fixed}, a number Spark fixes at a query's first run and would keep whatever "
+        f"the setting says: set tables_state_partitions back to {fixed} (on Azure: pulumi config set "
+        f"feedback:jobsTablesStatePartitions {fixed}, then pulumi up; docs/operate-azure.md, 'The table writer's "
+        "state partitions')"
+    )

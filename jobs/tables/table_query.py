@@ -22,7 +22,7 @@ from feedback.core.settings import Settings
 from feedback.core.triggers import Trigger, parse_trigger
 from jobs.common.spark import LOCAL_STATE_STORE, session_conf
 from jobs.common.streaming import kafka_source
-from jobs.tables.table_checkpoint import superseded_checkpoint_offsets, uncommitted_batch
+from jobs.tables.table_checkpoint import check_state_partitions, superseded_checkpoint_offsets, uncommitted_batch
 from jobs.tables.table_upkeep import keep_table_properties, table_defaults
 from jobs.tables.table_warm_up import warm_up
 from jobs.tables.table_writer import QUERY_NAME, TableWriter, marked
@@ -35,14 +35,17 @@ def start(spark: SparkSession, settings: Settings, trigger: Optional[Trigger] = 
     trigger) is warmed up first (`warm_up`); a backlog run's first batch is the backlog.
 
     Its state is kept in `tables_state_partitions` partitions, a number Spark fixes at the
-    query's first run (from `spark.sql.shuffle.partitions`, set for it here).
+    query's first run (from `spark.sql.shuffle.partitions`, set for it here): a checkpoint
+    started with another number is refused (`check_state_partitions`, a SettingsError), as Spark
+    would keep its own and ignore the setting.
     """
     trigger = trigger or parse_trigger(settings.tables_trigger, settings.on_databricks)
-    if trigger.kind == "processing-time":
-        log.info("tables: warmed up in %.1f s", warm_up(spark, settings))
     carried = superseded_checkpoint_offsets(spark, settings, QUERY_NAME)
     if carried is not None:
         settings = settings.replace(starting_offsets=carried)
+    check_state_partitions(spark, settings, QUERY_NAME)
+    if trigger.kind == "processing-time":
+        log.info("tables: warmed up in %.1f s", warm_up(spark, settings))
     again = uncommitted_batch(spark, settings, QUERY_NAME)
     keep_table_properties(spark, settings)
     source = kafka_source(spark, settings, (SCORED_TOPIC, DEADLETTER_TOPIC))

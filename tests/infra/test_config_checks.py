@@ -501,19 +501,28 @@ def test_a_target_rate_past_the_stacks_table_writer_tasks_warns_once_with_the_li
     [tasks] = [w for w in found.warnings if "jobsTablesTasks 1 writes" in w]  # the jobs' backend only
     assert tasks.startswith(
         "feedback:targetEventsPerSecond 10,000 on hdinsight: jobsTablesTasks 1 writes about 4,131 events/s live, "
-        "at full use, less than the rate; 10,000 events/s needs 4"
+        "at full use, less than the rate; 10,000 events/s needs 5"
     )
     assert tasks.endswith(
-        "run `pulumi config set feedback:jobsTablesTasks 4` (`feedback size` prints the whole sizing; docs/sizing.md)"
+        "run `pulumi config set feedback:jobsTablesTasks 5` (`feedback size` prints the whole sizing; docs/sizing.md)"
     )
+    [state] = [w for w in found.warnings if "jobsTablesStatePartitions 4 lets" in w]
+    assert "lets at most 4 of the 5 tasks 10,000 events/s needs run at once" in state
+    assert "run `pulumi config set feedback:jobsTablesStatePartitions 5`" in state
     [cap] = [w for w in found.warnings if "the table writer reads at most 50,000" in w]
     assert "`pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000`" in cap
     sized = checks.target_rate(
-        keys_of(**GOOD, targetEventsPerSecond="10000", jobsTablesTasks="4", jobsMaxOffsetsPerTrigger="600000")
+        keys_of(
+            **GOOD,
+            targetEventsPerSecond="10000",
+            jobsTablesTasks="5",
+            jobsTablesStatePartitions="5",
+            jobsMaxOffsetsPerTrigger="600000",
+        )
     )
-    assert not [w for w in sized.warnings if "feedback:jobsTablesTasks" in w or "reads at most" in w]
+    assert not [w for w in sized.warnings if "feedback:jobsTables" in w or "reads at most" in w]
     undeployed = checks.target_rate(keys_of(**GOOD, targetEventsPerSecond="10000", deployJobs="false"))
-    assert not [w for w in undeployed.warnings if "feedback:jobsTablesTasks" in w]  # no job to run them
+    assert not [w for w in undeployed.warnings if "feedback:jobsTables" in w]  # no job to run them
 
 
 def test_an_event_size_below_the_envelope_is_refused_with_the_smallest_that_is_one():

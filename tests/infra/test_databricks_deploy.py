@@ -254,16 +254,18 @@ def test_the_pipeline_parameters_parse_into_the_jobs_settings(stack):
 def test_the_table_writers_tasks_and_the_batch_cap_reach_the_spark_parts_and_parse_into_their_settings(run_program):
     from feedback.core.settings import job_parameters, load_settings
 
-    stack = run_program(jobsTablesTasks="3", jobsMaxOffsetsPerTrigger="600000")
+    stack = run_program(jobsTablesTasks="3", jobsMaxOffsetsPerTrigger="600000", jobsTablesStatePartitions="16")
     tasks = {
         task["taskKey"]: task["pythonWheelTask"]["parameters"]
         for task in jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"]
     }
-    assert tasks["tables"][-6:] == [
+    assert tasks["tables"][-8:] == [
         "--tables-trigger",
         "processing-time=30s",
         "--tables-tasks",
         "3",
+        "--tables-state-partitions",
+        "16",
         "--max-offsets-per-trigger",
         "600000",
     ]
@@ -273,15 +275,17 @@ def test_the_table_writers_tasks_and_the_batch_cap_reach_the_spark_parts_and_par
     # as jobs/sentiment_pipeline.py:main reads them
     parsed = {part: load_settings(**job_parameters(parameters, own=("part",))[0]) for part, parameters in tasks.items()}
     assert (parsed["tables"].tables_tasks, parsed["tables"].max_offsets_per_trigger) == (3, 600_000)
+    assert parsed["tables"].tables_state_partitions == 16
     assert (parsed["scorer"].tables_tasks, parsed["scorer"].max_offsets_per_trigger) == (1, 600_000)
 
 
 def test_the_jobs_own_defaults_set_as_keys_leave_the_pipeline_tasks_unchanged(run_program, stack):
     # An upgraded stack, or one that writes the defaults down, keeps its job definition: no restart.
-    same = run_program(jobsTablesTasks="1", jobsMaxOffsetsPerTrigger="50000")
+    same = run_program(jobsTablesTasks="1", jobsMaxOffsetsPerTrigger="50000", jobsTablesStatePartitions="4")
     assert jobs_by_name(same)[job_specs.PIPELINE_JOB]["tasks"] == jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"]
     for task in jobs_by_name(same)[job_specs.PIPELINE_JOB]["tasks"]:
-        assert not {"--tables-tasks", "--max-offsets-per-trigger"} & set(task["pythonWheelTask"]["parameters"])
+        parameters = set(task["pythonWheelTask"]["parameters"])
+        assert not {"--tables-tasks", "--max-offsets-per-trigger", "--tables-state-partitions"} & parameters
 
 
 def test_pulumi_up_warns_when_the_table_writers_tasks_are_below_the_target_rate_with_the_line(run_program, monkeypatch):
@@ -290,12 +294,13 @@ def test_pulumi_up_warns_when_the_table_writers_tasks_are_below_the_target_rate_
     run_program(targetEventsPerSecond="10000")
     [tasks] = [w for w in warned if "jobsTablesTasks 1 writes" in w]
     assert tasks.startswith("feedback:targetEventsPerSecond 10,000 on hdinsight: jobsTablesTasks 1 writes about 4,131")
-    assert "run `pulumi config set feedback:jobsTablesTasks 4`" in tasks
+    assert "run `pulumi config set feedback:jobsTablesTasks 5`" in tasks
+    assert [w for w in warned if "run `pulumi config set feedback:jobsTablesStatePartitions 5`" in w]
     warned.clear()
-    stack = run_program(targetEventsPerSecond="10000", jobsTablesTasks="4")
-    assert not [w for w in warned if "config set feedback:jobsTablesTasks" in w]
+    stack = run_program(targetEventsPerSecond="10000", jobsTablesTasks="5", jobsTablesStatePartitions="5")
+    assert not [w for w in warned if "config set feedback:jobsTables" in w]
     [tables] = [t for t in jobs_by_name(stack)[job_specs.PIPELINE_JOB]["tasks"] if t["taskKey"] == "tables"]
-    assert tables["pythonWheelTask"]["parameters"][-2:] == ["--tables-tasks", "4"]
+    assert tables["pythonWheelTask"]["parameters"][-4:] == ["--tables-tasks", "5", "--tables-state-partitions", "5"]
 
 
 def test_event_hubs_jobs_get_its_bootstrap_tier_and_language_settings(full_stack):

@@ -172,6 +172,21 @@ def test_new_alert_channels_update_the_pipeline_job_in_place(life):
     assert renamed.plan.kinds(VOLUME) == {"same"} and locations(renamed) == locations(first)
 
 
+def test_the_table_writers_state_partitions_reach_its_task_and_a_later_change_updates_the_job_in_place(life):
+    def tables_parameters(step) -> list[str]:
+        [tables] = [t for t in job_inputs(step, job_specs.PIPELINE_JOB)["tasks"] if t["taskKey"] == "tables"]
+        return tables["pythonWheelTask"]["parameters"]
+
+    first = applied(life.up(jobsTablesStatePartitions="16"))
+    assert tables_parameters(first)[-2:] == ["--tables-state-partitions", "16"]
+    # a later change reaches the task in place; its table writer then refuses to start with a count
+    # other than its checkpoint's (jobs/tables/table_checkpoint.py), naming the one to set back
+    changed = applied(life.up(jobsTablesStatePartitions="8"))
+    assert tables_parameters(changed)[-2:] == ["--tables-state-partitions", "8"]
+    assert changed.plan.kinds(JOB) == {"same", "update"} and locations(changed) == locations(first)
+    assert changed.plan.kinds(VOLUME) == {"same"}
+
+
 def test_a_newer_runtime_updates_both_jobs_in_place_and_keeps_their_state(life):
     first = applied(life.up(jobsRuntime="17.3.x-scala2.13"))
     packages = {

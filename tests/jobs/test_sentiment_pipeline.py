@@ -22,6 +22,7 @@ import pytest
 from feedback.clients.alerts import SlackNotifier
 from feedback.clients.kafka_client import read_range
 from feedback.core.catalogue import ALERTS_TOPIC, DEADLETTER_TOPIC, FEEDBACK_TOPICS, SCORED_TOPIC
+from feedback.core.errors import STOPPED_FOR_GOOD, SettingsError
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs import sentiment_pipeline
 from jobs.reprocess import reprocess
@@ -215,3 +216,24 @@ def test_the_pipeline_entry_point_returns_normally_when_its_part_is_done(topics_
         "entry-point-test",
     )
     assert result == 0
+
+
+@pytest.mark.parametrize("on_databricks", [False, True])
+def test_a_setting_a_part_refuses_at_its_start_stops_it_for_good_on_databricks_and_is_an_error_locally(
+    monkeypatch, capsys, on_databricks
+):
+    def refuse(settings, planned):
+        raise SettingsError("tables_state_partitions is 8, but the table writer's checkpoint was started with 4")
+
+    monkeypatch.setattr(sentiment_pipeline, "run_plan", refuse)
+    monkeypatch.setattr(sentiment_pipeline, "_follow_parent", lambda: None)
+    monkeypatch.setattr(sentiment_pipeline.signal, "signal", lambda *args: None)
+    argv = ["--part", "tables", "--trigger", "available-now", "--tables-trigger", "available-now"]
+    if not on_databricks:
+        with pytest.raises(SystemExit, match="error: tables_state_partitions is 8"):
+            sentiment_pipeline.main(argv)
+        return
+    monkeypatch.setattr(sentiment_pipeline, "read_scope", lambda *args, **kwargs: {})
+    assert sentiment_pipeline.main([*argv, "--on-databricks", "true"]) == 0  # the task ends as a success ...
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith(f"pipeline tables {STOPPED_FOR_GOOD} tables_state_partitions is 8")  # ... and says why

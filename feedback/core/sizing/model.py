@@ -201,7 +201,9 @@ class Target:
     tables_tasks: int = DEFAULT_TABLES_TASKS
     node_type: str = DEFAULT_NODE_TYPE
     # The table writer's de-duplication state partitions: at most this many of its tasks run at once.
-    tables_state_partitions: int = DEFAULT_TABLES_STATE_PARTITIONS
+    # A deployed stack's (jobsTablesStatePartitions), fixed by its checkpoint; None for a new stack,
+    # whose count is chosen from the rate (`plan.state_partitions_for`).
+    tables_state_partitions: Optional[int] = None
 
     @property
     def alert_rate(self) -> float:

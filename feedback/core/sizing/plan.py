@@ -54,6 +54,7 @@ from feedback.core.sizing.model import (
     BACKENDS,
     DEFAULT_MAX_OFFSETS_PER_TRIGGER,
     DEFAULT_PARTITIONS,
+    DEFAULT_TABLES_STATE_PARTITIONS,
     DEFAULT_TABLES_TASKS,
     DISK_FILL_FACTOR,
     DISPATCHER_MEASURED_RATE,
@@ -155,6 +156,7 @@ class DatabricksSize:
     rough: bool  # from the fallback rates: a rough floor, to be measured on the node type
     reasons: tuple[str, ...]
     tables_tasks_wanted: int = 0  # what the rate needs, before the state partitions' bound
+    state_partitions: int = DEFAULT_TABLES_STATE_PARTITIONS  # the table writer's, given or chosen
     catch_up_s: Optional[float] = None  # until an hour's outage is read, the rate going on (None: never)
     dispatcher_cpu_s: float = 0.0  # CPU seconds a second of the dispatcher, one process
 
@@ -615,11 +617,21 @@ def _duration(seconds: float) -> str:
     return f"{seconds:,.0f} s" if seconds < 90 else f"{seconds / 60:,.0f} min"
 
 
+def state_partitions_for(target: Target, wanted: int) -> int:
+    """The table writer's state partitions: a deployed stack's (the target's, fixed by its
+    checkpoint), else, for a new stack, as many as the tasks the rate needs (`wanted`), at least
+    the default. Spark fixes the count at the query's first run, so it is chosen before the first
+    deploy, for the rate the stack is to carry."""
+    if target.tables_state_partitions is not None:
+        return target.tables_state_partitions
+    return max(DEFAULT_TABLES_STATE_PARTITIONS, wanted)
+
+
 def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> DatabricksSize:
     loads = part_loads(target, rates, live)
     scorer_cores = loads["scorer"].cores
     wanted = loads["tables"].cores
-    most = target.tables_state_partitions
+    most = state_partitions_for(target, wanted)
     tables_tasks = min(wanted, most)
     node = target.node_type
     runs = min(max(tables_tasks, target.tables_tasks), most)
@@ -644,12 +656,20 @@ def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> Databr
         f"events: {loads['tables'].cpu_s:,.2f} a second; at {TARGET_UTILISATION:.0%} use, {wanted} task(s) "
         "(jobsTablesTasks, the setting `tables_tasks`)"
         + (
-            f"; at most {most} run at once, the de-duplication state's partitions (tables_state_partitions), so "
+            f"; at most {most} run at once, the de-duplication state's partitions (jobsTablesStatePartitions), so "
             f"{tables_tasks}"
             if wanted > most
             else ""
         )
         + (f"; it runs {runs}, and each takes a core" if runs > tables_tasks else ""),
+        (
+            f"the table writer's state partitions: {most}, the stack's (jobsTablesStatePartitions, fixed by its "
+            "checkpoint)"
+            if target.tables_state_partitions is not None
+            else f"the table writer's state partitions: {most} (jobsTablesStatePartitions), as many as its tasks "
+            f"and at least {DEFAULT_TABLES_STATE_PARTITIONS}; Spark fixes the count at the table writer's first run, "
+            "so it is set before the first deploy, for the rate the stack is to carry"
+        ),
         f"the dispatcher, one process on the driver: {dispatcher:,.2f} CPU s a second"
         + ("" if dispatcher <= TARGET_UTILISATION else ", more than half a core: it is the part a faster rate stops"),
         f"cores planned {TARGET_UTILISATION:.0%} busy: the rest is for bursts, catching up after a stop, the "
@@ -677,6 +697,7 @@ def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> Databr
         rough,
         tuple(reasons),
         tables_tasks_wanted=wanted,
+        state_partitions=most,
         catch_up_s=catch_up,
         dispatcher_cpu_s=dispatcher,
     )
@@ -739,10 +760,10 @@ def triggers_needed(target: Target) -> dict[str, str]:
     return {key: processing_time(cap * TARGET_UTILISATION / target.rate) for key in _triggers(sized)}
 
 
-STATE_PARTITIONS_NEW_CHECKPOINT = (
-    "More tasks need more state partitions (the setting `tables_state_partitions`, which the stack does not set), and "
-    "Spark fixes that number at the query's first run: raising it needs a new checkpoint (jobsCheckpointLocation), "
-    "which starts the de-duplication state empty, so events read again after the change are written again"
+STATE_PARTITIONS_FIXED = (
+    "More tasks need more state partitions (jobsTablesStatePartitions), a number Spark fixes at the table writer's "
+    "first run: a new stack sets it before its first deploy (`feedback size` without --state-partitions chooses it "
+    "from the rate); on a deployed stack the table writer refuses to start with another count than its checkpoint's"
 )
 
 
@@ -751,7 +772,7 @@ def _table_writer_short(target: Target, rates: MeasuredRates, live: LiveCosts, s
     the tasks the rate needs with the line that sets them, the tasks its state partitions let run,
     and a batch that takes longer than the trigger."""
     cap = target.max_offsets_per_trigger
-    most = target.tables_state_partitions
+    most = spark.state_partitions
     running = min(target.tables_tasks, most)
     carried = tables_capacity(target, rates, live, running)
     tables_tasks = spark.tables_tasks
@@ -772,18 +793,18 @@ def _table_writer_short(target: Target, rates: MeasuredRates, live: LiveCosts, s
         lines.append(
             f"at {_n(target.rate)} events/s the table writer needs {spark.tables_tasks_wanted} tasks, "
             f"but at most {most} run at once, the partitions its de-duplication state is kept in "
-            f"(tables_state_partitions): {most} write about {_n(tables_capacity(target, rates, live, most))} events/s"
+            f"(jobsTablesStatePartitions): {most} write about {_n(tables_capacity(target, rates, live, most))} events/s"
             + (
                 ", less than the rate: it falls behind for good"
                 if tables_capacity(target, rates, live, most) < target.rate
                 else f", not at the {TARGET_UTILISATION:.0%} use planned"
             )
-            + f". {STATE_PARTITIONS_NEW_CHECKPOINT}"
+            + f". {STATE_PARTITIONS_FIXED}"
         )
     if target.tables_tasks > most:
         lines.append(
             f"jobsTablesTasks {target.tables_tasks} runs at most {most} task(s) at once, the de-duplication state's "
-            f"partitions (tables_state_partitions): `pulumi config set feedback:jobsTablesTasks {max(tables_tasks, 1)}`"
+            f"partitions (jobsTablesStatePartitions): `pulumi config set feedback:jobsTablesTasks {max(tables_tasks, 1)}`"
         )
     wanted = trigger_interval_s(triggers_needed(target).get("jobsTablesTrigger", target.tables_trigger))
     backlog = rates.tables_per_task / _record_ratio(target) * running
@@ -878,17 +899,18 @@ def refusals(
     """Where a plan cannot carry the rate as the stack can be set, and where only an Azure support
     request can give what it needs (pure)."""
     found: list[Refusal] = []
-    most = target.tables_state_partitions
+    most = databricks.state_partitions
     carried = tables_capacity(target, rates, live, most)
     if carried < target.rate:
         found.append(
             Refusal(
                 "the table writer's state partitions",
-                f"the table writer keeps its de-duplication state in {most} partitions (tables_state_partitions), "
+                f"the table writer keeps its de-duplication state in {most} partitions (jobsTablesStatePartitions), "
                 f"so at most {most} of its tasks run at once: about {_n(carried)} events/s at full use, less than "
                 f"{_n(target.rate)}; it would fall behind for good",
-                "more state partitions: the setting `tables_state_partitions`, which the stack does not set, and "
-                "which Spark fixes at a checkpoint's first run (a new checkpoint, jobsCheckpointLocation)",
+                "more state partitions (jobsTablesStatePartitions), which Spark fixes at the table writer's first "
+                "run: a new stack, planned without --state-partitions (docs/operate-azure.md, 'The table writer's "
+                "state partitions')",
             )
         )
     if eventhubs is not None and eventhubs.partitions_wanted > PARTITIONS_PER_HUB["dedicated"]:
@@ -934,7 +956,7 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts 
     # NaN compares false with everything: only a finite rate above 0 passes.
     if not 0 < target.rate < math.inf:
         raise ValueError(f"rate {target.rate!r}: expected a finite number of events a second, more than 0")
-    if target.tables_state_partitions < 1:
+    if target.tables_state_partitions is not None and target.tables_state_partitions < 1:
         raise ValueError(f"tables_state_partitions {target.tables_state_partitions}: expected 1 or more")
     if problem := node_type_problem(target.node_type) or event_bytes_problem(target.event_bytes, target.backend):
         raise ValueError(problem)
@@ -974,7 +996,11 @@ def size(target: Target, rates: MeasuredRates = FALLBACK_RATES, live: LiveCosts 
         notes["jobWorkers"] = rough
     # The tasks the workers were counted with, and the cap the triggers were worked out with, each
     # only where it is not the jobs' own.
-    tasks = min(max(databricks.tables_tasks, target.tables_tasks), target.tables_state_partitions)
+    tasks = min(max(databricks.tables_tasks, target.tables_tasks), databricks.state_partitions)
+    if databricks.state_partitions != DEFAULT_TABLES_STATE_PARTITIONS and target.tables_state_partitions is None:
+        config["jobsTablesStatePartitions"] = str(databricks.state_partitions)
+        if databricks.rough:
+            notes["jobsTablesStatePartitions"] = rough
     if tasks != DEFAULT_TABLES_TASKS:
         config["jobsTablesTasks"] = str(tasks)
         if databricks.rough and tasks == databricks.tables_tasks:
@@ -1147,6 +1173,21 @@ def tables_tasks_shortfall(sizing: Sizing, tables_tasks: int) -> Optional[Shortf
     )
 
 
+def state_partitions_shortfall(sizing: Sizing, state_partitions: int) -> Optional[Shortfall]:
+    """The table writer's state partitions against the sizing's (a new stack's, chosen from the rate)."""
+    need = sizing.databricks.state_partitions
+    if state_partitions >= need:
+        return None
+    return Shortfall(
+        "jobsTablesStatePartitions",
+        f"jobsTablesStatePartitions {state_partitions} lets at most {state_partitions} of the "
+        f"{sizing.databricks.tables_tasks_wanted} tasks {_n(sizing.target.rate)} events/s needs run at once; Spark "
+        "fixes the count at the table writer's first run, so it is set before that (docs/operate-azure.md, 'The "
+        "table writer's state partitions')",
+        str(need),
+    )
+
+
 def shortfalls(
     sizing: Sizing,
     *,
@@ -1155,14 +1196,17 @@ def shortfalls(
     hdinsight: Optional[tuple[int, int]] = None,
     databricks: Optional[tuple[str, int]] = None,
     tables_tasks: Optional[int] = None,
+    state_partitions: Optional[int] = None,
 ) -> list[Shortfall]:
     """Where a stack's keys fall below `sizing`: feedbackPartitions, and each of (eventhubsTier,
-    eventhubsCapacity), (workerCount, disksPerWorker), (jobNodeType, jobWorkers), jobsTablesTasks given."""
+    eventhubsCapacity), (workerCount, disksPerWorker), (jobNodeType, jobWorkers), jobsTablesTasks,
+    jobsTablesStatePartitions given."""
     found = [partitions_shortfall(sizing, partitions)]
     found += eventhubs_shortfalls(sizing, *eventhubs) if eventhubs else []
     found.append(hdinsight_shortfall(sizing, *hdinsight) if hdinsight else None)
     found.append(databricks_shortfall(sizing, *databricks) if databricks else None)
     found.append(tables_tasks_shortfall(sizing, tables_tasks) if tables_tasks is not None else None)
+    found.append(state_partitions_shortfall(sizing, state_partitions) if state_partitions is not None else None)
     return [shortfall for shortfall in found if shortfall is not None]
 
 

@@ -36,12 +36,12 @@ def test_without_the_benchs_files_it_says_the_figures_are_the_fallback_and_how_t
 
 def test_the_table_writers_tasks_short_of_the_rate_come_before_the_sizing(tmp_path):
     text = " ".join(run(tmp_path, "--rate", "10000").output.split())
-    short = text.index("at 10,000 events/s the table writer needs 4 tasks")
+    short = text.index("at 10,000 events/s the table writer needs 5 tasks")
     assert short < text.index("partitions per feedback topic")
     assert "Event Hubs: premium, 10 processing unit(s) (70% of the low end of Microsoft's approximate 5-10 MB/s" in text
     assert "event storage: 7 days of retention keep about 16.2 TB" in text  # a limit, said before the sizing
     assert text.index("event storage: 7 days") < text.index("partitions per feedback topic")
-    assert "pulumi config set feedback:jobsTablesTasks 4" in text
+    assert "pulumi config set feedback:jobsTablesTasks 5" in text
     assert "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000" in text
 
 
@@ -171,18 +171,27 @@ def test_a_dedicated_cluster_is_named_with_its_capacity_units_and_no_unused_capa
     assert "publishes no" not in text and "publishes none" not in text
 
 
-def test_a_plan_the_table_writers_state_partitions_cannot_carry_is_no_plan_to_order(tmp_path):
-    # At 100,000 events/s the table writer needs 43 tasks; its 4 state partitions run 4.
-    result = run(tmp_path, "--rate", "100000")
+def test_a_plan_a_deployed_stacks_state_partitions_cannot_carry_is_no_plan_to_order(tmp_path):
+    # At 100,000 events/s the table writer needs 43 tasks; a stack deployed with 4 state partitions runs 4.
+    result = run(tmp_path, "--rate", "100000", "--state-partitions", "4")
     text = " ".join(result.output.split())
     assert result.exit_code == 1, result.output
     assert "the table writer needs 43 tasks, but at most 4 run at once" in text
     assert "not a plan to order: it cannot carry the rate, so no stack config" in text
     assert "about 18,277 events/s at full use, less than 100,000; it would fall behind for good" in text
-    assert "What would lift it: more state partitions: the setting `tables_state_partitions`" in text
+    assert "What would lift it: more state partitions (jobsTablesStatePartitions), which Spark fixes" in text
     assert "the largest rate this plans as the stack can be set: 18,276 events/s of 1,024 bytes" in text
     assert "stack config:" not in text and "monthly estimate" not in text
-    assert run(tmp_path, "--rate", "18276").exit_code == 0 and run(tmp_path, "--rate", "18277").exit_code == 1
+    at = ("--state-partitions", "4")
+    assert run(tmp_path, "--rate", "18276", *at).exit_code == 0 and run(tmp_path, "--rate", "18277", *at).exit_code == 1
+
+
+def test_a_new_stacks_plan_chooses_the_state_partitions_the_rate_needs_and_prints_their_line(tmp_path):
+    result = run(tmp_path, "--rate", "100000", "--output", "config")
+    assert result.exit_code == 0, result.output
+    assert "pulumi config set feedback:jobsTablesStatePartitions 43" in result.stdout
+    assert "pulumi config set feedback:jobsTablesTasks 43" in result.stdout
+    assert run(tmp_path, "--rate", "100000", "--state-partitions", "0").exit_code == 2
 
 
 def test_a_rate_no_limit_carries_is_refused_with_the_largest_rate_it_plans(tmp_path):
@@ -191,7 +200,7 @@ def test_a_rate_no_limit_carries_is_refused_with_the_largest_rate_it_plans(tmp_p
     assert result.exit_code == 1 and "not a plan to order" in text, result.output
     assert "1,024 an event hub has on Dedicated" in text
     assert "What would lift it: the feed split across namespaces" in text
-    assert "the largest rate this plans without a support request: 18,276 events/s" in text
+    assert "the largest rate this plans without a support request: 261,231 events/s" in text
     assert "stack config:" not in text
 
 
@@ -215,7 +224,7 @@ def test_output_config_prints_the_lines_alone_and_a_refused_plan_nothing(tmp_pat
     lines = result.stdout.splitlines()
     assert lines[0] == "pulumi config set feedback:targetEventsPerSecond 10000"
     assert all(line.startswith("pulumi config set feedback:") for line in lines), lines
-    refused = run(tmp_path, "--rate", "100000", "--output", "config")
+    refused = run(tmp_path, "--rate", "100000", "--state-partitions", "4", "--output", "config")
     assert refused.exit_code == 1 and refused.stdout == ""
     assert "feedback size: the largest rate this plans as the stack can be set: 18,276" in refused.stderr
 
@@ -229,7 +238,7 @@ def test_output_json_is_the_whole_plan_with_its_config_lines_and_estimate(tmp_pa
     config = run(tmp_path, "--rate", "10000", "--output", "config").stdout.splitlines()
     assert document["config_lines"] == config
     assert document["estimate"]["per_month"] > 0 and document["estimate"]["lines"]
-    refused = json.loads(run(tmp_path, "--rate", "100000", "--output", "json").stdout)
+    refused = json.loads(run(tmp_path, "--rate", "100000", "--state-partitions", "4", "--output", "json").stdout)
     assert not refused["orderable"] and refused["config_lines"] == [] and refused["largest_rate"] == 18_276
     assert refused["plan"]["refusals"][0]["limit"].startswith("the table writer keeps its de-duplication state")
 

@@ -259,14 +259,14 @@ def test_the_catch_up_after_a_stop_counts_the_namespaces_egress_as_well_as_the_c
     assert spark.catch_up_s == sizing.broker_catch_up_s(plan.target, plan.eventhubs)
     [reason] = [r for r in spark.reasons if r.startswith("catching up on Event Hubs")]
     assert "about 6.0 MB/s" in reason and "that, not the cores, sets the catch-up" in reason
-    # at 10,000 events/s the 10 processing units serve it in 38 minutes: the cores' 68 stand
+    # at 10,000 events/s the 10 processing units serve it in 38 minutes: the cores' 60 stand
     ten = size(Target(rate=10_000))
-    assert ten.databricks.catch_up_s / 60 == pytest.approx(68, abs=1)
+    assert ten.databricks.catch_up_s / 60 == pytest.approx(60, abs=1)
     # units at the low end without the headroom (6 for 28 MB/s in) would take 111.7 minutes
     assert sizing.broker_catch_up_s(ten.target, replace(ten.eventhubs, units=6)) / 60 == pytest.approx(111.7, abs=0.1)
     # on HDInsight the brokers' network is not modelled: the cores' time stands
     kafka = size(Target(rate=10_000, backend="hdinsight"))
-    assert kafka.databricks.catch_up_s / 60 == pytest.approx(68, abs=1)
+    assert kafka.databricks.catch_up_s / 60 == pytest.approx(60, abs=1)
     # units that give no more than the live reads never serve a backlog
     assert sizing.broker_catch_up_s(ten.target, replace(ten.eventhubs, units=3)) is None  # 30 < 39.0 MB/s
 
@@ -277,10 +277,11 @@ def test_with_the_fallback_figures_the_worker_count_is_a_rough_floor():
     # VADER's is 2 / 22,519 s; the batches cost 1.192 - 200 / 5,955 = 1.158 CPU s a second. A 1 KB
     # event holds 772 bytes of text against the sample's 81: 10,000 of them a second take
     # 1.158 + 10,000 x (1 / 5,955 - 2 / 22,519 + 2 / 22,519 x 772 / 81) = 10.41 CPU s, 21 cores at
-    # half use; the table writer 0.124 + 10,000 x 2.27 / 10,716 = 2.24, 5 tasks of which 4 run; 25 cores
-    # are 7 workers of 4 vCPUs.
+    # half use; the table writer 0.124 + 10,000 x 2.27 / 10,716 = 2.24, 5 tasks, in as many state
+    # partitions for a new stack; 26 cores are 7 workers of 4 vCPUs.
     plan = size(Target(rate=10_000))
-    assert (plan.databricks.workers, plan.databricks.scorer_cores, plan.databricks.tables_tasks) == (7, 21, 4)
+    assert (plan.databricks.workers, plan.databricks.scorer_cores, plan.databricks.tables_tasks) == (7, 21, 5)
+    assert plan.databricks.state_partitions == 5
     assert plan.databricks.rough and "a rough floor" in plan.databricks.reasons[-1]
     assert plan.config_notes["jobWorkers"].startswith("a rough floor")
 
@@ -362,25 +363,42 @@ def test_the_workers_count_the_table_writers_tasks_the_stack_runs_on_the_same_cl
 
 
 def test_table_writer_tasks_past_the_state_partitions_are_not_counted_and_the_config_says_so():
-    # with the default 4 state partitions, 6 tasks asked run 4: 2 + 4 = 6 cores, and the line sets 4
-    plan = size(Target(rate=1000, event_bytes=sizing.SAMPLE_EVENT_BYTES, tables_tasks=6), *ROUND)
+    # with a stack's 4 state partitions, 6 tasks asked run 4: 2 + 4 = 6 cores, and the line sets 4
+    target = Target(rate=1000, event_bytes=sizing.SAMPLE_EVENT_BYTES, tables_tasks=6, tables_state_partitions=4)
+    plan = size(target, *ROUND)
     assert (plan.databricks.cores, plan.databricks.workers, plan.config["jobsTablesTasks"]) == (6, 2, "4")
     assert "jobsTablesTasks 6 runs at most 4 task(s) at once" in " ".join(plan.table_writer_short)
 
 
 @pytest.mark.parametrize(("rate", "wanted"), [(1000, 4), (1001, 5)])
-def test_table_writer_tasks_are_capped_at_the_state_partitions_and_a_new_checkpoint_is_named(rate, wanted):
+def test_a_deployed_stacks_table_writer_tasks_are_capped_at_its_state_partitions_and_the_fixed_count_is_named(
+    rate, wanted
+):
     # 2 ms an event, a task at half use writes 250 a second: 1,000 events/s need 4 tasks, 1,001 need 5,
-    # and 4 run at once
-    plan = size(Target(rate=rate, event_bytes=sizing.SAMPLE_EVENT_BYTES), *ROUND)
+    # and a stack deployed with 4 state partitions runs 4 at once
+    plan = size(Target(rate=rate, event_bytes=sizing.SAMPLE_EVENT_BYTES, tables_state_partitions=4), *ROUND)
     spark = plan.databricks
     assert (spark.tables_tasks_wanted, spark.tables_tasks, plan.config["jobsTablesTasks"]) == (wanted, 4, "4")
+    assert "jobsTablesStatePartitions" not in plan.config  # the stack's, not the plan's to set
     bound = [line for line in plan.table_writer_short if "at most 4 run at once" in line]
     assert bool(bound) is (wanted > 4)
     if bound:
-        assert "raising it needs a new checkpoint" in bound[0]
-        assert "starts the de-duplication state empty" in bound[0]
+        assert "a number Spark fixes at the table writer's first run" in bound[0]
+        assert "refuses to start with another count than its checkpoint's" in bound[0]
     assert sizing.tables_tasks_shortfall(plan, 4) is None  # the stack's 4 are what runs
+
+
+@pytest.mark.parametrize(("rate", "partitions"), [(1000, None), (1001, "5"), (4000, "16")])
+def test_a_new_stacks_state_partitions_are_chosen_from_the_rate_and_printed(rate, partitions):
+    # a new stack runs every task the rate needs: its state partitions are as many, at least 4
+    plan = size(Target(rate=rate, event_bytes=sizing.SAMPLE_EVENT_BYTES), *ROUND)
+    spark = plan.databricks
+    assert spark.tables_tasks == spark.tables_tasks_wanted == spark.state_partitions or partitions is None
+    assert plan.config.get("jobsTablesStatePartitions") == partitions
+    assert not any("run at once" in line for line in plan.table_writer_short) and not plan.refusals
+    assert plan.config["jobsTablesTasks"] == str(spark.tables_tasks) or spark.tables_tasks == 1
+    [reason] = [r for r in spark.reasons if r.startswith("the table writer's state partitions")]
+    assert "so it is set before the first deploy" in reason
 
 
 def test_a_channel_past_what_a_messages_record_holds_a_second_is_named():
@@ -445,8 +463,9 @@ def test_the_config_lines_set_the_stack_keys_of_the_sizing():
         "pulumi config set feedback:jobWorkers 2   # a rough floor from the fallback rates: measure on the node type",
     ]
     assert sizing.config_lines(size(Target(rate=10_000)))[-3:] == [
-        "pulumi config set feedback:jobWorkers 7   # a rough floor from the fallback rates: measure on the node type",
-        "pulumi config set feedback:jobsTablesTasks 4   # a rough floor from the fallback rates: measure on the node type",
+        "pulumi config set feedback:jobsTablesStatePartitions 5   # a rough floor from the fallback rates: measure on "
+        "the node type",
+        "pulumi config set feedback:jobsTablesTasks 5   # a rough floor from the fallback rates: measure on the node type",
         "pulumi config set feedback:jobsMaxOffsetsPerTrigger 600000",
     ]
     dedicated = sizing.config_lines(size(Target(rate=100_000)))
@@ -498,15 +517,15 @@ EXAMPLE_RATES = (1000, 10_000, 100_000, 1_000_000)
 EXAMPLE_ROWS = {
     "eventhubs": [
         "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 1.6 TB (1.0 TB included) | 5 | premium 1 PU (5 TU on Standard) | 2 x Standard_D4ds_v5 (5 + 1)* | yes |",
-        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 16.2 TB (10.0 TB included) | 21 | premium 10 PU (41 TU on Standard) | 7 x Standard_D4ds_v5 (21 + 4)* | yes |",
-        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 161.4 TB (40.0 TB included) | 188 | dedicated 4 CU (386 TU on Standard) | 48 x Standard_D4ds_v5 (188 + 4)* | no: the table writer's state partitions |",
-        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 1,614.2 TB (390.0 TB included) | 1,024 | dedicated 39 CU (3,817 TU on Standard) | 465 x Standard_D4ds_v5 (1,854 + 4)* | no: the table writer's state partitions, partitions a Dedicated hub has, capacity units the portal sells |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 16.2 TB (10.0 TB included) | 21 | premium 10 PU (41 TU on Standard) | 7 x Standard_D4ds_v5 (21 + 5)* | yes |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 161.4 TB (40.0 TB included) | 188 | dedicated 4 CU (386 TU on Standard) | 58 x Standard_D4ds_v5 (188 + 43)* | yes |",
+        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 1,614.2 TB (390.0 TB included) | 1,024 | dedicated 39 CU (3,817 TU on Standard) | 570 x Standard_D4ds_v5 (1,854 + 425)* | no: partitions a Dedicated hub has, capacity units the portal sells |",
     ],
     "hdinsight": [
         "| 1,000 | 2,354 / 2.8 MB/s | 3.9 MB/s | 4.8 TB (3 replicas) | 5 | 3 x Standard_E4_v3, 3 disks | 2 x Standard_D4ds_v5 (5 + 1)* | yes |",
-        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 48.4 TB (3 replicas) | 21 | 8 x Standard_E4_v3, 8 disks | 7 x Standard_D4ds_v5 (21 + 4)* | yes |",
-        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 484.2 TB (3 replicas) | 188 | 40 x Standard_E8_v3, 16 disks | 48 x Standard_D4ds_v5 (188 + 4)* | no: the table writer's state partitions |",
-        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 4,842.5 TB (3 replicas) | 1,854 | 394 x Standard_E8_v3, 16 disks | 465 x Standard_D4ds_v5 (1,854 + 4)* | no: the table writer's state partitions |",
+        "| 10,000 | 23,504 / 28.0 MB/s | 39.0 MB/s | 48.4 TB (3 replicas) | 21 | 8 x Standard_E4_v3, 8 disks | 7 x Standard_D4ds_v5 (21 + 5)* | yes |",
+        "| 100,000 | 235,004 / 269.7 MB/s | 390.3 MB/s | 484.2 TB (3 replicas) | 188 | 40 x Standard_E8_v3, 16 disks | 58 x Standard_D4ds_v5 (188 + 43)* | yes |",
+        "| 1,000,000 | 2,350,004 / 2,671.7 MB/s | 3,902.9 MB/s | 4,842.5 TB (3 replicas) | 1,854 | 394 x Standard_E8_v3, 16 disks | 570 x Standard_D4ds_v5 (1,854 + 425)* | yes |",
     ],
 }
 UNIT_ABBREVIATIONS = {"standard": "TU", "premium": "PU", "dedicated": "CU"}
@@ -561,7 +580,11 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
         "`processing-time=25s`": f"`{size(Target(rate=1000)).config['jobsTablesTrigger']}`",
         "about 3.4 s": f"about {sizing.TABLES_BATCH_FIXED_S:g} s",
         "a cap of 600,000": f"a cap of {int(ten.config['jobsMaxOffsetsPerTrigger']):,}",
-        "`jobsTablesTasks` 4": f"`jobsTablesTasks` {ten.config['jobsTablesTasks']}",
+        "`jobsTablesTasks` 5": f"`jobsTablesTasks` {ten.config['jobsTablesTasks']}",
+        "`jobsTablesStatePartitions` 5 at 10,000 events/s, 43 at 100,000": (
+            f"`jobsTablesStatePartitions` {ten.config['jobsTablesStatePartitions']} at 10,000 events/s, "
+            f"{hundred.config['jobsTablesStatePartitions']} at 100,000"
+        ),
         "about 10 GB, 80 s and 1.7 GB": "about 10 GB, 80 s and 1.7 GB",
         "about 21 GB, 167 s and 3.6 GB": "about 21 GB, 167 s and 3.6 GB",
         "at most 2.8 MB/s": f"at most {sizing.dispatcher_writes(hundred.target) / 1e6:.1f} MB/s",
@@ -573,7 +596,7 @@ def test_the_figures_docs_sizing_states_in_prose_are_the_modules():
         ),
         "takes 0.56 CPU s a second": f"takes {ten.databricks.dispatcher_cpu_s:.2f} CPU s a second",
         "would take 5.2 CPU s a second": f"would take {hundred.databricks.dispatcher_cpu_s:.1f} CPU s a second",
-        "in about 68 minutes": f"in about {ten.databricks.catch_up_s / 60:.0f} minutes",
+        "read again in about 60 minutes": f"read again in about {ten.databricks.catch_up_s / 60:.0f} minutes",
         "serve the backlog in 38": f"serve the backlog in {sizing.broker_catch_up_s(ten.target, ten.eventhubs) / 60:.0f}",
         "Premium, 10 processing units": f"Premium, {ten.eventhubs.units} processing units",
         "in about 60 minutes": f"in about {size(Target(rate=1000)).databricks.catch_up_s / 60:.0f} minutes",

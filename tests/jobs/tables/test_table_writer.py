@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 import pytest
 from delta.tables import DeltaTable
 
+from feedback.core.errors import SettingsError
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from feedback.devtools.slack_standin import SlackWebStandIn
@@ -354,3 +355,58 @@ def test_only_the_batch_a_stopped_run_left_uncommitted_looks_at_the_tables(topic
     assert (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates) == (3, 2, 1, 0)
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
     assert sorted(r["id"] for r in scored) == ["tw-a", "tw-b"]
+
+
+def table_contents(spark, settings) -> dict:
+    """What a table writer wrote: each table's rows, but for what names its run (the query, the batch,
+    when it was written), and its counts."""
+    rows = {}
+    for table in (table_writer.SCORED_TABLE, table_writer.DUPLICATES_TABLE, table_writer.DEADLETTER_TABLE):
+        if not DeltaTable.isDeltaTable(spark, settings.table_for(table)):
+            rows[table] = []  # none of its rows yet
+            continue
+        frame = spark.read.format("delta").load(settings.table_for(table))
+        fields = sorted(set(frame.columns) - {"query_id", "batch_id", "written_at"})
+        rows[table] = sorted(repr(tuple(r[f] for f in fields)) for r in frame.collect())
+    summary = summarize(spark, settings, alerts=False)
+    rows["counts"] = (summary.events_in, summary.scored, summary.deadlettered, summary.duplicates)
+    return rows
+
+
+def test_the_same_input_gives_the_same_tables_with_4_8_or_16_state_partitions(topics_ready, spark, tmp_path):
+    with SlackWebStandIn() as slack:
+        start = offsets_now(topics_ready, ())
+        settings = {n: pipeline_settings(topics_ready, tmp_path / f"p{n}", slack, start) for n in (4, 8, 16)}
+    # 60 events, every fifth sent again from another record (a duplicate), every seventh written twice by
+    # the scorer (a replay), and dead letters
+    values = [(n, envelope(f"tw-{n}", f"text {n}")) for n in range(60)]
+    copies = [(100 + n, envelope(f"tw-{n}", f"copy {n}")) for n in range(0, 60, 5)]
+    broken = [(200 + n, b"{broken") for n in range(3)]
+    records = scorer_output(values + copies + broken)
+    produce(topics_ready, records + records[::7])
+    contents = {}
+    for n, at in settings.items():
+        at = at.replace(tables_state_partitions=n)
+        table_query.start(spark, at, parse_trigger("available-now")).awaitTermination()
+        folder = at.checkpoint_for(table_writer.QUERY_NAME)
+        assert table_checkpoint.fixed_state_partitions(spark, folder) == n  # the count took effect
+        contents[n] = table_contents(spark, at)
+    assert contents[4]["counts"] == (75, 60, 3, 12)
+    assert contents[8] == contents[4] and contents[16] == contents[4]
+
+
+def test_a_checkpoint_started_with_other_state_partitions_is_refused_naming_the_setting(topics_ready, spark, tmp_path):
+    with SlackWebStandIn() as slack:
+        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
+    produce(topics_ready, scorer_output([(1, envelope("tw-a", "first"))]))
+    backlog = parse_trigger("available-now")
+    table_query.start(spark, settings.replace(tables_state_partitions=4), backlog).awaitTermination()
+    produce(topics_ready, scorer_output([(2, envelope("tw-b", "second"))]))
+    with pytest.raises(SettingsError) as refused:
+        table_query.start(spark, settings.replace(tables_state_partitions=8), backlog)
+    message = str(refused.value)
+    assert "tables_state_partitions is 8" in message and "was started with 4" in message
+    assert "pulumi config set feedback:jobsTablesStatePartitions 4" in message
+    assert table_contents(spark, settings)["counts"] == (1, 1, 0, 0)  # nothing read with the refused count
+    table_query.start(spark, settings.replace(tables_state_partitions=4), backlog).awaitTermination()
+    assert table_contents(spark, settings)["counts"] == (2, 2, 0, 0)
