@@ -43,7 +43,7 @@ test: setup
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check --no-cache .
 	$(BIN)/ruff format --check --no-cache .
-	$(BIN)/python -m pytest -n 2 --dist worksteal --durations=30 -m "not soak"
+	$(BIN)/python -m pytest -n 2 --dist load --durations=30 -m "not soak"
 
 soak: setup
 	$(BIN)/python -m pytest -m soak tests/reliability $(ARGS)

@@ -1,4 +1,5 @@
-"""The two Ambari configuration edits that make Kafka advertise IP addresses.
+"""The two Ambari configuration edits that make Kafka advertise IP addresses, and the broker
+setting the pipeline's largest record needs.
 
 Peered clients (Databricks) cannot resolve HDInsight's internal host names, so the brokers
 must advertise their IP addresses. Microsoft's tutorial "Connect to Apache Kafka on HDInsight
@@ -25,6 +26,14 @@ IP_ADVERTISING_LINES = (
 )
 IP_ADVERTISING_BLOCK = "\n".join(IP_ADVERTISING_LINES) + "\n"
 LISTENERS = f"PLAINTEXT://0.0.0.0:{KAFKA_PORT}"
+# The largest record batch a broker takes: Kafka's own default (1,048,588, "Broker Configs",
+# kafka.apache.org), which the producers' max.request.size of 1,048,576 and the sizing's largest
+# event on HDInsight (feedback/core/sizing/limits.py, MAX_RECORD_BYTES) are under. Ambari's Kafka
+# stack sets 1,000,000 (apache/ambari, common-services/KAFKA/0.8.1/configuration/kafka-broker.xml),
+# and no Microsoft page gives HDInsight's own value, so the stack sets Kafka's.
+MESSAGE_MAX_BYTES = 1_048_588
+# What `kafka-broker` is given: every interface on Kafka's port, and at least that limit.
+BROKER_SETTINGS: dict[str, str] = {"listeners": LISTENERS, "message.max.bytes": str(MESSAGE_MAX_BYTES)}
 
 
 def with_ip_advertising(kafka_env_template: str) -> str:
@@ -46,5 +55,11 @@ def kafka_env_properties(properties: dict[str, str]) -> dict[str, str]:
 
 
 def kafka_broker_properties(properties: dict[str, str]) -> dict[str, str]:
-    """The `kafka-broker` properties listening on every interface on Kafka's port."""
-    return {**properties, "listeners": LISTENERS}
+    """The `kafka-broker` properties with BROKER_SETTINGS (other properties untouched); a larger
+    `message.max.bytes` an operator set is kept."""
+    wanted = dict(BROKER_SETTINGS)
+    if "message.max.bytes" in wanted:
+        current = properties.get("message.max.bytes", "")
+        if current.isdigit() and int(current) > int(wanted["message.max.bytes"]):
+            wanted["message.max.bytes"] = current
+    return {**properties, **wanted}

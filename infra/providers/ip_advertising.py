@@ -6,7 +6,9 @@ with a new tag, then restart Kafka (maintenance mode on, INSTALLED, then STARTED
 level, waiting for each request, maintenance mode off) when a configuration changed or a
 broker still runs on stale configuration. Applied again, the edits change nothing, so
 nothing is posted and Kafka is not restarted.
-diff: a change of cluster (its instance id), endpoint or login. delete: nothing to undo (the
+diff: a change of cluster (its instance id), endpoint or login, or of the broker settings the
+code gives (`broker_settings`, kafka_config.BROKER_SETTINGS: a stack made before one was added
+applies it, and restarts Kafka, at its next `pulumi up`). delete: nothing to undo (the
 configuration is harmless and goes with the cluster).
 """
 
@@ -22,8 +24,8 @@ from infra.lib import kafka_config
 from infra.lib.provider_inputs import number
 from infra.providers.ambari import AmbariClient, AmbariEndpoint
 
-INPUTS = ("ambari_url", "cluster_name", "cluster_instance", "username", "password")
-REASON = "feedback: advertise broker IP addresses"
+INPUTS = ("ambari_url", "cluster_name", "cluster_instance", "username", "password", "broker_settings")
+REASON = "feedback: Kafka broker settings (IP advertising, message.max.bytes)"
 EDITS: tuple[tuple[str, Callable[[dict[str, str]], dict[str, str]]], ...] = (
     ("kafka-env", kafka_config.kafka_env_properties),
     ("kafka-broker", kafka_config.kafka_broker_properties),
@@ -111,6 +113,8 @@ class KafkaIpAdvertising(pulumi.dynamic.Resource, module="feedback", name="Kafka
             "cluster_instance": cluster_instance,
             "username": username,
             "password": pulumi.Output.secret(password),
+            # what the edit of `kafka-broker` sets, so that a change of it is a change of the resource
+            "broker_settings": dict(kafka_config.BROKER_SETTINGS),
             "poll_interval_s": poll_interval_s,
             "restart_timeout_s": restart_timeout_s,
             "kafka_env_tag": None,

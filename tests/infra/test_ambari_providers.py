@@ -47,6 +47,7 @@ def test_create_posts_both_configurations_and_restarts_kafka(ambari):
     assert 'echo "advertised.listeners=PLAINTEXT://$IP_ADDRESS:9092" >> ' in content
     assert ambari.current("kafka-env")["kafka_user"] == "kafka"  # other properties survive
     assert ambari.current("kafka-broker")["listeners"] == "PLAINTEXT://0.0.0.0:9092"
+    assert ambari.current("kafka-broker")["message.max.bytes"] == "1048588"  # not Ambari's 1,000,000
     assert ambari.current("kafka-broker")["log.dirs"] == "/kafkadisk/kafka-logs"
     assert ambari.current_attributes("kafka-broker") == {"final": {"log.dirs": "true"}}
     # Each change is a new version with a new tag, and it is the one the cluster uses now.
@@ -178,6 +179,23 @@ def test_diff_follows_the_cluster_and_delete_is_harmless(ambari):
     assert ambari.calls == []
 
 
+def test_a_cluster_advertising_ips_from_before_the_broker_limit_gets_it_with_one_restart(ambari):
+    # What a stack made before message.max.bytes was set has: IP advertising done, Kafka's limit
+    # Ambari's, and no broker_settings in the resource's state.
+    provider = IpAdvertisingProvider()
+    first = provider.create(props(ambari))
+    ambari.current("kafka-broker")["message.max.bytes"] = "1000000"  # as the code before it left it
+    olds = {k: v for k, v in first.outs.items() if k != "broker_settings"}
+    news = props(ambari, broker_settings=dict(kafka_config.BROKER_SETTINGS))
+    assert provider.diff("id", olds, news).changes is True
+    before = len(ambari.state_changes())
+    updated = provider.update("id", olds, news)
+    assert updated.outs["changed_configs"] == ["kafka-broker"]  # kafka-env is as it was
+    assert ambari.current("kafka-broker")["message.max.bytes"] == "1048588"
+    assert ambari.state_changes()[before:] == ["INSTALLED", "STARTED"]  # one restart
+    assert provider.diff("id", {**olds, **updated.outs}, news).changes is False
+
+
 def test_writes_carry_the_header_ambari_requires(ambari):
     client = AmbariClient(AmbariEndpoint(ambari.base_url, ambari.cluster, ambari.username, ambari.password))
     client._session.headers.pop("X-Requested-By")
@@ -237,7 +255,7 @@ def test_state_changes_are_service_level_and_maintenance_mode_is_set_as_ambaris_
     }
     for change in (stop, start):
         assert change["RequestInfo"]["operation_level"] == SERVICE_LEVEL
-        assert "feedback: advertise broker IP addresses" in change["RequestInfo"]["context"]
+        assert "feedback: Kafka broker settings (IP advertising, message.max.bytes)" in change["RequestInfo"]["context"]
 
 
 def test_standin_skips_a_cluster_level_change_to_a_service_in_maintenance_mode(ambari):

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedback.core.catalogue import TOPICS
+from feedback.core.sizing.limits import MAX_RECORD_BYTES
 from infra.lib import (
     azure_names,
     event_hubs_limits,
@@ -203,9 +204,10 @@ def test_property_edits_keep_the_other_properties_and_are_idempotent():
     env = kafka_config.kafka_env_properties({"content": KAFKA_ENV_TEMPLATE, "kafka_user": "kafka"})
     assert env["kafka_user"] == "kafka" and kafka_config.kafka_env_properties(env) == env
     broker = kafka_config.kafka_broker_properties(dict(KAFKA_BROKER_PROPERTIES))
-    assert broker["listeners"] == "PLAINTEXT://0.0.0.0:9092"
-    assert {k: v for k, v in broker.items() if k != "listeners"} == {
-        k: v for k, v in KAFKA_BROKER_PROPERTIES.items() if k != "listeners"
+    assert broker["listeners"] == "PLAINTEXT://0.0.0.0:9092" and broker["message.max.bytes"] == "1048588"
+    set_here = {"listeners", "message.max.bytes"}
+    assert {k: v for k, v in broker.items() if k not in set_here} == {
+        k: v for k, v in KAFKA_BROKER_PROPERTIES.items() if k not in set_here
     }
     assert kafka_config.kafka_broker_properties(broker) == broker
     with pytest.raises(ValueError, match="no 'content' property"):
@@ -445,3 +447,13 @@ def test_the_alerts_folder_is_beside_the_state_dir_and_never_outside_its_volume(
     from infra.lib import job_specs
 
     assert job_specs.alerts_dir(state_dir) == alerts
+
+
+def test_a_larger_record_limit_an_operator_set_is_kept():
+    broker = kafka_config.kafka_broker_properties({**KAFKA_BROKER_PROPERTIES, "message.max.bytes": "5242880"})
+    assert broker["message.max.bytes"] == "5242880" and kafka_config.kafka_broker_properties(broker) == broker
+
+
+def test_the_brokers_limit_takes_the_largest_record_the_sizing_lets_through():
+    # a request of the producers' max.request.size is one batch at most that large: the broker takes it
+    assert MAX_RECORD_BYTES["hdinsight"] <= kafka_config.MESSAGE_MAX_BYTES

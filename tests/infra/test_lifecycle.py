@@ -24,7 +24,7 @@ import infra.stack
 from feedback.core.catalogue import SILENCES_TOPIC, TOPICS
 from feedback.core.sizing import SCALED_TOPICS
 from infra.components.databricks_network import DatabricksNetworkArgs
-from infra.lib import job_specs
+from infra.lib import job_specs, kafka_config
 from tests.support.lifecycle import DATA_BEARING, PROTECTED, CatalogAnswer, Lifecycle, ProtectedError, Run
 from tests.support.property_paths import changed_paths
 from tests.support.pulumi_mocks import LOGIN_PASSWORD, SSH_PASSWORD, write_fake_wheel
@@ -390,6 +390,20 @@ def test_an_event_hubs_stack_from_before_the_service_endpoint_gains_it_in_place(
     assert [change.kind for change in new.plan.changes if change.kind != "same"] == ["update", "update"]
     assert new.plan.kinds(SUBNET) == {"update"}  # the only subnets: Event Hubs needs no network of its own
     assert list(event_hubs_endpoints(new).values()) == [[{"service": "Microsoft.EventHub"}]] * 2
+
+
+def test_a_kafka_stack_from_before_the_brokers_record_limit_sets_it_and_nothing_else_changes(life, monkeypatch):
+    with monkeypatch.context() as before:  # the code before it: IP advertising only
+        before.setattr(kafka_config, "BROKER_SETTINGS", {"listeners": kafka_config.LISTENERS})
+        applied(life.up(backend="hdinsight"))
+    new = applied(life.up(backend="hdinsight"))
+    # the IP-advertising resource applies the broker setting (its provider restarts Kafka once)
+    changed = [(change.type.rsplit(":", 1)[-1], change.kind, change.paths) for change in new.plan.changes]
+    assert [c for c in changed if c[1] != "same"] == [
+        ("KafkaIpAdvertising", "update", ("broker_settings.message.max.bytes",))
+    ]
+    again = applied(life.up(backend="hdinsight"))
+    assert {change.kind for change in again.plan.changes} == {"same"}
 
 
 def test_hdinsight_then_both_then_event_hubs_deletes_kafka_only_through_the_documented_removal(life):

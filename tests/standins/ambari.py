@@ -67,6 +67,9 @@ KAFKA_BROKER_PROPERTIES = {
     "log.dirs": "/kafkadisk/kafka-logs",
     "zookeeper.connect": "zk0-fbk01:2181,zk1-fbk01:2181,zk2-fbk01:2181",
     "auto.create.topics.enable": "true",
+    # Ambari's Kafka stack default (apache/ambari release-2.7.3, the Ambari of HDInsight 5.1, and
+    # 2.7.8: common-services/KAFKA/0.8.1/configuration/kafka-broker.xml)
+    "message.max.bytes": "1000000",
 }
 
 

@@ -127,6 +127,7 @@ DEFAULT_NODE_TYPE = "Standard_D4ds_v5"
 # a connection whose request exceeds 1,046,528 bytes, "Apache Kafka configurations for Event
 # Hubs"; and a publication is at most 1 MB on Standard, Premium and Dedicated, "Azure Event
 # Hubs quotas and limits"); on Kafka itself (HDInsight, the local broker) the client's default
-# max.request.size, 1,048,576, under the broker's default message.max.bytes, 1,048,588. The
+# max.request.size, 1,048,576, under the broker's message.max.bytes, 1,048,588: Kafka's default,
+# which the stack sets on HDInsight (infra/lib/kafka_config.py; Ambari's is 1,000,000). The
 # largest record the pipeline writes is an event's scored record (SCORED_EXTRA_BYTES more).
 MAX_RECORD_BYTES: dict[str, int] = {"eventhubs": EVENTHUBS_PRODUCER["max_request_size"], "hdinsight": 1_048_576}
