@@ -1,33 +1,36 @@
-"""The table writer's move to a new checkpoint, when `tables_state_partitions` is not the count
-its checkpoint was started with: nothing lost, nothing written twice, copies still recognised.
+"""The table writer's move to a new checkpoint: when `tables_state_partitions` is not the count
+its checkpoint was started with, or an earlier table writer made the checkpoint. Nothing is
+lost, nothing written twice, and copies are still recognised.
 
 Spark fixes a query's count of state partitions at its first run and restores it from the
-checkpoint at every restart (jobs/tables/table_checkpoint.py, `fixed_state_partitions`), so a
-new count needs a new checkpoint. The move, at the table writer's start:
+checkpoint at every restart (jobs/tables/table_checkpoint.py, `fixed_state_partitions`), and
+cannot read state other operators wrote, so either needs a new checkpoint. The move, at the
+table writer's start (docs/pipeline.md, "A new checkpoint"):
 
-1. **The old checkpoint finishes its last batch.** A batch a stopped run left without a
-   commit may have made some of its appends: the old query runs it again, once, with its own
-   count and query id, and makes only the appends it lacks (jobs/tables/table_writer.py).
-2. **The mark.** The old checkpoint's last committed batch ended at offsets M: every record
-   before M is in the tables, none after.
-3. **The seed.** The new checkpoint's first batch, batch 0, is planned to read `[S, M)`, where
-   S is, per partition, the first record of the horizon before the old checkpoint's last batch
-   (by the record's Kafka timestamp: `offsets_since`). The batch passes through the query's
-   de-duplication, which so remembers each record's source position and each scored event's id
-   as the old state did, and appends nothing (`TableWriter(seed=0)`). A copy or a replay of a
-   record the old checkpoint wrote is then recognised, as it would have been. Spark plans a
-   batch's range when it writes the batch's offsets file; a query whose batch function stops
+1. **The old checkpoint's last batch is done.** A batch a stopped run left without a commit may
+   have made some of its appends: the old query runs it again, once, with its own count and
+   query id, and makes only the appends it lacks (`_finish_last_batch`). An earlier writer's
+   query cannot run: its batch is done with its counts row, not begun without rows, and
+   refused with the statements that undo it otherwise (`_complete_batch`).
+2. **The mark.** The last done batch ended at offsets M: every record before M is in the
+   tables, none after.
+3. **The seed.** The new checkpoint's first batch, batch 0, is planned to read `[S, M)`: S is,
+   per partition, where the records the old state held begin, those read within the horizon
+   of the old checkpoint's last batch (`read_since` where the offsets log reaches back, else
+   the record's Kafka timestamp: `horizon_offsets`), not before the old checkpoint's own start.
+   The batch passes through the query's de-duplication, which so remembers each record's source
+   position and each scored event's id, and appends nothing (`TableWriter(seed=0)`). Spark plans
+   a batch's range when it writes the batch's offsets file; a query whose batch function stops
    before it reads the batch (`_stop_after_planning`) leaves the plan, the end of which is set
    to M, and the next start runs that batch as one a stopped run left (Spark's
    `MicroBatchExecution.populateStartOffsets`).
 4. **The swap.** The new checkpoint is made beside the old (`tables-next`, with `seed.json`), and
-   only then is the old moved aside (`tables-<old count>-state-partitions`) and the new put in
-   its place. A run stopped between the two renames is finished at the next start
-   (`finish_swap`); one stopped before them makes the new checkpoint again.
+   only then is the old moved aside (`tables-<why>`: `tables-4-state-partitions`,
+   `tables-stateless`) and the new put in its place. A run stopped between the two renames is
+   finished at the next start (`finish_swap`); one stopped before them makes the new
+   checkpoint again.
 
-From then on the query reads from M with the new count. The seed remembers the records of the
-horizon from the seed batch's time, a little later than the old state did: a copy of one of
-them recognised up to that much longer, never less.
+From then on the query reads from M with the new count.
 """
 
 from __future__ import annotations
