@@ -373,7 +373,7 @@ def main(argv: Optional[list[str]] = None, **parameters: Any) -> int:
     _follow_parent()
     try:
         run_plan(settings, planned)
-    except SettingsError as error:  # a setting a part's start refuses (the table writer's state partitions)
+    except SettingsError as error:  # a setting a part's start refuses (`Settings.table_for` without table_location)
         if not settings.on_databricks:
             raise SystemExit(f"error: {error}") from None
         # A failed task of the continuous job would end in its whole run cancelled, the scorer and the

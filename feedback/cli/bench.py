@@ -198,6 +198,20 @@ def bench_history(
         )
 
 
+@app.command("move")
+def bench_move(
+    ctx: typer.Context,
+    events: int = typer.Option(1_728_000, min=1, help="Records written before the move (a day at 20 events/s)."),
+    new: int = typer.Option(600, min=1, help="Records after the move."),
+) -> None:
+    """The table writer's move to a new count of state partitions: its seed batch against writing the same records."""
+    from benchmarks.move import move
+
+    settings = settings_of(ctx)
+    with _local_broker(ctx, settings):
+        raise typer.Exit(move(settings, console, events, new))
+
+
 @app.command("continuous")
 def bench_continuous(
     ctx: typer.Context,

@@ -14,7 +14,7 @@ import ssl
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Optional
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError, KafkaTimeoutError
@@ -214,6 +214,29 @@ def end_offsets(settings: Settings, topic: str) -> dict[int, int]:
             )
         ends = consumer.end_offsets([TopicPartition(topic, p) for p in partitions])
         return {tp.partition: offset for tp, offset in ends.items()}
+
+
+def offsets_since(settings: Settings, topic: str, since_ms: Optional[int]) -> tuple[dict[int, int], dict[int, int]]:
+    """(first, since) for every partition of `topic`: its earliest retained offset, and the
+    offset of its first record whose timestamp is at or after `since_ms` (ms since the epoch),
+    or its end offset when no record is that recent (Kafka's ListOffsets by timestamp, what
+    the Java consumer's `offsetsForTimes` sends; UnsupportedVersionError from a broker without
+    it). `since_ms` None: the first retained offsets for both, without that request."""
+    with client(settings, "consumer") as consumer:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            raise TopicMissing(
+                f"topic {topic!r} does not exist at {bootstrap_servers(settings)}: run `feedback topics create`"
+            )
+        wanted = [TopicPartition(topic, p) for p in sorted(partitions)]
+        first = consumer.beginning_offsets(wanted)
+        ends = consumer.end_offsets(wanted)
+        firsts = {tp.partition: offset for tp, offset in first.items()}
+        if since_ms is None:
+            return firsts, dict(firsts)
+        found = consumer.offsets_for_times({tp: since_ms for tp in wanted})
+        since = {tp.partition: found[tp].offset if found.get(tp) is not None else ends[tp] for tp in wanted}
+        return firsts, since
 
 
 @dataclass(frozen=True)

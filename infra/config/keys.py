@@ -432,8 +432,9 @@ class StackConfig(BaseModel):
     jobs_tables_tasks: WholeNumber = Settings.model_fields["tables_tasks"].default
     # The partitions of the table writer's de-duplication state (the setting
     # `tables_state_partitions`): at most this many of its tasks run at once. Spark fixes the count at
-    # the table writer's first run, so it is set before the first deploy (`feedback size` prints it
-    # for a rate); the table writer refuses to start with another count than its checkpoint's.
+    # the table writer's first run, so it is best set before the first deploy (`feedback size` prints
+    # it for a rate); with another count than its checkpoint's the table writer moves to a new
+    # checkpoint, which first reads the horizon's events again (jobs/tables/checkpoint_move.py).
     jobs_tables_state_partitions: WholeNumber = Settings.model_fields["tables_state_partitions"].default
     # The most events the scorer and the table writer each read a batch (the setting
     # `max_offsets_per_trigger`): with a trigger, what a part can read a second. `feedback size`

@@ -31,3 +31,24 @@ def batch_ids(spark: SparkSession, folder: str) -> set[int]:
     if not fs.exists(path):
         return set()
     return {int(s.getPath().getName()) for s in fs.listStatus(path) if s.getPath().getName().isdigit()}
+
+
+def read_text(spark: SparkSession, path: str) -> str:
+    """A small file's text (a checkpoint's log file)."""
+    target, fs = hadoop_path(spark, path)
+    stream = fs.open(target)
+    try:
+        return bytes(spark._jvm.org.apache.commons.io.IOUtils.toByteArray(stream)).decode("utf-8")
+    finally:
+        stream.close()
+
+
+def write_text(spark: SparkSession, path: str, text: str) -> None:
+    """Write `text` to `path`, in place of what is there (and of its checksum, where the file
+    system keeps one: Hadoop's local one writes a `.crc` beside each file)."""
+    target, fs = hadoop_path(spark, path)
+    stream = fs.create(target, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()

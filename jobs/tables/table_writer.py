@@ -324,14 +324,24 @@ class TableWriter:
     `query_id`: the id its appends are made idempotent with; by default the query's own,
     read from its checkpoint. `label` names it in the log. `again`: the batch a stopped run
     started and did not commit (`uncommitted_batch`), None for none; unless given, the first
-    batch is taken to be such a batch and looks.
+    batch is taken to be such a batch and looks. `seed`: the batch that fills the state of a
+    checkpoint made by a move (jobs/tables/checkpoint_move.py): it reads records the tables
+    have, and appends nothing.
     """
 
-    def __init__(self, settings: Settings, query_id: Optional[str] = None, label: str = QUERY_NAME, again=UNKNOWN):
+    def __init__(
+        self,
+        settings: Settings,
+        query_id: Optional[str] = None,
+        label: str = QUERY_NAME,
+        again=UNKNOWN,
+        seed: Optional[int] = None,
+    ):
         self.settings = settings
         self._query_id = query_id
         self.label = label
         self._again = again
+        self._seed = seed
         self._first_batch = True
 
     def path(self, table: str) -> str:
@@ -356,6 +366,18 @@ class TableWriter:
         found = union_earlier(frames)
         return {row["table"] for row in found.collect()} if found is not None else set()
 
+    def seed(self, batch: DataFrame, batch_id: int) -> BatchCounts:
+        """The seed batch: read through, so the query's de-duplication keeps its records in the
+        state, and nothing appended or counted (the tables have its records)."""
+        self._first_batch = False
+        started = time.monotonic()
+        # At most `tables_tasks` tasks at a time, as any batch: the rest of the cores stay with the scorer.
+        batch.coalesce(self.settings.tables_tasks).write.format("noop").mode("overwrite").save()
+        log.info(
+            "%s, batch %d: the seed, read in %.1f s, appends nothing", self.label, batch_id, time.monotonic() - started
+        )
+        return BatchCounts(0, 0, 0)
+
     def _append(self, frame: DataFrame, table: str, partition_by=()) -> None:
         writer = frame.write.format("delta").mode("append")
         if partition_by:
@@ -363,6 +385,8 @@ class TableWriter:
         writer.save(self.path(table))
 
     def __call__(self, batch: DataFrame, batch_id: int) -> BatchCounts:
+        if batch_id == self._seed:
+            return self.seed(batch, batch_id)
         spark = batch.sparkSession
         app_id = self.query_id(spark)
         started = time.monotonic()

@@ -223,17 +223,19 @@ def test_a_setting_a_part_refuses_at_its_start_stops_it_for_good_on_databricks_a
     monkeypatch, capsys, on_databricks
 ):
     def refuse(settings, planned):
-        raise SettingsError("tables_state_partitions is 8, but the table writer's checkpoint was started with 4")
+        raise SettingsError(
+            "table_location is not set: on Databricks the tables are where the deployed jobs write them"
+        )
 
     monkeypatch.setattr(sentiment_pipeline, "run_plan", refuse)
     monkeypatch.setattr(sentiment_pipeline, "_follow_parent", lambda: None)
     monkeypatch.setattr(sentiment_pipeline.signal, "signal", lambda *args: None)
     argv = ["--part", "tables", "--trigger", "available-now", "--tables-trigger", "available-now"]
     if not on_databricks:
-        with pytest.raises(SystemExit, match="error: tables_state_partitions is 8"):
+        with pytest.raises(SystemExit, match="error: table_location is not set"):
             sentiment_pipeline.main(argv)
         return
     monkeypatch.setattr(sentiment_pipeline, "read_scope", lambda *args, **kwargs: {})
     assert sentiment_pipeline.main([*argv, "--on-databricks", "true"]) == 0  # the task ends as a success ...
     line = capsys.readouterr().out.strip().splitlines()[-1]
-    assert line.startswith(f"pipeline tables {STOPPED_FOR_GOOD} tables_state_partitions is 8")  # ... and says why
+    assert line.startswith(f"pipeline tables {STOPPED_FOR_GOOD} table_location is not set")  # ... and says why

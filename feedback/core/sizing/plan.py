@@ -618,10 +618,11 @@ def _duration(seconds: float) -> str:
 
 
 def state_partitions_for(target: Target, wanted: int) -> int:
-    """The table writer's state partitions: a deployed stack's (the target's, fixed by its
-    checkpoint), else, for a new stack, as many as the tasks the rate needs (`wanted`), at least
-    the default. Spark fixes the count at the query's first run, so it is chosen before the first
-    deploy, for the rate the stack is to carry."""
+    """The table writer's state partitions: a deployed stack's (the target's, as its checkpoint
+    has it), else, for a new stack, as many as the tasks the rate needs (`wanted`), at least the
+    default. Spark fixes the count at the query's first run, so it is chosen before the first
+    deploy, for the rate the stack is to carry; a later change moves the table writer to a new
+    checkpoint, which first reads the horizon's records again (jobs/tables/checkpoint_move.py)."""
     if target.tables_state_partitions is not None:
         return target.tables_state_partitions
     return max(DEFAULT_TABLES_STATE_PARTITIONS, wanted)
@@ -663,12 +664,12 @@ def _databricks(target: Target, rates: MeasuredRates, live: LiveCosts) -> Databr
         )
         + (f"; it runs {runs}, and each takes a core" if runs > tables_tasks else ""),
         (
-            f"the table writer's state partitions: {most}, the stack's (jobsTablesStatePartitions, fixed by its "
-            "checkpoint)"
+            f"the table writer's state partitions: {most}, the stack's (jobsTablesStatePartitions, its checkpoint's)"
             if target.tables_state_partitions is not None
             else f"the table writer's state partitions: {most} (jobsTablesStatePartitions), as many as its tasks "
             f"and at least {DEFAULT_TABLES_STATE_PARTITIONS}; Spark fixes the count at the table writer's first run, "
-            "so it is set before the first deploy, for the rate the stack is to carry"
+            "so it is set before the first deploy, for the rate the stack is to carry (a later change moves the "
+            "table writer to a new checkpoint, which first reads a horizon of events again)"
         ),
         f"the dispatcher, one process on the driver: {dispatcher:,.2f} CPU s a second"
         + ("" if dispatcher <= TARGET_UTILISATION else ", more than half a core: it is the part a faster rate stops"),
@@ -763,7 +764,8 @@ def triggers_needed(target: Target) -> dict[str, str]:
 STATE_PARTITIONS_FIXED = (
     "More tasks need more state partitions (jobsTablesStatePartitions), a number Spark fixes at the table writer's "
     "first run: a new stack sets it before its first deploy (`feedback size` without --state-partitions chooses it "
-    "from the rate); on a deployed stack the table writer refuses to start with another count than its checkpoint's"
+    "from the rate); on a deployed stack a new count moves the table writer to a new checkpoint, which first reads "
+    "a horizon of events again (docs/operate-azure.md, 'The table writer's state partitions')"
 )
 
 
@@ -908,9 +910,9 @@ def refusals(
                 f"the table writer keeps its de-duplication state in {most} partitions (jobsTablesStatePartitions), "
                 f"so at most {most} of its tasks run at once: about {_n(carried)} events/s at full use, less than "
                 f"{_n(target.rate)}; it would fall behind for good",
-                "more state partitions (jobsTablesStatePartitions), which Spark fixes at the table writer's first "
-                "run: a new stack, planned without --state-partitions (docs/operate-azure.md, 'The table writer's "
-                "state partitions')",
+                "more state partitions (jobsTablesStatePartitions): the count a plan without --state-partitions "
+                "chooses; on a deployed stack the table writer then moves to a new checkpoint, which first reads a "
+                "horizon of events again (docs/operate-azure.md, 'The table writer's state partitions')",
             )
         )
     if eventhubs is not None and eventhubs.partitions_wanted > PARTITIONS_PER_HUB["dedicated"]:
@@ -1182,7 +1184,8 @@ def state_partitions_shortfall(sizing: Sizing, state_partitions: int) -> Optiona
         "jobsTablesStatePartitions",
         f"jobsTablesStatePartitions {state_partitions} lets at most {state_partitions} of the "
         f"{sizing.databricks.tables_tasks_wanted} tasks {_n(sizing.target.rate)} events/s needs run at once; Spark "
-        "fixes the count at the table writer's first run, so it is set before that (docs/operate-azure.md, 'The "
+        "fixes the count at the table writer's first run, so it is best set before that: a later change moves the "
+        "table writer to a new checkpoint, which first reads a horizon of events again (docs/operate-azure.md, 'The "
         "table writer's state partitions')",
         str(need),
     )

@@ -384,7 +384,7 @@ def test_a_deployed_stacks_table_writer_tasks_are_capped_at_its_state_partitions
     assert bool(bound) is (wanted > 4)
     if bound:
         assert "a number Spark fixes at the table writer's first run" in bound[0]
-        assert "refuses to start with another count than its checkpoint's" in bound[0]
+        assert "a new count moves the table writer to a new checkpoint" in bound[0]
     assert sizing.tables_tasks_shortfall(plan, 4) is None  # the stack's 4 are what runs
 
 

@@ -5,19 +5,20 @@ for the horizon, in the query's state, and a copy past it is written again."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+import uuid
 from datetime import datetime, timezone
 
 import pytest
 from delta.tables import DeltaTable
 
-from feedback.core.errors import SettingsError
 from feedback.core.settings import load_settings
 from feedback.core.triggers import parse_trigger
 from feedback.devtools.slack_standin import SlackWebStandIn
 from jobs.common.spark import session_conf
-from jobs.tables import table_checkpoint, table_query, table_writer
+from jobs.tables import checkpoint_move, table_checkpoint, table_query, table_writer
 from jobs.tables.table_writer import (
     BatchCounts,
     TableWriter,
@@ -246,22 +247,28 @@ def test_a_checkpoint_of_an_earlier_table_writer_is_moved_aside_and_the_query_go
 ):
     with SlackWebStandIn() as slack:
         settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
-    before = scorer_output([(1, envelope("tw-old", "written by the earlier writer"))])
-    produce(topics_ready, before)
+    old, new = (f"{uuid.uuid4().hex[:8]}-{name}" for name in ("old", "new"))  # the seed reads other tests' too
+    produce(topics_ready, scorer_output([(1, envelope(old, "written by the earlier writer"))]))
     ends = spark_offsets(offsets_now(topics_ready, ("feedback-scored", "feedback-deadletter")))
     # What an earlier table writer left: its last committed batch ended at `ends`.
     folder = tmp_path / "checkpoints" / table_writer.QUERY_NAME
     for name in ("offsets", "commits", *(("state/0/0", "state/1/0") if layout == "two-deduplications" else ())):
         (folder / name).mkdir(parents=True)
     (folder / "metadata").write_text(json.dumps({"id": "old-query"}))
-    (folder / "offsets" / "3").write_text("v1\n{}\n" + ends)
+    metadata = json.dumps({"batchTimestampMs": int(time.time() * 1000)})
+    (folder / "offsets" / "3").write_text(f"v1\n{metadata}\n{ends}")
     (folder / "commits" / "3").write_text("v1\n{}")
-    produce(topics_ready, scorer_output([(2, envelope("tw-new", "after"))]))
+    # After it: a new event, and a copy of the one it wrote (another source record).
+    produce(topics_ready, scorer_output([(2, envelope(new, "after")), (3, envelope(old, "a copy"))]))
 
     assert table_checkpoint.superseded_layout(spark, str(folder)) == layout
     table_query.start(spark, settings, parse_trigger("available-now")).awaitTermination()
+    contents = table_contents(spark, settings)
     scored = spark.read.format("delta").load(settings.table_for(table_writer.SCORED_TABLE)).collect()
-    assert [r["id"] for r in scored] == ["tw-new"]
+    assert [r["id"] for r in scored] == [new]
+    duplicates = spark.read.format("delta").load(settings.table_for(table_writer.DUPLICATES_TABLE)).collect()
+    assert [r["id"] for r in duplicates] == [old]  # recognised: the new checkpoint's seed read it
+    assert contents["counts"] == (2, 1, 0, 1)
     assert (tmp_path / "checkpoints" / f"tables-{layout}" / "commits" / "3").exists()
     assert (folder / "state" / "0").exists() and not (folder / "state" / "1").exists()
     assert table_checkpoint.superseded_layout(spark, str(folder)) is None
@@ -395,18 +402,127 @@ def test_the_same_input_gives_the_same_tables_with_4_8_or_16_state_partitions(to
     assert contents[8] == contents[4] and contents[16] == contents[4]
 
 
-def test_a_checkpoint_started_with_other_state_partitions_is_refused_naming_the_setting(topics_ready, spark, tmp_path):
+def test_a_new_count_of_state_partitions_moves_to_a_new_checkpoint_that_loses_and_doubles_nothing(
+    topics_ready, spark, tmp_path, monkeypatch
+):
     with SlackWebStandIn() as slack:
-        settings = pipeline_settings(topics_ready, tmp_path, slack, offsets_now(topics_ready, ()))
-    produce(topics_ready, scorer_output([(1, envelope("tw-a", "first"))]))
+        start = offsets_now(topics_ready, ())
+        settings = pipeline_settings(topics_ready, tmp_path / "moved", slack, start)
+        reference = pipeline_settings(topics_ready, tmp_path / "reference", slack, start)
+    run = uuid.uuid4().hex[:8]  # ids of this test alone: the seed reads the topics' last day, other tests' too
+
+    def events(first: int, count: int, text: str) -> list[tuple[int, bytes]]:
+        return [(first + n, envelope(f"{run}-{first + n}", f"{text} {n}")) for n in range(count)]
+
     backlog = parse_trigger("available-now")
+    written = scorer_output(events(0, 20, "first") + [(50, b"{broken")])
+    produce(topics_ready, written)
     table_query.start(spark, settings.replace(tables_state_partitions=4), backlog).awaitTermination()
-    produce(topics_ready, scorer_output([(2, envelope("tw-b", "second"))]))
-    with pytest.raises(SettingsError) as refused:
-        table_query.start(spark, settings.replace(tables_state_partitions=8), backlog)
+    # A batch stopped between its appends and its counts row: offsets, no commit, some rows in the tables.
+    produce(topics_ready, scorer_output(events(100, 5, "second")))
+    append = TableWriter._append
+
+    def stopped_before_the_counts_row(self, frame, table, partition_by=()):
+        if table == table_writer.BATCHES_TABLE:
+            raise RuntimeError("stopped")
+        append(self, frame, table, partition_by)
+
+    monkeypatch.setattr(TableWriter, "_append", stopped_before_the_counts_row)
+    with pytest.raises(Exception, match="stopped"):
+        table_query.start(spark, settings.replace(tables_state_partitions=4), backlog).awaitTermination()
+    monkeypatch.setattr(TableWriter, "_append", append)
+    folder = settings.checkpoint_for(table_writer.QUERY_NAME)
+    assert table_checkpoint.uncommitted_batch(spark, settings, table_writer.QUERY_NAME) is not None
+    # After the stop: copies of written events (other source records), replays (the same records
+    # written again), a dead letter's replay, and new events.
+    copies = [(200 + n, envelope(f"{run}-{n}", f"copy {n}")) for n in (*range(0, 20, 4), 100, 102, 104)]
+    produce(topics_ready, scorer_output(copies + events(300, 8, "third")) + written[::4])
+
+    table_query.start(spark, settings.replace(tables_state_partitions=8), backlog).awaitTermination()
+    assert table_checkpoint.fixed_state_partitions(spark, folder) == 8  # the new checkpoint's
+    assert table_checkpoint.fixed_state_partitions(spark, f"{folder}-4-state-partitions") == 4  # the old, aside
+    seed = checkpoint_move.seed_of(spark, folder)
+    assert (seed.why, seed.state_partitions, seed.seed_batch) == ("4-state-partitions", 8, 0)
+
+    # A move from 8 to 16 stopped in its seed batch, then the count changed again, back to 4: the
+    # checkpoint with 16 finishes its seed batch as a seed (nothing appended), and the next moves on.
+    produce(topics_ready, scorer_output([(400 + n, envelope(f"{run}-{n}", f"late copy {n}")) for n in (1, 101, 301)]))
+    seed_batch = TableWriter.seed
+
+    def stopped_in_the_seed(self, batch, batch_id):
+        raise RuntimeError("stopped in the seed")
+
+    monkeypatch.setattr(TableWriter, "seed", stopped_in_the_seed)
+    with pytest.raises(Exception, match="stopped in the seed"):
+        table_query.start(spark, settings.replace(tables_state_partitions=16), backlog).awaitTermination()
+    monkeypatch.setattr(TableWriter, "seed", seed_batch)
+    assert table_checkpoint.uncommitted_batch(spark, settings, table_writer.QUERY_NAME) == 0
+    produce(topics_ready, scorer_output(events(500, 4, "fourth")))
+    table_query.start(spark, settings.replace(tables_state_partitions=4), backlog).awaitTermination()
+    assert table_checkpoint.fixed_state_partitions(spark, folder) == 4
+    assert checkpoint_move.seed_of(spark, folder).why == "16-state-partitions"
+
+    # The same tables as one writer that read it all at once: 20 + 5 events, 11 copies of them, a
+    # dead letter, 8 + 4 events after the first move; the replays dropped.
+    table_query.start(spark, reference.replace(tables_state_partitions=4), backlog).awaitTermination()
+    moved, once = table_contents(spark, settings), table_contents(spark, reference)
+    assert once["counts"] == (49, 37, 1, 11)
+    assert moved == once
+
+
+def test_a_move_stopped_between_its_renames_is_finished_at_the_next_start(spark, tmp_path):
+    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
+    checkpoints = tmp_path / "checkpoints"
+    made, folder = checkpoints / checkpoint_move.NEXT, checkpoints / table_writer.QUERY_NAME
+    aside = checkpoints / "tables-4-state-partitions"
+    seed = checkpoint_move.Seed("4-state-partitions", 8, "{}", "{}", str(aside))
+    (made / "offsets").mkdir(parents=True)
+    (made / checkpoint_move.SEED_FILE).write_text(json.dumps(dataclasses.asdict(seed)))
+    checkpoint_move.finish_swap(spark, settings)
+    assert made.exists() and not folder.exists()  # the old checkpoint is not aside: the move had not begun its renames
+    aside.mkdir()
+    checkpoint_move.finish_swap(spark, settings)
+    assert (folder / checkpoint_move.SEED_FILE).exists() and not made.exists()
+    checkpoint_move.finish_swap(spark, settings)  # in place: nothing to do
+    assert (folder / "offsets").exists()
+    (made / "offsets").mkdir(parents=True)  # what a move left that was not needed after all
+    checkpoint_move.finish_swap(spark, settings)
+    assert not made.exists() and (folder / "offsets").exists()
+
+
+def test_an_earlier_writers_batch_counts_as_done_with_its_counts_row_and_a_part_done_one_is_refused(spark, tmp_path):
+    settings = load_settings(checkpoint_location=str(tmp_path / "checkpoints"), table_location=str(tmp_path / "tables"))
+    folder = tmp_path / "checkpoints" / table_writer.QUERY_NAME
+    (folder / "offsets").mkdir(parents=True)
+    (folder / "commits").mkdir()
+    (folder / "metadata").write_text(json.dumps({"id": "old-query"}))
+    for batch, at in ((3, 1_000), (4, 2_000)):
+        metadata = json.dumps({"batchTimestampMs": at})
+        (folder / "offsets" / str(batch)).write_text(f'v1\n{metadata}\n{{"feedback-scored":{{"0":{batch}0}}}}')
+    (folder / "commits" / "3").write_text("v1\n{}")
+    # Where the records read at or after a time begin, from the offsets log: the end of the batch before.
+    assert checkpoint_move.read_since(spark, str(folder), 1_500) == {"feedback-scored": {0: 30}}
+    assert checkpoint_move.read_since(spark, str(folder), 500) == {}  # the log does not reach back
+    assert checkpoint_move._complete_batch(spark, settings, str(folder)) == 3  # batch 4 appended nothing
+
+    records = scorer_output([(1, envelope("tw-a", "fine")), (2, b"{broken")])
+    new = ["tw-a", "twitter-feedback:0:2"]
+    append = TableWriter._append
+
+    class StoppedBeforeTheCountsRow(TableWriter):
+        def _append(self, frame, table, partition_by=()):
+            if table == table_writer.BATCHES_TABLE:
+                raise RuntimeError("stopped")
+            append(self, frame, table, partition_by)
+
+    with pytest.raises(RuntimeError, match="stopped"):
+        StoppedBeforeTheCountsRow(settings, query_id="old-query")(marked_batch(spark, records, new), 4)
+    with pytest.raises(RuntimeError) as refused:
+        checkpoint_move._complete_batch(spark, settings, str(folder))
     message = str(refused.value)
-    assert "tables_state_partitions is 8" in message and "was started with 4" in message
-    assert "pulumi config set feedback:jobsTablesStatePartitions 4" in message
-    assert table_contents(spark, settings)["counts"] == (1, 1, 0, 0)  # nothing read with the refused count
-    table_query.start(spark, settings.replace(tables_state_partitions=4), backlog).awaitTermination()
-    assert table_contents(spark, settings)["counts"] == (2, 2, 0, 0)
+    assert (
+        "batch 4 of an earlier table writer made some of its appends (feedback_deadletter, feedback_scored)" in message
+    )
+    assert "WHERE query_id = 'old-query' AND batch_id = 4" in message
+    TableWriter(settings, query_id="old-query")(marked_batch(spark, records, new), 4)  # its counts row now
+    assert checkpoint_move._complete_batch(spark, settings, str(folder)) == 4
