@@ -903,6 +903,8 @@ def refusals(
     found: list[Refusal] = []
     most = databricks.state_partitions
     carried = tables_capacity(target, rates, live, most)
+    # What a plan for a new stack chooses (`state_partitions_for`): as many as the tasks wanted.
+    need = max(DEFAULT_TABLES_STATE_PARTITIONS, databricks.tables_tasks_wanted)
     if carried < target.rate:
         found.append(
             Refusal(
@@ -910,9 +912,10 @@ def refusals(
                 f"the table writer keeps its de-duplication state in {most} partitions (jobsTablesStatePartitions), "
                 f"so at most {most} of its tasks run at once: about {_n(carried)} events/s at full use, less than "
                 f"{_n(target.rate)}; it would fall behind for good",
-                "more state partitions (jobsTablesStatePartitions): the count a plan without --state-partitions "
-                "chooses; on a deployed stack the table writer then moves to a new checkpoint, which first reads a "
-                "horizon of events again (docs/operate-azure.md, 'The table writer's state partitions')",
+                f"{need} state partitions, as many as the tasks the rate needs (pulumi config set "
+                f"feedback:jobsTablesStatePartitions {need}); on a deployed stack the table writer then moves to a new "
+                "checkpoint, which first reads a horizon of events again (docs/operate-azure.md, 'The table writer's "
+                "state partitions')",
             )
         )
     if eventhubs is not None and eventhubs.partitions_wanted > PARTITIONS_PER_HUB["dedicated"]:

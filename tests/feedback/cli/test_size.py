@@ -179,7 +179,8 @@ def test_a_plan_a_deployed_stacks_state_partitions_cannot_carry_is_no_plan_to_or
     assert "the table writer needs 43 tasks, but at most 4 run at once" in text
     assert "not a plan to order: it cannot carry the rate, so no stack config" in text
     assert "about 18,277 events/s at full use, less than 100,000; it would fall behind for good" in text
-    assert "What would lift it: more state partitions (jobsTablesStatePartitions): the count a plan without" in text
+    assert "What would lift it: 43 state partitions, as many as the tasks the rate needs" in text
+    assert "(pulumi config set feedback:jobsTablesStatePartitions 43)" in text
     assert "the table writer then moves to a new checkpoint" in text
     assert "the largest rate this plans as the stack can be set: 18,276 events/s of 1,024 bytes" in text
     assert "stack config:" not in text and "monthly estimate" not in text
